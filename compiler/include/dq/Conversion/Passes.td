@@ -1,0 +1,13 @@
+//===- Passes.td - onnx -> dq conversion passes ------------*- tablegen -*-===//
+#ifndef DQ_CONVERSION_PASSES_TD
+#define DQ_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertONNXToDQ : Pass<"dq-convert-onnx", "mlir::ModuleOp"> {
+  let summary = "Lower generic onnx.* ops to dq/tensor/arith with reified dynamic shapes";
+  let dependentDialects = ["mlir::dq::DQDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+#endif // DQ_CONVERSION_PASSES_TD

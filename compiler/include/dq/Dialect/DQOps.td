@@ -1,0 +1,171 @@
+//===- DQOps.td - dq dialect operations --------------------*- tablegen -*-===//
+#ifndef DQ_OPS_TD
+#define DQ_OPS_TD
+
+include "dq/Dialect/DQBase.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+class DQ_Op<string mnemonic, list<Trait> traits = []> : Op<DQ_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Destination-style compute ops. On tensors each op has one result per init; on memrefs none.
+//===----------------------------------------------------------------------===//
+
+class DQ_DPSOp<string mnemonic, list<Trait> traits = []>
+    : DQ_Op<mnemonic, !listconcat(traits, [DestinationStyleOpInterface,
+                                           AttrSizedOperandSegments])> {
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let hasVerifier = 1;
+  code dpsExtra = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
+  }];
+  let extraClassDeclaration = dpsExtra;
+}
+
+def DQ_ElementwiseOp : DQ_DPSOp<"elementwise"> {
+  let summary = "elementwise op with numpy broadcasting of inputs to the init shape";
+  let description = [{
+    `kind` names the ONNX semantics: add, sub, mul, div, equal, where, cast. Inputs broadcast to
+    the init's shape (ranks right-aligned, each input dim 1 or equal). Integer div truncates.
+  }];
+  let arguments = (ins StrAttr:$kind, Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs);
+  let assemblyFormat = [{
+    $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_ExpandOp : DQ_DPSOp<"expand"> {
+  let summary = "broadcast copy of the input to the init shape (ONNX Expand)";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_SliceOp : DQ_DPSOp<"slice"> {
+  let summary = "strided slice with normalized, clamped per-axis starts and steps";
+  let description = [{
+    out[i...] = in[starts[k] + i_k * steps[k] ...]. One start and one step per input axis; the
+    output extents are the init's dims, computed from the clamped bounds.
+  }];
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       Variadic<Index>:$starts, Variadic<Index>:$steps);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    `starts` `(` $starts `)` `steps` `(` $steps `)` attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_TransposeOp : DQ_DPSOp<"transpose"> {
+  let summary = "ONNX Transpose with a static permutation";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       DenseI64ArrayAttr:$permutation);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    `permutation` `=` $permutation attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_ConcatOp : DQ_DPSOp<"concat"> {
+  let summary = "ONNX Concat along a non-negative axis";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       I64Attr:$axis);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    `axis` `=` $axis attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_GatherOp : DQ_DPSOp<"gather"> {
+  let summary = "ONNX Gather (data, indices) along a non-negative axis";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       I64Attr:$axis);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    `axis` `=` $axis attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_RangeOp : DQ_DPSOp<"range"> {
+  let summary = "out[i] = start + i * delta; inputs are 0-d start and delta";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_FillOp : DQ_DPSOp<"fill"> {
+  let summary = "fill the init with a scalar value (ONNX ConstantOfShape)";
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       TypedAttrInterface:$value);
+  let assemblyFormat = [{
+    `outs` `(` $outputs `:` type($outputs) `)` `value` `=` $value
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_CopyOp : DQ_DPSOp<"copy"> {
+  let summary = "device copy between memref views, with the kind chosen by copy lowering";
+  let description = [{
+    `kind` is one of "memcpy", "copy2d", "strided". Only exists after bufferization.
+  }];
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       StrAttr:$kind);
+  let assemblyFormat = [{
+    $kind `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime-facing ops.
+//===----------------------------------------------------------------------===//
+
+def DQ_GetContextOp : DQ_Op<"get_context", [Pure]> {
+  let summary = "the runtime execution context of the running program";
+  let results = (outs DQ_ContextType:$context);
+  let assemblyFormat = "attr-dict `:` type($context)";
+}
+
+def DQ_AllocOutputOp : DQ_Op<"alloc_output"> {
+  let summary = "allocate graph output `index` through the caller's output allocator";
+  let description = [{
+    The requested shape is the result type's static dims plus `dynamic_sizes` for each `?`,
+    i.e. the precise external dims of the graph output.
+  }];
+  let arguments = (ins DQ_ContextType:$context, I64Attr:$index, Variadic<Index>:$dynamic_sizes);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $context `[` $index `]` `(` $dynamic_sizes `)` attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def DQ_GetHostScratchOp : DQ_Op<"get_host_scratch"> {
+  let summary = "host-side scratch buffer for host-written scalars (staging)";
+  let arguments = (ins DQ_ContextType:$context, Variadic<Index>:$dynamic_sizes);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = "$context `(` $dynamic_sizes `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def DQ_GetPoolOp : DQ_Op<"get_pool"> {
+  let summary = "the transient device pool, grown on demand to at least `bytes`";
+  let arguments = (ins DQ_ContextType:$context, Index:$bytes);
+  let results = (outs MemRefRankOf<[I8], [1]>:$result);
+  let assemblyFormat = "$context `(` $bytes `)` attr-dict `:` type($result)";
+}
+
+def DQ_ReadbackScalarOp : DQ_Op<"readback_scalar"> {
+  let summary = "synchronized device-to-host read of one element, as index";
+  let arguments = (ins AnyShaped:$source, Variadic<Index>:$indices);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
+}
+
+#endif // DQ_OPS_TD

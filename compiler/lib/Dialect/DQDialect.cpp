@@ -1,0 +1,94 @@
+//===- DQDialect.cpp - dq dialect registration and verifiers --------------===//
+#include "dq/Dialect/DQDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::dq;
+
+#include "dq/Dialect/DQOpsDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dq/Dialect/DQOpsTypes.cpp.inc"
+
+void DQDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dq/Dialect/DQOpsTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dq/Dialect/DQOps.cpp.inc"
+      >();
+}
+
+/// Shared DPS verifier: all shaped operands are either tensors (one tensor result per init) or
+/// memrefs (no results).
+static LogicalResult verifyDPS(Operation *op, ValueRange inputs, ValueRange outputs) {
+  if (outputs.empty())
+    return op->emitOpError("expects at least one init (outs) operand");
+  bool tensorForm = isa<RankedTensorType>(outputs.front().getType());
+  for (Value v : llvm::concat<const Value>(inputs, outputs)) {
+    bool isTensor = isa<TensorType>(v.getType());
+    if (isTensor != tensorForm)
+      return op->emitOpError("mixes tensor and memref operands");
+  }
+  unsigned expected = tensorForm ? outputs.size() : 0;
+  if (op->getNumResults() != expected)
+    return op->emitOpError("expects ") << expected << " results, got " << op->getNumResults();
+  for (auto [res, init] : llvm::zip(op->getResults(), outputs))
+    if (res.getType() != init.getType())
+      return op->emitOpError("result type must equal its init type");
+  return success();
+}
+
+LogicalResult ElementwiseOp::verify() {
+  static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "equal", "where", "cast"};
+  if (!kinds.contains(getKind()))
+    return emitOpError("unknown elementwise kind '") << getKind() << "'";
+  return verifyDPS(*this, getInputs(), getOutputs());
+}
+LogicalResult ExpandOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult SliceOp::verify() {
+  if (failed(verifyDPS(*this, getInputs(), getOutputs())))
+    return failure();
+  if (getInputs().size() != 1)
+    return emitOpError("expects exactly one input");
+  int64_t rank = cast<ShapedType>(getInputs()[0].getType()).getRank();
+  if ((int64_t)getStarts().size() != rank || (int64_t)getSteps().size() != rank)
+    return emitOpError("expects one start and one step per input axis");
+  return success();
+}
+LogicalResult TransposeOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult ConcatOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult GatherOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult RangeOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult FillOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult CopyOp::verify() {
+  if (failed(verifyDPS(*this, getInputs(), getOutputs())))
+    return failure();
+  if (getKind() != "memcpy" && getKind() != "copy2d" && getKind() != "strided")
+    return emitOpError("unknown copy kind '") << getKind() << "'";
+  return success();
+}
+
+static LogicalResult verifyDynamicSizes(Operation *op, Type type, ValueRange sizes) {
+  auto mt = cast<MemRefType>(type);
+  if ((int64_t)sizes.size() != mt.getNumDynamicDims())
+    return op->emitOpError("expects ") << mt.getNumDynamicDims() << " dynamic sizes, got "
+                                       << sizes.size();
+  return success();
+}
+LogicalResult AllocOutputOp::verify() {
+  return verifyDynamicSizes(*this, getType(), getDynamicSizes());
+}
+LogicalResult GetHostScratchOp::verify() {
+  return verifyDynamicSizes(*this, getType(), getDynamicSizes());
+}
+
+#define GET_OP_CLASSES
+#include "dq/Dialect/DQOps.cpp.inc"

@@ -1,0 +1,162 @@
+// The program artifact (.dqp): the only contract between the compiler and the runtime.
+//
+// This header is plain C++17 and must never include an MLIR header. The compiler's emitter fills a
+// `Program`; `ProgramIO.h` writes and reads it (format documented in docs/artifact.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dq::rt {
+
+/// Element types; values equal ONNX TensorProto.DataType codes.
+enum class DType : uint8_t {
+  F32 = 1,
+  U8 = 2,
+  I8 = 3,
+  I32 = 6,
+  I64 = 7,
+  Bool = 9,
+  F16 = 10,
+  F64 = 11,
+  BF16 = 16,
+};
+
+/// Size of one element in bytes (bool is 1 byte).
+size_t dtypeSize(DType t);
+/// Lower-case name ("f32", "bf16", "bool", ...). Unknown codes yield "dtype<N>".
+std::string dtypeName(DType t);
+
+/// Where an allocation lives. Host code may only touch Host and HostMapped memory.
+enum class MemSpace : uint8_t { Device = 0, Host = 1, HostMapped = 2 };
+
+/// How a device copy is performed (chosen by copy lowering from the effective strides).
+enum class CopyKind : uint8_t {
+  Memcpy = 0,   ///< both sides contiguous with identical layout: one linear transfer
+  Copy2D = 1,   ///< rows contiguous, constant row pitch on each side (cudaMemcpy2D-like)
+  Strided = 2,  ///< general strided copy kernel
+};
+
+/// Instruction opcodes. Registers: `s` = int64 scalar registers, `b` = buffer-view registers.
+/// A buffer view is {allocation, dtype, offset (elements), sizes[], strides[] (elements)}.
+/// Operand conventions per opcode (results come first):
+enum class Opcode : uint16_t {
+  /// s[0] = imm[0].
+  ConstIndex = 0,
+  /// s[0] = name(s[1], s[2]); name in: add sub mul divsi(truncating) floordiv ceildiv remsi
+  /// min max eq ne lt le gt ge and or. Division by zero is a run-time error.
+  ScalarBinary = 1,
+  /// s[0] = s[1] != 0 ? s[2] : s[3].
+  Select = 2,
+  /// s[0] = size of view b[0] along axis imm[0].
+  Dim = 3,
+  /// Fails the run with message `name` unless s[0] != 0.
+  Assert = 4,
+  /// b[0] = view of program input imm[0] (device memory, placed there by the runtime).
+  Input = 10,
+  /// b[0] = new allocation of `dtype` in `space` with dims s[...] (row-major contiguous).
+  Alloc = 11,
+  /// b[0] = output imm[0] allocated through the caller's output allocator with dims s[...] and
+  /// `dtype` (device memory). imm[1..] optionally lists static dims the external type demands
+  /// (-1 = dynamic); the runtime checks them before allocating.
+  AllocOutput = 12,
+  /// b[0] = host scratch buffer (MemSpace::Host) of `dtype`, dims s[...].
+  GetHostScratch = 13,
+  /// b[0] = the program's transient device pool, grown on demand to at least s[0] bytes.
+  GetPool = 14,
+  /// b[0] = contiguous view of `dtype` with dims s[2...] placed in pool b[1] at byte offset s[0];
+  /// s[1] is the region's size in bytes (for bounds and poison tracking).
+  PoolSubview = 15,
+  /// Ends the lifetime of the allocation behind b[0] (pool regions: poisons the region only).
+  Dealloc = 16,
+  /// b[0] = device buffer holding constant imm[0] (see Program::constants) with dims s[...]
+  /// taken from the constant's static dims.
+  Constant = 17,
+  /// b[0] = view of b[1] with offset s[0] (elements, absolute), sizes s[1..r], strides s[r+1..2r]
+  /// where r = imm[0]. Bounds are checked against the allocation.
+  View = 18,
+  /// ABI cast check: fails with message `name` unless view b[0] has rank imm.size() and every
+  /// dim i with imm[i] >= 0 equals imm[i].
+  CheckShape = 19,
+  /// s[0] = element of device view b[0] at indices s[1..] converted to int64 (bool -> 0/1,
+  /// floats truncated); synchronizes and counts one scalar readback.
+  ReadbackScalar = 20,
+  /// s[0] = host load of view b[0] at indices s[1..]; traps if b[0] is device memory.
+  LoadScalar = 21,
+  /// host store of s[0] into view b[0] at indices s[1..]; traps if b[0] is device memory.
+  StoreScalar = 22,
+  /// copy view b[1] into view b[0] (same sizes, same dtype) by CopyKind imm[0]. Either side may
+  /// be any space; host<->device transfers are counted by direction. The runtime checks the
+  /// layouts allow the requested kind.
+  Copy = 30,
+  /// kernel `name` with ins b[0..n-1] and outs b[n..] where n = imm[0]; kernel attributes are
+  /// imm[1..], fimm[], and s[] (see Kernels below).
+  Kernel = 31,
+  /// ends execution; output i is view b[i]. If b[i] is not exactly the buffer allocated by
+  /// AllocOutput for output i, the runtime allocates the output and copies (counted).
+  Return = 40,
+};
+
+/// Kernel names and their semantics (all operate on strided views; ins broadcast to the out
+/// shape with numpy rules: ranks right-aligned, an input dim must be 1 or equal the out dim):
+///   "add" "sub" "mul" "div"          out = a op b (integer div truncates; int div by 0 -> error)
+///   "equal"                          out(bool) = a == b
+///   "where"                          ins cond(bool), x, y -> out
+///   "cast"                           element conversion in -> out dtype (ONNX Cast rules:
+///                                    float->int truncates toward zero, x->bool is x != 0,
+///                                    f32->f16/bf16 round to nearest even)
+///   "expand"                         broadcast copy in -> out
+///   "slice"                          out[i] = in[start + i*step] per axis; s = starts[r], steps[r]
+///                                    (already normalized and clamped by the compiler)
+///   "transpose"                      imm[1..] = perm; out[i_0..] = in[i_perm^-1...] (ONNX perm)
+///   "concat"                         imm[1] = axis; ins concatenated along axis -> out
+///   "gather"                         imm[1] = axis; ins data, indices(i32/i64; negative wraps;
+///                                    out of range -> error) -> out (ONNX Gather)
+///   "range"                          ins start (0-d), delta (0-d) -> out[i] = start + i*delta
+///   "fill"                           out = value; fimm[0] for float dtypes, imm[1] otherwise
+/// Unknown kernel names are rejected when the program is loaded.
+struct Instr {
+  Opcode op = Opcode::ConstIndex;
+  std::string name;            ///< scalar op / kernel name / assert message
+  std::vector<int32_t> s;      ///< scalar registers
+  std::vector<int32_t> b;      ///< buffer registers
+  std::vector<int64_t> imm;    ///< integer immediates
+  std::vector<double> fimm;    ///< float immediates
+  DType dtype = DType::F32;    ///< element type where the opcode needs one
+  MemSpace space = MemSpace::Device;
+  std::string loc;             ///< source location (ONNX node name or file:line) for errors
+};
+
+/// Declared interface of one program input or output.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;   ///< -1 for a dynamic dim
+};
+
+/// A constant; its bytes live in the sidecar file at [offset, offset+size).
+struct ConstantSpec {
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  uint64_t offset = 0;         ///< bytes into the sidecar
+  uint64_t size = 0;           ///< bytes
+};
+
+/// A whole compiled program.
+struct Program {
+  static constexpr uint32_t kFormatVersion = 1;
+  uint32_t formatVersion = kFormatVersion;
+  std::string compilerVersion;   ///< dynqual version that produced it
+  std::string pipelineSpec;      ///< exact textual pass pipeline that produced it
+  std::string sourceName;        ///< model path or function name
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  int32_t numScalarRegs = 0;
+  int32_t numBufferRegs = 0;
+  std::vector<Instr> code;
+  std::vector<ConstantSpec> constants;
+  std::vector<uint8_t> constantData;  ///< sidecar contents (in memory)
+};
+
+}  // namespace dq::rt
