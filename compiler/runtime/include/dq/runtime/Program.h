@@ -86,6 +86,11 @@ enum class Opcode : uint16_t {
   LoadScalar = 21,
   /// host store of s[0] into view b[0] at indices s[1..]; traps if b[0] is device memory.
   StoreScalar = 22,
+  /// host memcpy of view b[1] into view b[0] (same sizes, same dtype, any layouts), executed by
+  /// the host element by element; traps if either side is device memory. Copy lowering never
+  /// emits it for device buffers: it exists so a host copy of device memory can be expressed
+  /// and caught.
+  HostCopy = 23,
   /// copy view b[1] into view b[0] (same sizes, same dtype) by CopyKind imm[0]. Either side may
   /// be any space; host<->device transfers are counted by direction. The runtime checks the
   /// layouts allow the requested kind.

@@ -1,0 +1,34 @@
+// Kernels of the sim device: CPU loops over checked strided operands (internal to dq_runtime).
+#pragma once
+
+#include "dq/runtime/Device.h"
+
+#include <string>
+#include <vector>
+
+namespace dq::rt::sim {
+
+/// One kernel operand resolved to sim memory. `data`/`state` point at the allocation start;
+/// offset/strides are in elements. Bounds were checked when the operand was built; every
+/// element access still checks its byte states (unwritten / dead).
+struct Operand {
+  uint8_t *data = nullptr;
+  uint8_t *state = nullptr;
+  DType dtype = DType::F32;
+  size_t elementSize = 4;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  std::string label;  ///< "in 1 (buffer #4)" for messages
+};
+
+/// True when `name` has a sim implementation.
+bool hasKernel(const std::string &name);
+/// Runs kernel `name`; throws RuntimeError on shape/dtype mismatches, bad attributes, data errors
+/// (integer division by zero, gather index out of range) and unwritten or dead reads.
+void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
+               const KernelArgs &args);
+/// Element-by-element copy between equal-sized views of one dtype (the strided copy kernel).
+void stridedCopy(Operand &dst, const Operand &src);
+
+}  // namespace dq::rt::sim
