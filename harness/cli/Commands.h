@@ -1,0 +1,15 @@
+#pragma once
+// Registration of the dynqual subcommands.
+#include <CLI/CLI.hpp>
+
+namespace dynqual::cli {
+
+/// `dynqual compile MODEL --emit onnx|dq|memref|dqp -o FILE ...`
+void addCompileCommand(CLI::App& app);
+/// `dynqual run DIR... [--device sim] [--pipeline production|SPEC] [--bindings N] [--format text|json]`
+void addRunCommand(CLI::App& app);
+/// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
+int exitCode();
+void setExitCode(int code);
+
+} // namespace dynqual::cli

@@ -1,0 +1,67 @@
+// `dynqual compile`: runs the pipeline up to a stage and writes the IR or the artifact.
+#include "Commands.h"
+#include "CompileBridge.h"
+
+#include "dynqual/onnx/ModelLoader.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+namespace dynqual::cli {
+
+namespace {
+int gExitCode = 0;
+}
+
+int exitCode() { return gExitCode; }
+void setExitCode(int code) { gExitCode = code; }
+
+void addCompileCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "Compile an ONNX model and stop after a stage.\n"
+                                            "Stages: onnx (imported generic ops), dq (after conversion),\n"
+                                            "memref (after the memref passes), dqp (program artifact).");
+  struct Opts {
+    std::string model, output = "-";
+    CompileRequest req;
+  };
+  auto opts = std::make_shared<Opts>();
+  cmd->add_option("model", opts->model, "model.onnx file or a model folder holding one")->required();
+  cmd->add_option("--emit", opts->req.stage, "stage to stop after")
+      ->check(CLI::IsMember({"onnx", "dq", "memref", "dqp"}));
+  cmd->add_option("-o,--output", opts->output, "output file ('-' = stdout; required for dqp)");
+  cmd->add_option("--pipeline", opts->req.pipeline, "'production' or an MLIR pass-pipeline spec");
+  cmd->add_option("--print-ir-after", opts->req.printIrAfter, "print IR to stderr after PASS, or 'all'");
+  cmd->add_flag("--timing", opts->req.timing, "print per-pass compile time (ms) to stderr");
+  cmd->callback([opts] {
+    try {
+      std::filesystem::path model = opts->model;
+      if (std::filesystem::is_directory(model))
+        model /= "model.onnx";
+      if (opts->req.stage == "dqp" && opts->output == "-")
+        throw std::runtime_error("--emit dqp needs -o FILE.dqp (the constants go to FILE.dqp.bin)");
+      // Open the IR output before compiling so a bad path fails at once.
+      std::ofstream file;
+      if (opts->req.stage != "dqp" && opts->output != "-") {
+        file.open(opts->output);
+        if (!file)
+          throw std::runtime_error(opts->output + ": cannot open for writing");
+      }
+      onnx::ModelProto proto = onnxio::loadModel(model);
+      CompileOutcome out = compileModel(proto, opts->req, opts->output);
+      if (opts->req.stage != "dqp")
+        (file.is_open() ? static_cast<std::ostream&>(file) : std::cout) << out.ir;
+      if (opts->req.timing) {
+        for (const auto& [pass, ms] : out.passMs)
+          std::cerr << fmt::format("{:>10.3f} ms  {}\n", ms, pass);
+        std::cerr << fmt::format("{:>10.3f} ms  total\n", out.totalMs);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual compile: " << e.what() << "\n";
+      setExitCode(1);
+    }
+  });
+}
+
+} // namespace dynqual::cli

@@ -1,0 +1,103 @@
+// `dynqual run`: compile each model once, run stored data sets and extra shape bindings in a
+// separate runtime process, compare with stored outputs and the CPU reference.
+#include "Commands.h"
+#include "CompileBridge.h"
+
+#include "dynqual/run/ModelRun.h"
+#include "dynqual/run/RunReport.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::cli {
+
+namespace {
+
+/// dynqual-exec lives beside the dynqual binary.
+fs::path siblingExec() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return (ec ? fs::path(".") : self.parent_path()) / "dynqual-exec";
+}
+
+fs::path makeWorkDir() {
+  std::string tmpl = (fs::temp_directory_path() / "dynqual-run-XXXXXX").string();
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
+  return tmpl;
+}
+
+} // namespace
+
+void addRunCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "run", "Compile each model once and run every test_data_set_* plus extra shape bindings on a\n"
+             "device, each in a separate runtime process; compare with the stored outputs and the\n"
+             "CPU reference. DIR is a model folder (ONNX test-data layout) or a folder of them.\n"
+             "Exit: 0 every tried model passed, 1 a model failed, 2 usage or input error.");
+  struct Opts {
+    std::vector<std::string> dirs;
+    std::string format = "text", workDir, exec;
+    bool keep = false, listSkipped = false;
+    run::RunConfig config;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--device", o->config.device, "device to run on")->check(CLI::IsMember({"sim"}));
+  cmd->add_option("--pipeline", o->config.pipeline, "'production' or an MLIR pass-pipeline spec");
+  cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->config.seed, "seed for generated inputs and random bindings");
+  cmd->add_option("--timeout", o->config.execTimeoutSeconds, "seconds allowed for each runtime process")->check(CLI::PositiveNumber);
+  cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--work-dir", o->workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
+  cmd->add_option("--exec", o->exec, "dynqual-exec binary (default: beside dynqual)");
+  cmd->add_flag("--list-skipped", o->listSkipped, "list skipped models and their reasons in the text table");
+  cmd->callback([o] {
+    try {
+      auto models = run::expandModelDirs(std::vector<fs::path>(o->dirs.begin(), o->dirs.end()));
+      o->config.execPath = o->exec.empty() ? siblingExec() : fs::path(o->exec);
+      if (!fs::exists(o->config.execPath))
+        throw std::runtime_error(o->config.execPath.string() + ": runtime executable not found (use --exec)");
+      bool tempWork = o->workDir.empty();
+      o->config.workDir = tempWork ? makeWorkDir() : fs::path(o->workDir);
+      fs::create_directories(o->config.workDir);
+      bool progress = isatty(STDERR_FILENO);
+      auto start = std::chrono::steady_clock::now();
+      run::CompileFn compile = [](const onnx::ModelProto& m, const std::string& pipeline, const fs::path& artifact) {
+        CompileRequest req;
+        req.pipeline = pipeline;
+        compileModel(m, req, artifact);
+      };
+      std::vector<run::ModelResult> results;
+      for (size_t i = 0; i < models.size(); ++i) {
+        results.push_back(run::runModel(models[i], o->config, compile));
+        if (progress) {
+          double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::cerr << fmt::format("\r[{}/{}] {:.1f}s {:<50}", i + 1, models.size(), s,
+                                   models[i].filename().string().substr(0, 50))
+                    << std::flush;
+        }
+      }
+      if (progress)
+        std::cerr << "\n";
+      if (tempWork)
+        fs::remove_all(o->config.workDir);
+      if (o->format == "json")
+        std::cout << run::renderJson(results).dump(2) << "\n";
+      else
+        run::renderText(std::cout, results, o->listSkipped);
+      setExitCode(run::totals(results).failed == 0 ? 0 : 1);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual run: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+}
+
+} // namespace dynqual::cli

@@ -1,0 +1,27 @@
+#pragma once
+// Runs a helper executable in its own process with a wall-clock limit, capturing its output.
+#include <string>
+#include <vector>
+
+namespace dynqual::run {
+
+/// How a child process ended.
+struct ChildResult {
+  bool started = false;   ///< false when fork/exec failed (see error)
+  bool timedOut = false;  ///< killed (SIGKILL) after the limit
+  int exitCode = -1;      ///< exit status when it exited normally, else -1
+  int signal = 0;         ///< terminating signal (SIGSEGV, SIGABRT, SIGKILL...), else 0
+  double wallMs = 0;      ///< wall-clock milliseconds from start to reaping
+  std::string out;        ///< everything written to stdout
+  std::string err;        ///< everything written to stderr
+  std::string error;      ///< why it could not be started
+  /// One line describing an abnormal end ("killed by signal 11 (SIGSEGV)", "timed out after
+  /// 60 s"), or "" for a normal exit.
+  std::string describeAbnormalEnd(double timeoutSeconds) const;
+};
+
+/// Runs argv[0] with arguments argv[1..] (no shell), stdin closed, stdout/stderr captured.
+/// After `timeoutSeconds` the child's process group is killed with SIGKILL. Never throws.
+ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds);
+
+} // namespace dynqual::run

@@ -1,0 +1,262 @@
+#include "dynqual/run/ModelRun.h"
+
+#include "dynqual/compare/MovementGraph.h"
+#include "dynqual/onnx/GraphSignature.h"
+#include "dynqual/onnx/InputGenerator.h"
+#include "dynqual/onnx/ModelLoader.h"
+#include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/onnx/TestDataSets.h"
+#include "dynqual/reference/Interpreter.h"
+#include "dynqual/run/ChildProcess.h"
+#include "dynqual/run/ShapeBindings.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::run {
+
+const char* modelStatusName(ModelStatus s) {
+  switch (s) {
+  case ModelStatus::Passed: return "pass";
+  case ModelStatus::Failed: return "FAIL";
+  case ModelStatus::Skipped: return "skip";
+  }
+  return "?";
+}
+
+std::vector<fs::path> expandModelDirs(const std::vector<fs::path>& dirs) {
+  std::vector<fs::path> models;
+  for (const auto& d : dirs) {
+    if (!fs::is_directory(d))
+      throw std::runtime_error(d.string() + ": not a folder (expected a model folder or a folder of model folders)");
+    if (fs::exists(d / "model.onnx")) {
+      models.push_back(d);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(d))
+      if (entry.is_directory() && fs::exists(entry.path() / "model.onnx"))
+        found.push_back(entry.path());
+    if (found.empty())
+      throw std::runtime_error(d.string() + ": holds no model.onnx and no model folders");
+    std::sort(found.begin(), found.end());
+    models.insert(models.end(), found.begin(), found.end());
+  }
+  return models;
+}
+
+namespace {
+
+/// Outputs and counters of one dynqual-exec process.
+struct ExecOutcome {
+  std::vector<Tensor> outputs;
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  double executeMs = 0;
+};
+
+/// Runs the artifact on `inputFiles` in a separate process. Throws std::runtime_error with the
+/// runtime's one-line error, or a description of a crash or timeout.
+ExecOutcome execute(const RunConfig& config, const fs::path& artifact,
+                    const std::vector<fs::path>& inputFiles, const fs::path& outDir) {
+  std::vector<std::string> argv = {config.execPath.string(), artifact.string(), "--device", config.device,
+                                   "--output-dir", outDir.string()};
+  for (const auto& f : inputFiles) {
+    argv.push_back("--input");
+    argv.push_back(f.string());
+  }
+  ChildResult child = runChild(argv, config.execTimeoutSeconds);
+  std::string abnormal = child.describeAbnormalEnd(config.execTimeoutSeconds);
+  if (!abnormal.empty())
+    throw std::runtime_error("runtime process " + abnormal);
+  nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw std::runtime_error("runtime process exited " + std::to_string(child.exitCode) +
+                             " without a result: " + child.err.substr(0, 400));
+  if (!j.value("ok", false))
+    throw std::runtime_error(j.value("error", std::string("unknown runtime error")));
+  ExecOutcome out;
+  for (const auto& f : j["outputs"])
+    out.outputs.push_back(onnxio::readTensorFile(f.get<std::string>()));
+  for (const auto& [k, v] : j["counters"].items())
+    out.counters.emplace_back(k, v.get<uint64_t>());
+  out.executeMs = j.value("execute_ms", 0.0);
+  return out;
+}
+
+std::vector<std::vector<int64_t>> shapesOf(const std::vector<Tensor>& ts) {
+  std::vector<std::vector<int64_t>> s;
+  for (const auto& t : ts)
+    s.push_back(t.dims());
+  return s;
+}
+
+/// Per-input value ranges for generated data: integer inputs keep the range seen in the stored
+/// inputs (indices and masks stay valid), floats are uniform in [-1, 1).
+std::vector<onnxio::GeneratorOptions> rangesFrom(const std::vector<onnxio::ValueSpec>& specs,
+                                                 const std::vector<Tensor>& stored) {
+  std::vector<onnxio::GeneratorOptions> opts(specs.size());
+  for (size_t i = 0; i < specs.size() && i < stored.size(); ++i) {
+    if (!isIntegerDType(stored[i].dtype()) || stored[i].numel() == 0)
+      continue;
+    auto v = stored[i].toInts();
+    opts[i].intLow = *std::min_element(v.begin(), v.end());
+    opts[i].intHigh = *std::max_element(v.begin(), v.end());
+  }
+  return opts;
+}
+
+std::vector<Tensor> generate(const std::vector<onnxio::ValueSpec>& specs,
+                             const std::vector<std::vector<int64_t>>& shapes,
+                             const std::vector<onnxio::GeneratorOptions>& ranges, uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < specs.size(); ++i)
+    inputs.push_back(onnxio::generateInputs({specs[i]}, {shapes[i]}, seed + 7919 * i, ranges[i]).front());
+  return inputs;
+}
+
+bool passed(const std::optional<compare::Comparison>& c) {
+  return c && c->verdict == compare::Verdict::Pass;
+}
+
+} // namespace
+
+ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const CompileFn& compile) {
+  ModelResult r;
+  r.dir = modelDir;
+  r.name = modelDir.filename().string();
+  try {
+    onnx::ModelProto model = onnxio::loadModel(modelDir / "model.onnx");
+    std::string detail;
+    if (auto reason = classifyModel(model, r.name, detail)) {
+      r.status = ModelStatus::Skipped;
+      r.skipReason = reason;
+      r.detail = detail;
+      return r;
+    }
+    auto inSpecs = onnxio::describeInputs(model);
+    for (const auto& o : onnxio::describeOutputs(model))
+      r.outputNames.push_back(o.name);
+    r.bitExact = compare::isDataMovementOnly(model);
+    compare::CompareOptions cmpOpts = config.compare;
+    cmpOpts.bitExact = r.bitExact;
+
+    fs::path work = config.workDir / r.name;
+    fs::create_directories(work);
+    fs::path artifact = work / "model.dqp";
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      compile(model, config.pipeline, artifact);
+    } catch (const std::exception& e) {
+      r.status = ModelStatus::Failed;
+      r.detail = std::string("compile: ") + e.what();
+      return r;
+    }
+    r.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    auto sets = onnxio::discoverTestDataSets(modelDir);
+    std::vector<Tensor> firstInputs;
+    for (size_t s = 0; s < sets.size(); ++s) {
+      CaseResult c;
+      c.name = sets[s].dir.filename().string();
+      c.kind = "stored";
+      try {
+        std::vector<Tensor> inputs, expected;
+        for (const auto& f : sets[s].inputs)
+          inputs.push_back(onnxio::readTensorFile(f));
+        for (const auto& f : sets[s].outputs)
+          expected.push_back(onnxio::readTensorFile(f));
+        if (s == 0)
+          firstInputs = inputs;
+        c.inputShapes = shapesOf(inputs);
+        std::vector<Tensor> ref = reference::evaluate(model, inputs);
+        c.referenceVsStored = compare::compareOutputs(r.outputNames, ref, expected, cmpOpts);
+        ExecOutcome run = execute(config, artifact, sets[s].inputs, work / c.name);
+        c.counters = run.counters;
+        c.executeMs = run.executeMs;
+        c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, expected, cmpOpts);
+        c.vsReference = compare::compareOutputs(r.outputNames, run.outputs, ref, cmpOpts);
+        c.passed = passed(c.vsExpected) && passed(c.vsReference) && passed(c.referenceVsStored);
+        if (!passed(c.referenceVsStored))
+          c.error = "reference defect: " + c.referenceVsStored->reason;
+        else if (!c.passed)
+          c.error = passed(c.vsExpected) ? c.vsReference->reason : c.vsExpected->reason;
+      } catch (const std::exception& e) {
+        c.error = e.what();
+      }
+      r.cases.push_back(std::move(c));
+    }
+
+    auto traced = shapesOf(firstInputs);
+    auto bindings = makeBindings(inSpecs, traced, config.extraBindings, config.seed);
+    auto zeroAlts = zeroAlternatives(inSpecs, traced);
+    auto ranges = rangesFrom(inSpecs, firstInputs);
+    for (size_t b = 0; b < bindings.size(); ++b) {
+      // A zero-size binding is tried on each dynamic dim in turn until the model admits one.
+      std::vector<NamedBinding> candidates = {bindings[b]};
+      if (bindings[b].kind == "zero")
+        candidates = zeroAlts;
+      CaseResult c;
+      c.kind = "binding";
+      std::vector<Tensor> inputs, ref;
+      std::string rejected;
+      bool legal = false;
+      for (const auto& cand : candidates) {
+        c.name = "binding " + cand.kind;
+        c.binding = cand.description;
+        try {
+          c.inputShapes = onnxio::bindShapes(inSpecs, cand.binding);
+          inputs = generate(inSpecs, c.inputShapes, ranges, config.seed + 101 * b);
+          ref = reference::evaluate(model, inputs);
+          legal = true;
+          break;
+        } catch (const std::exception& e) {
+          rejected = e.what();
+        }
+      }
+      if (!legal) {
+        c.skipped = true;
+        c.error = "shape not admitted by the model (reference: " + rejected + ")";
+        r.cases.push_back(std::move(c));
+        continue;
+      }
+      try {
+        fs::path caseDir = work / ("binding_" + std::to_string(b));
+        fs::create_directories(caseDir);
+        std::vector<fs::path> files;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          files.push_back(caseDir / ("input_" + std::to_string(i) + ".pb"));
+          onnxio::writeTensorFile(files.back(), inputs[i], inSpecs[i].name);
+        }
+        ExecOutcome run = execute(config, artifact, files, caseDir / "out");
+        c.counters = run.counters;
+        c.executeMs = run.executeMs;
+        c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, ref, cmpOpts);
+        c.passed = passed(c.vsExpected);
+        if (!c.passed)
+          c.error = c.vsExpected->reason;
+      } catch (const std::exception& e) {
+        c.error = e.what();
+      }
+      r.cases.push_back(std::move(c));
+    }
+
+    bool ok = std::all_of(r.cases.begin(), r.cases.end(), [](const CaseResult& c) { return c.passed || c.skipped; });
+    r.status = ok ? ModelStatus::Passed : ModelStatus::Failed;
+    if (!ok)
+      for (const auto& c : r.cases)
+        if (!c.passed && !c.skipped) {
+          r.detail = c.name + ": " + c.error;
+          break;
+        }
+  } catch (const std::exception& e) {
+    r.status = ModelStatus::Failed;
+    r.detail = e.what();
+  }
+  return r;
+}
+
+} // namespace dynqual::run

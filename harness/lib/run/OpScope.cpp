@@ -1,0 +1,129 @@
+#include "dynqual/run/OpScope.h"
+
+#include "dynqual/tensor/DType.h"
+
+namespace dynqual::run {
+
+const char* skipReasonName(SkipReason reason) {
+  switch (reason) {
+  case SkipReason::OpOutsideSupportedSet: return "op_outside_supported_set";
+  case SkipReason::StringType: return "string_type";
+  case SkipReason::OptionalOrSequenceType: return "optional_or_sequence_type";
+  case SkipReason::DTypeOutsideList: return "dtype_outside_list";
+  case SkipReason::DocumentedDataQuirk: return "documented_data_quirk";
+  }
+  return "unknown";
+}
+
+const std::set<std::string>& supportedOps() {
+  static const std::set<std::string> ops = {
+      "Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat",
+      "Transpose", "Shape", "Gather", "Cast", "Identity", "Constant", "ConstantOfShape",
+      "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where"};
+  return ops;
+}
+
+const std::set<std::string>& documentedQuirkModels() {
+  // ONNX 1.12 produced these outputs with bf16 casts that truncate instead of rounding to
+  // nearest even (docs/quirks.md).
+  static const std::set<std::string> models = {
+      "test_cast_FLOAT_to_BFLOAT16",
+      "test_castlike_FLOAT_to_BFLOAT16",
+      "test_castlike_FLOAT_to_BFLOAT16_expanded",
+  };
+  return models;
+}
+
+namespace {
+
+constexpr int32_t kStringCode = onnx::TensorProto::STRING;
+
+/// Classifies one value's type; returns true and sets reason/detail when it must be skipped.
+bool classifyType(const onnx::TypeProto& type, const std::string& name, SkipReason& reason,
+                  std::string& detail) {
+  if (type.has_optional_type() || type.has_sequence_type() || type.has_map_type()) {
+    reason = SkipReason::OptionalOrSequenceType;
+    detail = "value '" + name + "'";
+    return true;
+  }
+  if (type.has_tensor_type()) {
+    int32_t code = type.tensor_type().elem_type();
+    if (code == kStringCode) {
+      reason = SkipReason::StringType;
+      detail = "value '" + name + "'";
+      return true;
+    }
+    if (!isSupportedOnnxDType(code)) {
+      reason = SkipReason::DTypeOutsideList;
+      detail = "value '" + name + "' has " + onnxDTypeName(code);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The dtype named by a Cast/CastLike 'to' or a ConstantOfShape/Constant value attribute.
+bool classifyNodeTypes(const onnx::NodeProto& node, SkipReason& reason, std::string& detail) {
+  for (const auto& attr : node.attribute()) {
+    int32_t code = -1;
+    if (attr.name() == "to" && attr.type() == onnx::AttributeProto::INT)
+      code = static_cast<int32_t>(attr.i());
+    else if (attr.type() == onnx::AttributeProto::TENSOR)
+      code = attr.t().data_type();
+    else if (attr.type() == onnx::AttributeProto::STRING || attr.type() == onnx::AttributeProto::STRINGS)
+      code = (attr.name() == "value_string" || attr.name() == "value_strings") ? kStringCode : -1;
+    if (code == -1)
+      continue;
+    if (code == kStringCode) {
+      reason = SkipReason::StringType;
+      detail = "node '" + node.name() + "' attribute '" + attr.name() + "'";
+      return true;
+    }
+    if (!isSupportedOnnxDType(code)) {
+      reason = SkipReason::DTypeOutsideList;
+      detail = "node '" + node.name() + "' uses " + onnxDTypeName(code);
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, const std::string& folderName,
+                                        std::string& detail) {
+  const auto& graph = model.graph();
+  SkipReason reason{};
+  for (const auto& v : graph.input())
+    if (classifyType(v.type(), v.name(), reason, detail))
+      return reason;
+  for (const auto& v : graph.output())
+    if (classifyType(v.type(), v.name(), reason, detail))
+      return reason;
+  for (const auto& init : graph.initializer()) {
+    if (init.data_type() == kStringCode) {
+      detail = "initializer '" + init.name() + "'";
+      return SkipReason::StringType;
+    }
+    if (!isSupportedOnnxDType(init.data_type())) {
+      detail = "initializer '" + init.name() + "' has " + onnxDTypeName(init.data_type());
+      return SkipReason::DTypeOutsideList;
+    }
+  }
+  for (const auto& node : graph.node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain || !supportedOps().count(node.op_type())) {
+      detail = "op '" + node.op_type() + "' (node '" + node.name() + "')";
+      return SkipReason::OpOutsideSupportedSet;
+    }
+    if (classifyNodeTypes(node, reason, detail))
+      return reason;
+  }
+  if (documentedQuirkModels().count(folderName)) {
+    detail = "see docs/quirks.md";
+    return SkipReason::DocumentedDataQuirk;
+  }
+  return std::nullopt;
+}
+
+} // namespace dynqual::run
