@@ -1,0 +1,102 @@
+// Device conformance: behaviour every device must show, written once and instantiated per device.
+//
+// To add a device (e.g. hip): make createDevice("hip") return it, then add "hip" to the
+// instantiation below under the build option that compiles it; when no GPU is present the
+// fixture's SetUp should call GTEST_SKIP() so CI reports the suite as skipped, not passed.
+#include "DeviceTestUtil.h"
+#include "TestPrograms.h"
+#include "dq/runtime/Runtime.h"
+
+using namespace dq::rt;
+using dq::rt::test::blank;
+using dq::rt::test::errorOf;
+using dq::rt::test::get;
+using dq::rt::test::put;
+
+class DeviceConformance : public testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override { device = createDevice(GetParam()); }
+  std::unique_ptr<Device> device;
+};
+
+TEST_P(DeviceConformance, UploadDownloadRoundTripsInEverySpace) {
+  for (MemSpace s : {MemSpace::Device, MemSpace::Host, MemSpace::HostMapped}) {
+    BufferView v = put(*device, HostTensor::fromValues<int32_t>(DType::I32, {3}, {7, -8, 9}), s);
+    EXPECT_EQ(get<int32_t>(*device, v), (std::vector<int32_t>{7, -8, 9}));
+    EXPECT_EQ(device->bufferSpace(v.buffer), s);
+    EXPECT_EQ(device->bufferBytes(v.buffer), 12u);
+    device->free(v.buffer);
+  }
+}
+
+TEST_P(DeviceConformance, TransfersAreCountedByKindAndDirection) {
+  Device &d = *device;
+  BufferView a = put(d, HostTensor::fromValues<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  d.resetCounters();
+  BufferView b = blank(d, DType::F32, {2, 3});
+  d.memcpy(b.buffer, 0, a.buffer, 0, 24);
+  BufferView cols = blank(d, DType::F32, {2, 1});
+  d.copy2D(cols.buffer, 0, 4, a.buffer, 8, 12, 4, 2);  // last column: 3, 6
+  BufferView rev = blank(d, DType::F32, {2, 3});
+  BufferView flipped = a;
+  flipped.offset = 5;
+  flipped.strides = {-3, -1};  // [[6,5,4],[3,2,1]]
+  d.copyStrided(rev, flipped);
+  d.synchronize();
+  const Counters c = d.counters();
+  EXPECT_EQ(c.memcpyCopies, 1u);
+  EXPECT_EQ(c.copy2dCopies, 1u);
+  EXPECT_EQ(c.stridedCopies, 1u);
+  EXPECT_EQ(c.d2dTransfers, 3u);
+  EXPECT_EQ(c.d2dBytes, 24u + 8u + 24u);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(get<float>(d, b), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(get<float>(d, cols), (std::vector<float>{3, 6}));
+  EXPECT_EQ(get<float>(d, rev), (std::vector<float>{6, 5, 4, 3, 2, 1}));
+}
+
+TEST_P(DeviceConformance, KernelLaunchAndReadback) {
+  Device &d = *device;
+  BufferView a = put(d, HostTensor::fromValues<int64_t>(DType::I64, {2, 2}, {1, 2, 3, 4}));
+  BufferView b = put(d, HostTensor::fromValues<int64_t>(DType::I64, {2}, {10, 20}));
+  BufferView out = blank(d, DType::I64, {2, 2});
+  d.resetCounters();
+  d.launch("add", {a, b}, {out}, {});
+  int64_t v = 0;
+  d.readback(&v, out.buffer, 3 * 8, 8);
+  EXPECT_EQ(v, 24);  // out[1][1] = 4 + 20
+  EXPECT_EQ(d.counters().kernelLaunches, 1u);
+  EXPECT_EQ(d.counters().scalarReadbacks, 1u);
+}
+
+TEST_P(DeviceConformance, HostAccessToDeviceMemoryIsRefused) {
+  BufferView v = put(*device, HostTensor::fromValues<int32_t>(DType::I32, {1}, {1}));
+  int32_t x = 0;
+  EXPECT_NE(errorOf([&] { device->hostLoad(&x, v.buffer, 0, 4); }).find("host load touches device memory"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { device->hostStore(v.buffer, 0, &x, 4); }).find("host store touches device memory"),
+            std::string::npos);
+}
+
+TEST_P(DeviceConformance, RunsAProgramEndToEnd) {
+  // y = concat(slice(x, start 3 step -1 over 4 elements -> [3,2,1,0]), x) along axis 0
+  //   = [3,2,1,0, 0,1,2,3] for x = [0,1,2,3].
+  test::Builder b;
+  b.addInput("x", DType::F32, {4});
+  b.addOutput("y", DType::F32, {8});
+  int32_t x = b.input(0);
+  int32_t tmp = b.alloc(DType::F32, {4});
+  b.kernel("slice", {x}, {tmp}, {}, {}, {b.index(3), b.index(-1)});
+  int32_t y = b.allocOutput(0, DType::F32, {b.index(8)});
+  b.kernel("concat", {tmp, x}, {y}, {0});
+  b.ret({y});
+  RunResult r = runProgram(b.program, *device, {HostTensor::fromValues<float>(DType::F32, {4}, {0, 1, 2, 3})});
+  EXPECT_EQ(r.outputs[0].values<float>(), (std::vector<float>{3, 2, 1, 0, 0, 1, 2, 3}));
+  EXPECT_EQ(r.counters.kernelLaunches, 2u);
+  EXPECT_EQ(r.counters.h2dTransfers, 1u);
+  EXPECT_EQ(r.counters.d2hTransfers, 1u);
+  EXPECT_GE(r.totalMs, r.executeMs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sim, DeviceConformance, testing::Values("sim"),
+                         [](const testing::TestParamInfo<std::string> &p) { return p.param; });
