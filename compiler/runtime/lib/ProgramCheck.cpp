@@ -4,6 +4,7 @@
 #include "dq/runtime/Error.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace dq::rt {
 
@@ -208,6 +209,8 @@ void validateProgram(const Program &p, const std::string &where) {
     uint64_t n = 1;
     for (int64_t d : c.dims) {
       if (d < 0) throw RuntimeError(name + ": negative dim");
+      if (d != 0 && n > UINT64_MAX / 16 / static_cast<uint64_t>(d))
+        throw RuntimeError(name + ": element count overflows");
       n *= static_cast<uint64_t>(d);
     }
     if (n * dtypeSize(c.dtype) != c.size)

@@ -307,11 +307,17 @@ Program readProgram(const std::string &path) {
   std::vector<uint8_t> sidecar;
   const std::string sidecarPath = path + ".bin";
   std::ifstream probe(sidecarPath, std::ios::binary);
-  if (probe) {
+  const bool present = static_cast<bool>(probe);
+  if (present) {
     probe.close();
     sidecar = readFile(sidecarPath);
   }
-  return deserializeProgram(bytes, sidecar, path);
+  try {
+    return deserializeProgram(bytes, sidecar, path);
+  } catch (const RuntimeError &e) {
+    if (present || std::string(e.what()).rfind(sidecarPath + ":", 0) != 0) throw;
+    throw RuntimeError(sidecarPath + ": missing; the program needs its constants sidecar next to it");
+  }
 }
 
 }  // namespace dq::rt
