@@ -120,6 +120,28 @@ enum class Opcode : uint16_t {
 ///                                    out of range -> error) -> out (ONNX Gather)
 ///   "range"                          ins start (0-d), delta (0-d) -> out[i] = start + i*delta
 ///   "fill"                           out = value; fimm[0] for float dtypes, imm[1] otherwise
+/// Transformer op set (ONNX semantics; floats accumulate in at least fp32):
+///   "pow" "max" "min"                binary, broadcasting like "add"
+///   "and" "or"                       bool binary
+///   "less" "less_equal" "greater" "greater_equal"   out(bool) = a op b
+///   "neg" "sqrt" "reciprocal" "sigmoid" "tanh" "erf" "exp" "cos" "sin"   unary float (neg: any
+///                                    numeric dtype)
+///   "not"                            bool unary; "isnan": float in -> bool out
+///   "matmul"                         ins a[..., M, K], b[..., K, N] (batch dims broadcast; both
+///                                    rank >= 2, the compiler reshapes 1-D operands) -> out[..., M, N]
+///   "softmax"                        imm[1] = axis (non-negative); softmax along that one axis
+///   "layer_norm"                     imm[1] = first normalized axis; fimm[0] = epsilon; ins X,
+///                                    scale, bias (bias may be absent: n = 2 or 3) -> Y; mean and
+///                                    variance over axes [axis, rank) in at least fp32
+///   "reduce_sum" "reduce_mean" "reduce_max"   imm[1..] = reduced axes (non-negative, sorted);
+///                                    out has the input's rank with reduced dims of size 1
+///                                    (keepdims is a view the compiler adds); reducing an empty
+///                                    extent: sum 0, mean NaN, max -> error
+///   "trilu"                          imm[1] = upper (1) or lower (0); s[0] = k (diagonal offset);
+///                                    in -> out over the last two dims
+///   "cumsum"                         imm[1] = axis, imm[2] = exclusive, imm[3] = reverse
+///   "gather_elements"                imm[1] = axis; ins data, indices -> out (ONNX GatherElements)
+///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND)
 /// Unknown kernel names are rejected when the program is loaded.
 struct Instr {
   Opcode op = Opcode::ConstIndex;
