@@ -1,0 +1,188 @@
+#include "dynqual/store/Schema.h"
+
+#include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
+
+#include <stdexcept>
+
+namespace dynqual::store {
+
+namespace {
+
+// Version 1: machines, builds, pipelines, runs, models, data sets, cases, accuracy, samples,
+// counters. Content keys (fingerprint, key, hash) are UNIQUE so import and merge deduplicate.
+const char* kV1 = R"sql(
+CREATE TABLE machines(
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,
+  cpu_model TEXT NOT NULL,
+  cores INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  os TEXT NOT NULL,
+  gpu_name TEXT NOT NULL DEFAULT '',
+  gpu_driver TEXT NOT NULL DEFAULT '');
+CREATE TABLE builds(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  revision TEXT NOT NULL,
+  dirty INTEGER NOT NULL,
+  compiler_version TEXT NOT NULL,
+  dynqual_version TEXT NOT NULL);
+CREATE TABLE build_artifacts(
+  build_id INTEGER NOT NULL REFERENCES builds(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  PRIMARY KEY(build_id, path));
+CREATE TABLE pipelines(
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  spec TEXT NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL CHECK(status IN ('unfinished', 'finished')),
+  started_at TEXT NOT NULL,
+  ended_at TEXT,
+  command_line TEXT NOT NULL,
+  device TEXT NOT NULL,
+  machine_id INTEGER NOT NULL REFERENCES machines(id),
+  build_id INTEGER REFERENCES builds(id),
+  base_build_id INTEGER REFERENCES builds(id),
+  pipeline_id INTEGER REFERENCES pipelines(id));
+CREATE TABLE run_params(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  UNIQUE(name, hash));
+CREATE TABLE datasets(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  binding TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  UNIQUE(hash, name));
+CREATE TABLE cases(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  model_id INTEGER NOT NULL REFERENCES models(id),
+  dataset_id INTEGER REFERENCES datasets(id),
+  status TEXT NOT NULL,
+  error TEXT NOT NULL,
+  UNIQUE(run_id, seq));
+CREATE TABLE case_params(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY(case_id, key));
+CREATE TABLE accuracy(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  comparison TEXT NOT NULL,
+  output TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  elements INTEGER NOT NULL,
+  nan_inf_skipped INTEGER NOT NULL,
+  mismatches INTEGER NOT NULL,
+  l2 REAL, rel_l2 REAL, max_abs REAL, cosine REAL,
+  PRIMARY KEY(case_id, comparison, output));
+CREATE TABLE samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  value REAL,
+  unit TEXT NOT NULL,
+  rep INTEGER NOT NULL,
+  PRIMARY KEY(case_id, metric, rep));
+CREATE INDEX samples_by_run_metric ON samples(run_id, metric);
+CREATE TABLE counters(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value INTEGER NOT NULL,
+  PRIMARY KEY(case_id, name));
+)sql";
+
+// Version 2: fuzz cases and findings, and statistical verdicts of A/B comparisons, with the
+// LNT-style state of each regression ("active", "fixed", "ignored").
+const char* kV2 = R"sql(
+CREATE TABLE fuzz_cases(
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  generator TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  model_id INTEGER REFERENCES models(id),
+  first_run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL);
+CREATE TABLE findings(
+  id INTEGER PRIMARY KEY,
+  fuzz_case_id INTEGER NOT NULL REFERENCES fuzz_cases(id) ON DELETE CASCADE,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  bug_class TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  state TEXT NOT NULL);
+CREATE TABLE verdicts(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  base_run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  case_id INTEGER REFERENCES cases(id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  state TEXT NOT NULL,
+  detail TEXT NOT NULL);
+CREATE INDEX runs_by_kind_start ON runs(kind, started_at);
+)sql";
+
+} // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> all = {
+      {1, "core results tables", kV1},
+      {2, "fuzz findings and verdicts", kV2},
+  };
+  return all;
+}
+
+int currentSchemaVersion() { return migrations().back().version; }
+
+int schemaVersion(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
+
+void migrate(SQLite::Database& db, int target) {
+  if (target < 0)
+    target = currentSchemaVersion();
+  int have = schemaVersion(db);
+  if (have > currentSchemaVersion())
+    throw std::runtime_error("unsupported: schema version " + std::to_string(have) +
+                             " is newer than this dynqual (" + std::to_string(currentSchemaVersion()) +
+                             "); use a newer dynqual");
+  for (const auto& m : migrations()) {
+    if (m.version > target)
+      break;
+    if (m.version <= have)
+      continue;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      // Another process may have migrated while this one waited for the lock.
+      if (schemaVersion(db) >= m.version) {
+        db.exec("COMMIT");
+        continue;
+      }
+      db.exec(m.sql);
+      db.exec("PRAGMA user_version = " + std::to_string(m.version));
+      db.exec("COMMIT");
+    } catch (...) {
+      sqlite3_exec(db.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);  // may be rolled back already
+      throw;
+    }
+    have = m.version;
+  }
+}
+
+} // namespace dynqual::store
