@@ -1,6 +1,7 @@
 //===- Registration.cpp - dialect, pass and pipeline registration ---------===//
 #include "dq/Pipeline/Registration.h"
 
+#include "dq/Conversion/Passes.h"
 #include "dq/Dialect/DQDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -14,4 +15,6 @@ void mlir::dq::registerAllDQDialects(DialectRegistry &registry) {
                   func::FuncDialect, memref::MemRefDialect, tensor::TensorDialect>();
 }
 
-void mlir::dq::registerAllDQPassesAndPipelines() {}
+void mlir::dq::registerAllDQPassesAndPipelines() {
+  registerDQConversionPasses();
+}
