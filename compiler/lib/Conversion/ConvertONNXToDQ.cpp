@@ -123,7 +123,7 @@ Value Lowering::tensorOf(LoweredValue &v) {
   }
   SmallVector<Value> elems;
   for (Value e : *v.host)
-    elems.push_back(arith::IndexCastOp::create(b, loc, v.elementType, e));
+    elems.push_back(b.createOrFold<arith::IndexCastOp>(loc, v.elementType, e));
   v.tensor = tensor::FromElementsOp::create(b, loc, type, elems);
   return v.tensor;
 }

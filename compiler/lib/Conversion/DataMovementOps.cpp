@@ -194,7 +194,9 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
       else if (kind[i] == MinusOne::Maybe)
         others = L.mul(others, L.select(L.eq(e[i], L.idx(-1)), L.idx(1), e[i]));
     }
-    Value inferred = L.divTrunc(numel, others);
+    // max(others, 1): the quotient is also computed when no entry turns out to be -1 at run
+    // time, and a zero-size dim must not trap there. A -1 next to a zero-size dim infers 0.
+    Value inferred = L.divTrunc(numel, L.max(others, L.idx(1)));
     for (int64_t i = 0; i < n; ++i) {
       if (kind[i] == MinusOne::Yes)
         out[i] = inferred;

@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -129,7 +130,7 @@ private:
 
   func::FuncOp func;
   DenseMap<Value, std::shared_ptr<LoweredValue>> values;
-  llvm::DenseMap<int64_t, Value> indexConstants;
+  std::map<int64_t, Value> indexConstants; // not DenseMap: INT64_MAX is a valid key
 };
 
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
