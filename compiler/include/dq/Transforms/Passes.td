@@ -4,11 +4,54 @@
 
 include "mlir/Pass/PassBase.td"
 
-// Passes are listed alphabetically.
+// Passes are listed alphabetically. Pages: docs/passes/<command-line name>.md.
+
+def EmitProgram : Pass<"dq-emit-program", "mlir::ModuleOp"> {
+  let summary = "Emit the final memref + dq IR of @main as a dq::rt::Program and write it";
+  let description = [{
+    Not part of any recorded pipeline spec: it is the last step the compiler (and dynqual-opt's
+    --emit-dqp) appends. `output` receives the artifact; `pipeline-spec` is recorded in it.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "file receiving the program ('-' = stdout)">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "artifact format: text (readable listing) or dqp (binary artifact + sidecar)">,
+    Option<"pipelineSpec", "pipeline-spec", "std::string", /*default=*/"\"\"",
+           "pipeline spec recorded in the artifact">,
+  ];
+}
+
+def LowerCopies : Pass<"dq-lower-copies", "mlir::func::FuncOp"> {
+  let summary = "Lower memref.copy to dq.copy (memcpy / copy2d / strided) from effective strides";
+  let dependentDialects = ["mlir::dq::DQDialect"];
+}
+
+def MaterializeHostScalars : Pass<"dq-materialize-host-scalars", "mlir::func::FuncOp"> {
+  let summary = "Move host-written scalar staging buffers to host scratch, copied to device before use";
+  let dependentDialects = ["mlir::dq::DQDialect", "mlir::memref::MemRefDialect"];
+}
+
+def OptimizeMemrefs : Pass<"dq-optimize-memrefs", "mlir::func::FuncOp"> {
+  let summary = "Lifetime-based reuse of same-type device allocations";
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def PoolAllocs : Pass<"dq-pool-allocs", "mlir::func::FuncOp"> {
+  let summary = "Pack transient device allocations into the grow-on-demand pool";
+  let dependentDialects = ["mlir::dq::DQDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def PromoteStridedOperands : Pass<"dq-promote-strided-operands", "mlir::func::FuncOp"> {
+  let summary = "Copy non-contiguous operands of contiguous-only dq ops into contiguous temporaries";
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
 
 def UseOutputAllocator : Pass<"dq-use-output-allocator", "mlir::func::FuncOp"> {
   let summary = "Allocate graph outputs through dq.alloc_output with their precise external dims";
-  let dependentDialects = ["mlir::dq::DQDialect", "mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::dq::DQDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 #endif // DQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,90 @@
+//===- BufferizableOpInterfaceImpl.cpp - bufferization of dq ops ----------===//
+//
+// DPS compute ops reuse the upstream destination-style model (inits are written in place, ins
+// are read); bufferizing recreates the op on memrefs with no results. dq.readback_scalar only
+// reads its source.
+//
+//===----------------------------------------------------------------------===//
+#include "dq/Dialect/DQDialect.h"
+#include "dq/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+
+namespace {
+
+template <typename OpTy>
+struct DPSOpModel : public DstBufferizableOpInterfaceExternalModel<DPSOpModel<OpTy>, OpTy> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto dps = cast<DestinationStyleOpInterface>(op);
+    SmallVector<Value> operands;
+    SmallVector<Value> initBuffers;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (!isa<TensorType>(v.getType())) {
+        operands.push_back(v);
+        continue;
+      }
+      FailureOr<Value> buffer = getBuffer(rewriter, v, options, state);
+      if (failed(buffer))
+        return failure();
+      operands.push_back(*buffer);
+      if (dps.isDpsInit(&operand))
+        initBuffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    // Same operand counts, so the properties (segment sizes, attributes) carry over unchanged.
+    Operation *memrefOp =
+        Operation::create(op->getLoc(), op->getName(), TypeRange{}, operands,
+                          NamedAttrList(op->getDiscardableAttrDictionary()),
+                          op->getPropertiesStorage(), BlockRange{}, /*numRegions=*/0);
+    rewriter.insert(memrefOp);
+    replaceOpWithBufferizedValues(rewriter, op, initBuffers);
+    return success();
+  }
+};
+
+struct ReadbackScalarOpModel
+    : public BufferizableOpInterface::ExternalModel<ReadbackScalarOpModel,
+                                                    dq::ReadbackScalarOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &, const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &, const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &, const AnalysisState &) const {
+    return {};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto readback = cast<dq::ReadbackScalarOp>(op);
+    FailureOr<Value> buffer = getBuffer(rewriter, readback.getSource(), options, state);
+    if (failed(buffer))
+      return failure();
+    replaceOpWithNewBufferizedOp<dq::ReadbackScalarOp>(
+        rewriter, op, rewriter.getIndexType(), *buffer, readback.getIndices());
+    return success();
+  }
+};
+
+template <typename... Ops>
+void attachDPSModels(MLIRContext *ctx) {
+  (Ops::template attachInterface<DPSOpModel<Ops>>(*ctx), ...);
+}
+
+} // namespace
+
+void mlir::dq::registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, DQDialect *) {
+    attachDPSModels<ElementwiseOp, ExpandOp, SliceOp, TransposeOp, ConcatOp, GatherOp, RangeOp,
+                    FillOp, CopyOp>(ctx);
+    ReadbackScalarOp::attachInterface<ReadbackScalarOpModel>(*ctx);
+  });
+}

@@ -1,0 +1,220 @@
+//===- UseOutputAllocator.cpp - graph outputs via dq.alloc_output ---------===//
+//
+// A returned value that is a whole-buffer view chain (memref.cast, expand_shape,
+// collapse_shape) of a memref.alloc is allocated by the caller instead: dq.alloc_output requests
+// the returned type's dims (static dims from the type, dynamic ones reified through the chain,
+// so a rank-expanding view supplies each of its independent runtime sizes), and the original
+// buffer becomes a view of that allocation. The chain itself, ABI casts included, stays. Every
+// output is analysed before any allocation is touched.
+//
+//===----------------------------------------------------------------------===//
+#include "dq/Dialect/DQDialect.h"
+#include "dq/Transforms/Passes.h"
+#include "dq/Transforms/TransformUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::dq {
+#define GEN_PASS_DEF_USEOUTPUTALLOCATOR
+#include "dq/Transforms/Passes.h.inc"
+} // namespace mlir::dq
+
+using namespace mlir;
+
+namespace {
+
+/// One dim as a product of factors (constants and SSA values); not yet materialized so that
+/// analysis never mutates the IR.
+using DimProduct = SmallVector<OpFoldResult, 2>;
+
+struct OutputPlan {
+  unsigned index;
+  memref::AllocOp alloc;
+  MemRefType outType;
+  SmallVector<DimProduct> dynamicDims; // one per dynamic dim of outType
+  Operation *insertBefore;
+};
+
+/// Reifies dim `i` of `v` through the whole-buffer view chain down to the allocation.
+static FailureOr<DimProduct> reifyDim(Value v, int64_t i) {
+  auto type = cast<MemRefType>(v.getType());
+  MLIRContext *ctx = v.getContext();
+  if (!type.isDynamicDim(i))
+    return DimProduct{IntegerAttr::get(IndexType::get(ctx), type.getDimSize(i))};
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return failure();
+  if (auto c = dyn_cast<memref::CastOp>(def))
+    return reifyDim(c.getSource(), i);
+  if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+    return DimProduct{e.getMixedOutputShape()[i]};
+  if (auto c = dyn_cast<memref::CollapseShapeOp>(def)) {
+    DimProduct product;
+    for (int64_t j : c.getReassociationIndices()[i]) {
+      FailureOr<DimProduct> inner = reifyDim(c.getSrc(), j);
+      if (failed(inner))
+        return failure();
+      product.append(inner->begin(), inner->end());
+    }
+    return product;
+  }
+  if (auto a = dyn_cast<memref::AllocOp>(def))
+    return DimProduct{a.getDynamicSizes()[type.getDynamicDimIndex(i)]};
+  return failure();
+}
+
+static Value materialize(OpBuilder &b, Location loc, const DimProduct &product) {
+  Value result;
+  int64_t constant = 1;
+  for (OpFoldResult f : product) {
+    if (auto attr = dyn_cast<Attribute>(f)) {
+      constant *= cast<IntegerAttr>(attr).getInt();
+      continue;
+    }
+    Value v = cast<Value>(f);
+    result = result ? arith::MulIOp::create(b, loc, result, v).getResult() : v;
+  }
+  if (!result || constant != 1) {
+    Value c = arith::ConstantIndexOp::create(b, loc, constant);
+    result = result ? arith::MulIOp::create(b, loc, result, c).getResult() : c;
+  }
+  return result;
+}
+
+/// Reshapes the contiguous identity-layout buffer `src` into `target` (same element count),
+/// whose sizes are `targetSizes`.
+static Value viewAs(OpBuilder &b, Location loc, Value src, MemRefType target,
+                    ArrayRef<OpFoldResult> targetSizes) {
+  auto srcType = cast<MemRefType>(src.getType());
+  if (srcType == target)
+    return src;
+  Type elem = srcType.getElementType();
+  Value flat = src;
+  if (srcType.getRank() == 0) {
+    flat = memref::ExpandShapeOp::create(b, loc, MemRefType::get({1}, elem), src,
+                                         ArrayRef<ReassociationIndices>{},
+                                         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  } else if (srcType.getRank() > 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < srcType.getRank(); ++i)
+      all.push_back(i);
+    flat = memref::CollapseShapeOp::create(b, loc, src, ArrayRef<ReassociationIndices>{all});
+  }
+  bool targetStatic = target.hasStaticShape();
+  int64_t numElements = targetStatic ? target.getNumElements() : ShapedType::kDynamic;
+  auto flatType = MemRefType::get({numElements}, elem);
+  if (flat.getType() != flatType)
+    flat = memref::CastOp::create(b, loc, flatType, flat);
+  if (target.getRank() == 0)
+    return memref::CollapseShapeOp::create(b, loc, target, flat,
+                                           ArrayRef<ReassociationIndices>{});
+  if (target.getRank() == 1)
+    return flat.getType() == target ? flat : memref::CastOp::create(b, loc, target, flat);
+  ReassociationIndices all;
+  for (int64_t i = 0; i < target.getRank(); ++i)
+    all.push_back(i);
+  return memref::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all},
+                                       targetSizes);
+}
+
+struct UseOutputAllocatorPass
+    : public dq::impl::UseOutputAllocatorBase<UseOutputAllocatorPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || !func.isPublic())
+      return;
+    DominanceInfo dom(func);
+    SmallVector<OutputPlan> plans;
+    llvm::SmallPtrSet<Operation *, 4> claimed;
+
+    func.walk([&](func::ReturnOp ret) {
+      for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+        auto outType = dyn_cast<MemRefType>(operand.getType());
+        if (!outType || !outType.getLayout().isIdentity())
+          continue;
+        auto alloc = stripWholeBufferViewsToAlloc(operand);
+        if (!alloc || !alloc.getType().getLayout().isIdentity() || !claimed.insert(alloc).second)
+          continue; // an input or an already claimed buffer: the runtime copies
+        OutputPlan plan{static_cast<unsigned>(index), alloc, outType, {}, alloc};
+        bool ok = true;
+        for (int64_t i = 0; i < outType.getRank() && ok; ++i) {
+          if (!outType.isDynamicDim(i))
+            continue;
+          FailureOr<DimProduct> dim = reifyDim(operand, i);
+          if (failed(dim)) {
+            ok = false;
+            break;
+          }
+          plan.dynamicDims.push_back(*dim);
+        }
+        if (ok)
+          ok = placeAfterDims(plan, dom);
+        if (ok)
+          plans.push_back(std::move(plan));
+        else
+          claimed.erase(alloc);
+      }
+    });
+
+    // Analysis is complete: only now are allocations replaced and erased.
+    OpBuilder b(func.getContext());
+    for (OutputPlan &plan : plans) {
+      Location loc = plan.alloc.getLoc();
+      Value ctx = dq::getOrCreateContext(func, b);
+      b.setInsertionPoint(plan.insertBefore);
+      SmallVector<Value> sizes;
+      for (const DimProduct &d : plan.dynamicDims)
+        sizes.push_back(materialize(b, loc, d));
+      auto out = dq::AllocOutputOp::create(b, loc, plan.outType, ctx,
+                                           b.getI64IntegerAttr(plan.index), sizes);
+      MemRefType allocType = plan.alloc.getType();
+      SmallVector<OpFoldResult> allocSizes;
+      unsigned dyn = 0;
+      for (int64_t i = 0; i < allocType.getRank(); ++i)
+        allocSizes.push_back(allocType.isDynamicDim(i)
+                                 ? OpFoldResult(plan.alloc.getDynamicSizes()[dyn++])
+                                 : OpFoldResult(b.getIndexAttr(allocType.getDimSize(i))));
+      Value view = viewAs(b, loc, out, allocType, allocSizes);
+      plan.alloc.getResult().replaceAllUsesWith(view);
+      plan.alloc.erase();
+    }
+  }
+
+  static memref::AllocOp stripWholeBufferViewsToAlloc(Value v) {
+    return dq::stripWholeBufferViews(v).getDefiningOp<memref::AllocOp>();
+  }
+
+  /// Picks the earliest point where every reified dim and the allocation's own sizes exist; it
+  /// must still precede every use of the allocation.
+  static bool placeAfterDims(OutputPlan &plan, DominanceInfo &dom) {
+    Operation *alloc = plan.alloc;
+    Block *block = alloc->getBlock();
+    Operation *point = alloc;
+    auto consider = [&](Value v) {
+      if (Operation *def = v.getDefiningOp())
+        if (def->getBlock() == block && point->isBeforeInBlock(def))
+          point = def->getNextNode();
+    };
+    for (const DimProduct &d : plan.dynamicDims)
+      for (OpFoldResult f : d)
+        if (auto v = dyn_cast<Value>(f))
+          consider(v);
+    for (const DimProduct &d : plan.dynamicDims)
+      for (OpFoldResult f : d)
+        if (auto v = dyn_cast<Value>(f))
+          if (v.getParentBlock() != block && !dom.properlyDominates(v, point))
+            return false;
+    for (Operation *user : alloc->getUsers()) {
+      Operation *anc = block->findAncestorOpInBlock(*user);
+      if (!anc || (anc != point && anc->isBeforeInBlock(point)))
+        return false;
+    }
+    plan.insertBefore = point;
+    return true;
+  }
+};
+
+} // namespace

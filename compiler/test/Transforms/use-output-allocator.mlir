@@ -1,0 +1,75 @@
+// RUN: dynqual-opt %s --split-input-file --dq-use-output-allocator | FileCheck %s
+
+// checks that the reviewer's case (16 elements, expand_shape'd by two independent runtime sizes,
+// cast to 4x4) requests [4, 4] at rank 2, keeps the ABI cast, and views the output allocation.
+// CHECK-LABEL: func.func @static_result
+// CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[CTX:.*]] = dq.get_context
+// CHECK: %[[OUT:.*]] = dq.alloc_output %[[CTX]][0] () : memref<4x4xf32>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[OUT]] {{\[\[}}0, 1]] : memref<4x4xf32> into memref<16xf32>
+// CHECK: dq.fill outs(%[[FLAT]] : memref<16xf32>)
+// CHECK: %[[C:.*]] = memref.cast %[[FLAT]] : memref<16xf32> to memref<?xf32>
+// CHECK: %[[E:.*]] = memref.expand_shape %[[C]] {{\[\[}}0, 1]] output_shape [%[[A]], %[[B]]]
+// CHECK: %[[S:.*]] = memref.cast %[[E]] : memref<?x?xf32> to memref<4x4xf32>
+// CHECK: return %[[S]]
+func.func @static_result(%a: index, %b: index) -> memref<4x4xf32> {
+  %buf = memref.alloc() : memref<16xf32>
+  dq.fill outs(%buf : memref<16xf32>) value = 1.0 : f32
+  %c = memref.cast %buf : memref<16xf32> to memref<?xf32>
+  %e = memref.expand_shape %c [[0, 1]] output_shape [%a, %b] : memref<?xf32> into memref<?x?xf32>
+  %s = memref.cast %e : memref<?x?xf32> to memref<4x4xf32>
+  return %s : memref<4x4xf32>
+}
+
+// -----
+
+// checks that returning the dynamic 2-D type requests the two independent sizes [%a, %b], not a
+// size derived from the 16-element source.
+// CHECK-LABEL: func.func @dynamic_result
+// CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
+// CHECK-NOT: memref.alloc
+// CHECK: dq.alloc_output %{{.*}}[0] (%[[A]], %[[B]]) : memref<?x?xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @dynamic_result(%a: index, %b: index) -> memref<?x?xf32> {
+  %buf = memref.alloc() : memref<16xf32>
+  dq.fill outs(%buf : memref<16xf32>) value = 1.0 : f32
+  %c = memref.cast %buf : memref<16xf32> to memref<?xf32>
+  %e = memref.expand_shape %c [[0, 1]] output_shape [%a, %b] : memref<?xf32> into memref<?x?xf32>
+  return %e : memref<?x?xf32>
+}
+
+// -----
+
+// checks that a collapsed output multiplies the dims of its group, and that the output index is
+// the position in the return.
+// CHECK-LABEL: func.func @collapse_second_result
+// CHECK-SAME: (%[[X:.*]]: memref<2xf32>, %[[N:.*]]: index)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[SIZE:.*]] = arith.muli %[[N]], %{{.*}} : index
+// CHECK: dq.alloc_output %{{.*}}[1] (%[[SIZE]]) : memref<?xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @collapse_second_result(%x: memref<2xf32>, %n: index) -> (memref<2xf32>, memref<?xf32>) {
+  %buf = memref.alloc(%n) : memref<?x3xf32>
+  dq.fill outs(%buf : memref<?x3xf32>) value = 0.0 : f32
+  %f = memref.collapse_shape %buf [[0, 1]] : memref<?x3xf32> into memref<?xf32>
+  return %x, %f : memref<2xf32>, memref<?xf32>
+}
+
+// -----
+
+// checks that an input returned directly and a returned subview (only part of its buffer) are
+// left alone: the runtime copies them.
+// CHECK-LABEL: func.func @untraceable
+// CHECK-NOT: dq.alloc_output
+// CHECK: memref.alloc() : memref<8xf32>
+// CHECK-NOT: dq.alloc_output
+// CHECK: return
+func.func @untraceable(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32, strided<[1], offset: 2>>) {
+  %buf = memref.alloc() : memref<8xf32>
+  dq.fill outs(%buf : memref<8xf32>) value = 0.0 : f32
+  %v = memref.subview %buf[2] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 2>>
+  return %x, %v : memref<4xf32>, memref<4xf32, strided<[1], offset: 2>>
+}
