@@ -1,0 +1,292 @@
+#include "Tables.h"
+
+#include "dynqual/store/Store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace dynqual::reports {
+
+namespace detail {
+extern const char* const kReportTemplate;
+}
+
+using namespace detail;
+using nlohmann::json;
+using store::CaseRecord;
+using store::RunRecord;
+
+namespace {
+
+constexpr size_t kMaxSeries = 12;  // more lines than this are unreadable in one chart
+
+std::string cell(const std::string& text, bool num) {
+  return std::string(num ? "<td class=\"num\">" : "<td>") + escapeHtml(text) + "</td>";
+}
+
+void table(std::ostringstream& os, const std::vector<std::string>& cols, const std::vector<std::vector<std::string>>& rows) {
+  os << "<table><tr>";
+  for (const auto& c : cols)
+    os << "<th>" << escapeHtml(c) << "</th>";
+  os << "</tr>\n";
+  for (const auto& r : rows) {
+    os << "<tr>";
+    for (size_t i = 0; i < r.size(); ++i)
+      os << cell(r[i], i > 0);
+    os << "</tr>\n";
+  }
+  os << "</table>\n";
+}
+
+std::string withChange(const Pair& p, int precision, bool hasBase) {
+  if (!hasBase)
+    return fixed(p.head, precision);
+  return fixed(p.base, precision) + " → " + fixed(p.head, precision) + " (" + changePercent(p) + ")";
+}
+
+/// JSON safe inside <script>: no "<", ">" or "&" outside escapes, so "</script>" cannot occur.
+std::string scriptSafe(const json& j) {
+  std::string s = j.dump(), out;
+  for (char c : s) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else
+      out += c;
+  }
+  return out;
+}
+
+json value(double v) { return std::isnan(v) || std::isinf(v) ? json(nullptr) : json(v); }
+
+std::string runLabel(const RunRecord& r) {
+  std::string rev = r.build ? r.build->revision.substr(0, 8) + (r.build->dirty ? "+" : "") : "?";
+  return rev + " #" + std::to_string(r.id);
+}
+
+/// Line charts over `runs`: one chart per name, one series per (case, machine); the value of a
+/// run is `pick(case)` (NaN when absent).
+void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::string& section,
+                   const std::string& idPrefix, const std::string& titlePrefix,
+                   const std::vector<std::string>& names,
+                   const std::function<double(const CaseRecord&, const std::string&)>& pick,
+                   const std::function<std::string(const std::string&)>& yTitle) {
+  json labels = json::array();
+  for (const auto& r : runs)
+    labels.push_back(runLabel(r));
+  for (const auto& name : names) {
+    std::map<std::string, std::vector<double>> series;
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (const auto& c : runs[i].cases) {
+        double v = pick(c, name);
+        if (std::isnan(v))
+          continue;
+        std::string key = caseLabel(c) + " @ " + runs[i].machine.fingerprint.substr(0, 8);
+        auto& s = series[key];
+        if (s.empty())
+          s.assign(runs.size(), std::nan(""));
+        s[i] = v;
+      }
+    if (series.empty())
+      continue;
+    json ser = json::array();
+    for (const auto& [label, vals] : series) {
+      if (ser.size() == kMaxSeries)
+        break;
+      json pts = json::array();
+      for (double v : vals)
+        pts.push_back(value(v));
+      ser.push_back({{"label", label}, {"points", pts}});
+    }
+    charts.push_back({{"id", idPrefix + name}, {"section", section}, {"kind", "line"}, {"title", titlePrefix + name},
+                      {"x", "commit #run"}, {"y", yTitle(name)}, {"labels", labels}, {"series", ser}});
+  }
+}
+
+json chartData(const ReportInput& in) {
+  std::vector<RunRecord> runs = in.history;
+  if (runs.empty() || runs.back().key != in.head.key)
+    runs.push_back(in.head);
+  std::vector<std::string> metrics, counters;
+  std::map<std::string, std::string> units;
+  for (const auto& r : runs)
+    for (const auto& c : r.cases) {
+      for (const auto& s : c.samples)
+        if (units.emplace(s.metric, s.unit).second)
+          metrics.push_back(s.metric);
+      for (const auto& [k, v] : c.counters)
+        if (std::find(counters.begin(), counters.end(), k) == counters.end())
+          counters.push_back(k);
+    }
+  json charts = json::array();
+  historyCharts(
+      charts, runs, "history", "history:", "", metrics,
+      [](const CaseRecord& c, const std::string& m) {
+        for (const auto& s : c.samples)
+          if (s.metric == m)
+            return store::median(s.values);
+        return std::nan("");
+      },
+      [&](const std::string& m) { return "median " + m + " (" + units[m] + ")"; });
+  // Distributions: every metric of the head run with more than one sample.
+  for (const auto& m : metrics) {
+    json ser = json::array();
+    for (const auto& c : in.head.cases)
+      for (const auto& s : c.samples)
+        if (s.metric == m && s.values.size() > 1 && ser.size() < kMaxSeries) {
+          json pts = json::array();
+          for (size_t rep = 0; rep < s.values.size(); ++rep)
+            pts.push_back({{"x", rep}, {"y", value(s.values[rep])}});
+          ser.push_back({{"label", caseLabel(c)}, {"points", pts}});
+        }
+    if (!ser.empty())
+      charts.push_back({{"id", "distribution:" + m}, {"section", "distribution"}, {"kind", "scatter"},
+                        {"title", m + " samples, run " + std::to_string(in.head.id)}, {"x", "repetition"},
+                        {"y", m + " (" + units[m] + ")"}, {"labels", json::array()}, {"series", ser}});
+  }
+  historyCharts(
+      charts, runs, "counters", "counter:", "", counters,
+      [](const CaseRecord& c, const std::string& k) {
+        auto it = c.counters.find(k);
+        return it == c.counters.end() ? std::nan("") : static_cast<double>(it->second);
+      },
+      [](const std::string& k) { return k; });
+  return {{"charts", charts}};
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error(path + ": cannot read Chart.js; install libjs-chart.js (scripts/setup) or pass --chartjs FILE");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string fill(const std::string& tpl, const std::map<std::string, std::string>& values) {
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t a = tpl.find("@@", pos);
+    if (a == std::string::npos)
+      break;
+    size_t b = tpl.find("@@", a + 2);
+    if (b == std::string::npos)
+      break;
+    auto it = values.find(tpl.substr(a + 2, b - a - 2));
+    if (it == values.end()) {
+      out += tpl.substr(pos, a + 2 - pos);
+      pos = a + 2;
+      continue;
+    }
+    out += tpl.substr(pos, a - pos) + it->second;
+    pos = b + 2;
+  }
+  return out + tpl.substr(pos);
+}
+
+} // namespace
+
+std::string defaultChartJsPath() { return DYNQUAL_CHARTJS_PATH; }
+
+std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
+  std::string chartJs = readFile(chartJsPath);
+  // An inlined script ends at the first "</script"; Chart.js must not contain one.
+  for (size_t p = chartJs.find("</"); p != std::string::npos; p = chartJs.find("</", p + 3))
+    chartJs.replace(p, 2, "<\\/");
+  Tables t = buildTables(in);
+  std::ostringstream body;
+  body << "<h1>" << escapeHtml(t.title) << "</h1>\n";
+  if (!t.warning.empty())
+    body << "<p class=\"warning\">" << escapeHtml(t.warning) << "</p>\n";
+  if (!t.baseNote.empty())
+    body << "<p>" << escapeHtml(t.baseNote) << "</p>\n";
+
+  body << "<h2>L2 Accuracy Results (EP vs CPU)</h2>\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& a : t.accuracy)
+    rows.push_back({a.label, std::isnan(a.l2) ? "-" : fmt::format("{:.3e}", a.l2),
+                    std::isnan(a.relL2) ? "-" : fmt::format("{:.3e}", a.relL2), std::to_string(a.elements),
+                    std::to_string(a.nanInf), a.verdict});
+  table(body, {"Model", "Combined L2", "Relative L2", "Total Elems", "Skipped NaN/Inf", "Verdict"}, rows);
+  body << "<p>" << escapeHtml(t.threshold) << "</p>\n";
+
+  body << "<h2>Performance Results</h2>\n";
+  std::vector<std::string> cols = {"Model"};
+  for (const auto& c : perfColumns())
+    cols.push_back(c.header);
+  rows.clear();
+  for (const auto& p : t.performance) {
+    std::vector<std::string> r = {p.label};
+    for (size_t i = 0; i < p.cells.size(); ++i)
+      r.push_back(withChange(p.cells[i], perfColumns()[i].precision, t.hasBase));
+    rows.push_back(r);
+  }
+  table(body, cols, rows);
+
+  body << "<h2>Device counters</h2>\n";
+  cols = {"Model"};
+  for (const auto& c : counterColumns())
+    cols.push_back(c.header);
+  rows.clear();
+  for (const auto& c : t.counters) {
+    std::vector<std::string> r = {c.label};
+    for (const auto& p : c.cells) {
+      std::string s = p.head ? fmt::format("{}", static_cast<int64_t>(*p.head)) : "-";
+      if (t.hasBase && p.head)
+        s += p.base ? fmt::format(" ({:+})", static_cast<int64_t>(*p.head - *p.base)) : " (new)";
+      r.push_back(s);
+    }
+    rows.push_back(r);
+  }
+  table(body, cols, rows);
+
+  if (!t.generation.empty()) {
+    body << "<h2>Generation Results</h2>\n";
+    cols = {"Model"};
+    for (const auto& [h, k] : genParams())
+      cols.push_back(h);
+    for (const auto& c : genColumns())
+      cols.push_back(c.header);
+    rows.clear();
+    for (const auto& g : t.generation) {
+      std::vector<std::string> r = {g.label};
+      r.insert(r.end(), g.params.begin(), g.params.end());
+      for (size_t i = 0; i < g.cells.size(); ++i)
+        r.push_back(fixed(g.cells[i], genColumns()[i].precision));
+      rows.push_back(r);
+    }
+    table(body, cols, rows);
+  }
+
+  body << "<h2>Binary sizes</h2>\n";
+  rows.clear();
+  for (const auto& s : t.sizes)
+    rows.push_back({s.file, fixed(s.thisMB, 3), fixed(s.baseMB, 3),
+                    s.thisMB && s.baseMB ? fmt::format("{:+.3f}", *s.thisMB - *s.baseMB) : "-"});
+  table(body, {"File", "This (MB)", "Base (MB)", "Delta (MB)"}, rows);
+
+  std::ostringstream footer;
+  footer << "<footer>\n";
+  for (const auto& [k, v] : t.footer)
+    footer << "<p><b>" << escapeHtml(k) << ":</b> " << escapeHtml(v) << "</p>\n";
+  footer << "</footer>";
+
+  return fill(kReportTemplate, {{"TITLE", escapeHtml(t.title)},
+                                {"BODY", body.str()},
+                                {"FOOTER", footer.str()},
+                                {"DATA", scriptSafe(chartData(in))},
+                                {"CHARTJS", chartJs}});
+}
+
+} // namespace dynqual::reports

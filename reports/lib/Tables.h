@@ -1,0 +1,76 @@
+#pragma once
+// The report's tables, computed once from a ReportInput and formatted by each renderer.
+#include "dynqual/reports/Report.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dynqual::reports::detail {
+
+/// A numeric column fed by one metric: the cell is the median of the case's samples times
+/// `scale` (unit conversion only), printed with `precision` decimals.
+struct MetricColumn {
+  const char* header;
+  const char* metric;
+  double scale;
+  int precision;
+};
+
+/// A value in the head run and, when a base run is given, in the base run.
+struct Pair {
+  std::optional<double> head, base;
+};
+
+struct AccuracyLine {
+  std::string label, comparison, verdict;
+  double l2 = 0, relL2 = 0;
+  int64_t elements = 0, nanInf = 0;
+};
+struct PerfLine {
+  std::string label;
+  std::vector<Pair> cells;  ///< one per perfColumns()
+};
+struct CounterLine {
+  std::string label;
+  std::vector<Pair> cells;  ///< one per counterColumns()
+};
+struct GenLine {
+  std::string label;
+  std::vector<std::string> params;         ///< one per genParams()
+  std::vector<std::optional<double>> cells; ///< one per genColumns()
+};
+struct SizeLine {
+  std::string file;
+  std::optional<double> thisMB, baseMB;
+};
+
+struct Tables {
+  std::string title;
+  std::string warning;   ///< non-empty for an unfinished run
+  std::string baseNote;  ///< "Compared with base run ..." or ""
+  std::string threshold; ///< the accuracy threshold and its meaning
+  std::vector<AccuracyLine> accuracy;
+  std::vector<PerfLine> performance;
+  std::vector<CounterLine> counters;
+  std::vector<GenLine> generation;
+  std::vector<SizeLine> sizes;
+  std::vector<std::pair<std::string, std::string>> footer;  ///< (label, value)
+  bool hasBase = false;
+};
+
+const std::vector<MetricColumn>& perfColumns();
+const std::vector<MetricColumn>& counterColumns();  ///< metric = counter name, scale 1
+const std::vector<std::pair<const char*, const char*>>& genParams();  ///< (header, param key)
+const std::vector<MetricColumn>& genColumns();
+
+Tables buildTables(const ReportInput& in);
+
+/// "12.0", "-" for a missing value.
+std::string fixed(std::optional<double> v, int precision);
+/// Change in percent, (head - base) / base * 100, as "+8.3%"; "n/a" when base is 0 or missing.
+std::string changePercent(const Pair& p);
+/// "m1 / test_data_set_0", or the model name for a whole-model case.
+std::string caseLabel(const store::CaseRecord& c);
+
+} // namespace dynqual::reports::detail
