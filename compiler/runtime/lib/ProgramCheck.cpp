@@ -41,10 +41,14 @@ bool isKnownOpcode(uint16_t code) {
 }
 
 const std::vector<std::string> &kernelNames() {
-  static const std::vector<std::string> names = {"add",    "sub",   "mul",       "div",
-                                                 "equal",  "where", "cast",      "expand",
-                                                 "slice",  "transpose", "concat", "gather",
-                                                 "range",  "fill"};
+  static const std::vector<std::string> names = {
+      "add", "sub", "mul", "div", "equal", "where", "cast", "expand", "slice", "transpose",
+      "concat", "gather", "range", "fill",
+      // transformer op set
+      "pow", "max", "min", "and", "or", "less", "less_equal", "greater", "greater_equal", "neg",
+      "sqrt", "reciprocal", "sigmoid", "tanh", "erf", "exp", "cos", "sin", "not", "isnan",
+      "matmul", "softmax", "layer_norm", "reduce_sum", "reduce_mean", "reduce_max", "trilu",
+      "cumsum", "gather_elements", "gather_nd"};
   return names;
 }
 

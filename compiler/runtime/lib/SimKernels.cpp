@@ -8,6 +8,7 @@
 #include "dq/runtime/SimDevice.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -17,6 +18,27 @@ namespace {
 
 bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+}
+
+// Sets of dtypes a kernel operand admits (the ONNX type constraints of the op it implements).
+using TypeSet = uint32_t;
+constexpr TypeSet bit(DType t) { return TypeSet{1} << static_cast<unsigned>(t); }
+constexpr TypeSet kFloatTypes = bit(DType::F32) | bit(DType::F64) | bit(DType::F16) | bit(DType::BF16);
+constexpr TypeSet kNumericTypes =
+    kFloatTypes | bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
+constexpr TypeSet kSignedTypes = kFloatTypes | bit(DType::I8) | bit(DType::I32) | bit(DType::I64);
+/// Floats, i32 and i64 (ONNX MatMul, ReduceSum, ReduceMean, CumSum, the base of Pow).
+constexpr TypeSet kWideTypes = kFloatTypes | bit(DType::I32) | bit(DType::I64);
+constexpr TypeSet kBoolTypes = bit(DType::Bool);
+constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
+constexpr TypeSet kIndexTypes = bit(DType::I32) | bit(DType::I64);
+
+std::string typeSetNames(TypeSet set) {
+  std::string s;
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8,
+                  DType::I32, DType::I64, DType::Bool})
+    if (set & bit(t)) s += (s.empty() ? "" : " ") + dtypeName(t);
+  return s;
 }
 
 [[noreturn]] void fail(const std::string &kernel, const std::string &problem) {
@@ -180,15 +202,45 @@ void checkDType(const std::string &kernel, const Operand &a, DType t) {
     fail(kernel, a.label + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
 }
 
-// ---- elementwise binary ops: add a line here to add one ----------------------------------------
+void checkAdmits(const std::string &kernel, const Operand &a, TypeSet set) {
+  if (!(bit(a.dtype) & set))
+    fail(kernel, "unsupported: " + a.label + " is " + dtypeName(a.dtype) + "; '" + kernel +
+                     "' admits " + typeSetNames(set));
+}
+
+void checkShape(const std::string &kernel, const Operand &o, const std::vector<int64_t> &shape) {
+  if (o.sizes != shape)
+    fail(kernel, o.label + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
+}
+
+// Any element type read as a double (integers and bool converted exactly where they fit).
+double loadD(const Operand &o, int64_t e) {
+  return isFloat(o.dtype) ? loadF(o, e) : static_cast<double>(loadI(o, e));
+}
+
+void storeZero(Operand &o, int64_t e) {
+  if (isFloat(o.dtype)) storeF(o, e, 0.0);
+  else storeI(o, e, 0);
+}
+
+// Stores a double into any dtype: floats round once, integers truncate toward zero (ONNX Cast).
+void storeD(Operand &o, int64_t e, double v) {
+  if (isFloat(o.dtype)) storeF(o, e, v);
+  else if (o.dtype == DType::Bool) storeI(o, e, v != 0.0);
+  else storeI(o, e, floatToInteger(v, o.dtype));
+}
+
+// ---- elementwise ops: add a line to a table to add one --------------------------------------
 
 using FloatFn = double (*)(double, double);
 using IntFn = int64_t (*)(int64_t, int64_t);
 struct Binary {
   const char *name;
-  FloatFn f;
-  IntFn i;
-  bool boolResult;  ///< output is bool (comparisons) instead of the input dtype
+  FloatFn f;         ///< used when either input is a float
+  IntFn i;           ///< used when both inputs are integers or bool
+  bool boolResult;   ///< output is bool (comparisons) instead of the input dtype
+  TypeSet types;     ///< dtypes admitted for in 0 (and in 1 unless `exponent` is set)
+  TypeSet exponent;  ///< non-zero: in 1 may have its own dtype from this set (Pow's T1)
 };
 
 int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
@@ -200,34 +252,104 @@ int64_t truncDiv(int64_t a, int64_t b) {
   return a / b;
 }
 
+// Integer power: exact with wrap-around for e >= 0; for e < 0 the real result truncated toward
+// zero (only |a| = 1 gives a non-zero value), and 0 to a negative power is an error.
+int64_t intPow(int64_t a, int64_t e) {
+  if (e < 0) {
+    if (a == 0) throw RuntimeError("integer 0 raised to the negative power " + std::to_string(e));
+    if (a == 1) return 1;
+    if (a == -1) return (e % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  int64_t r = 1;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r = wrapMul(r, a);
+    a = wrapMul(a, a);
+  }
+  return r;
+}
+
+// NaN-propagating max/min (numpy maximum/minimum, the ONNX reference semantics).
+double fmaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
+double fminNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b); }
+
 const Binary kBinary[] = {
-    {"add", [](double a, double b) { return a + b; }, wrapAdd, false},
-    {"sub", [](double a, double b) { return a - b; }, wrapSub, false},
-    {"mul", [](double a, double b) { return a * b; }, wrapMul, false},
-    {"div", [](double a, double b) { return a / b; }, truncDiv, false},
-    {"equal", [](double a, double b) { return a == b ? 1.0 : 0.0; },
-     [](int64_t a, int64_t b) -> int64_t { return a == b; }, true},
+    {"add", [](double a, double b) { return a + b; }, wrapAdd, false, kAllTypes, 0},
+    {"sub", [](double a, double b) { return a - b; }, wrapSub, false, kAllTypes, 0},
+    {"mul", [](double a, double b) { return a * b; }, wrapMul, false, kAllTypes, 0},
+    {"div", [](double a, double b) { return a / b; }, truncDiv, false, kAllTypes, 0},
+    {"equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a == b; }, true, kAllTypes, 0},
+    {"pow", [](double a, double b) { return std::pow(a, b); }, intPow, false, kWideTypes, kNumericTypes},
+    {"max", fmaxNan, [](int64_t a, int64_t b) { return std::max(a, b); }, false, kNumericTypes, 0},
+    {"min", fminNan, [](int64_t a, int64_t b) { return std::min(a, b); }, false, kNumericTypes, 0},
+    {"and", nullptr, [](int64_t a, int64_t b) -> int64_t { return a != 0 && b != 0; }, false, kBoolTypes, 0},
+    {"or", nullptr, [](int64_t a, int64_t b) -> int64_t { return a != 0 || b != 0; }, false, kBoolTypes, 0},
+    {"less", [](double a, double b) { return a < b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a < b; }, true, kNumericTypes, 0},
+    {"less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a <= b; }, true, kNumericTypes, 0},
+    {"greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a > b; }, true, kNumericTypes, 0},
+    {"greater_equal", [](double a, double b) { return a >= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a >= b; }, true, kNumericTypes, 0},
 };
 
 void runBinary(const Binary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
   checkArity(op.name, ins, outs, 2);
   Operand &out = outs[0];
-  checkSameDType(op.name, ins[0], ins[1]);
+  checkAdmits(op.name, ins[0], op.types);
+  if (op.exponent) checkAdmits(op.name, ins[1], op.exponent);
+  else checkSameDType(op.name, ins[0], ins[1]);
   if (op.boolResult) checkDType(op.name, out, DType::Bool);
   else checkSameDType(op.name, ins[0], out);
   checkBroadcast(op.name, ins[0], out);
   checkBroadcast(op.name, ins[1], out);
-  const bool fl = isFloat(ins[0].dtype);
+  const bool fl = isFloat(ins[0].dtype) || isFloat(ins[1].dtype);
   try {
     forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
       int64_t ea = at(ins[0], idx), eb = at(ins[1], idx), eo = at(out, idx);
-      if (fl) {
-        double r = op.f(loadF(ins[0], ea), loadF(ins[1], eb));
-        if (op.boolResult) storeI(out, eo, r != 0.0);
-        else storeF(out, eo, r);
-      } else {
-        storeI(out, eo, op.i(loadI(ins[0], ea), loadI(ins[1], eb)));
-      }
+      if (fl) storeD(out, eo, op.f(loadD(ins[0], ea), loadD(ins[1], eb)));
+      else storeI(out, eo, op.i(loadI(ins[0], ea), loadI(ins[1], eb)));
+    });
+  } catch (const RuntimeError &e) {
+    fail(op.name, e.what());
+  }
+}
+
+using FloatFn1 = double (*)(double);
+using IntFn1 = int64_t (*)(int64_t);
+struct Unary {
+  const char *name;
+  FloatFn1 f;       ///< float inputs; also integer inputs when `i` is null (result truncated)
+  IntFn1 i;         ///< integer and bool inputs
+  bool boolResult;  ///< output is bool instead of the input dtype
+  TypeSet types;    ///< dtypes admitted for the input
+};
+
+const Unary kUnary[] = {
+    {"neg", [](double x) { return -x; }, [](int64_t x) { return wrapSub(0, x); }, false, kSignedTypes},
+    {"sqrt", [](double x) { return std::sqrt(x); }, nullptr, false, kFloatTypes},
+    {"reciprocal", [](double x) { return 1.0 / x; }, nullptr, false, kFloatTypes},
+    {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, nullptr, false, kFloatTypes},
+    {"tanh", [](double x) { return std::tanh(x); }, nullptr, false, kFloatTypes},
+    {"erf", [](double x) { return std::erf(x); }, nullptr, false, kNumericTypes},
+    {"exp", [](double x) { return std::exp(x); }, nullptr, false, kFloatTypes},
+    {"cos", [](double x) { return std::cos(x); }, nullptr, false, kFloatTypes},
+    {"sin", [](double x) { return std::sin(x); }, nullptr, false, kFloatTypes},
+    {"not", nullptr, [](int64_t x) -> int64_t { return x == 0; }, false, kBoolTypes},
+    {"isnan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }, nullptr, true, kFloatTypes},
+};
+
+void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
+  checkArity(op.name, ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits(op.name, in, op.types);
+  if (op.boolResult) checkDType(op.name, out, DType::Bool);
+  else checkSameDType(op.name, in, out);
+  checkBroadcast(op.name, in, out);
+  const bool viaFloat = isFloat(in.dtype) || !op.i;
+  try {
+    forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+      int64_t ei = at(in, idx), eo = at(out, idx);
+      if (viaFloat) storeD(out, eo, op.f(loadD(in, ei)));
+      else storeI(out, eo, op.i(loadI(in, ei)));
     });
   } catch (const RuntimeError &e) {
     fail(op.name, e.what());
@@ -426,12 +548,332 @@ void kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
   });
 }
 
+// ---- transformer op set ----------------------------------------------------------------------
+
+// Axis immediate args.attrs[k]; a negative value counts from the end only when `wraps`.
+size_t axisAttr(const std::string &kernel, const KernelArgs &args, size_t k, size_t rank,
+                bool wraps) {
+  if (args.attrs.size() <= k) fail(kernel, "missing axis attribute imm[" + std::to_string(k + 1) + "]");
+  int64_t a = args.attrs[k];
+  if (a < 0 && wraps) a += static_cast<int64_t>(rank);
+  if (a < 0 || static_cast<size_t>(a) >= rank)
+    fail(kernel, "axis " + std::to_string(args.attrs[k]) + " out of range for rank " +
+                     std::to_string(rank) + (wraps ? "" : " (must be non-negative)"));
+  return static_cast<size_t>(a);
+}
+
+// 0/1 flag immediate args.attrs[k].
+bool flagAttr(const std::string &kernel, const KernelArgs &args, size_t k, const char *what) {
+  if (args.attrs.size() <= k || (args.attrs[k] != 0 && args.attrs[k] != 1))
+    fail(kernel, std::string("imm[") + std::to_string(k + 1) + "] (" + what + ") must be 0 or 1");
+  return args.attrs[k] == 1;
+}
+
+// Element offset of `o` at `idx` with dim `axis` replaced by j (same rank as o).
+int64_t alongAxis(const Operand &o, const std::vector<int64_t> &idx, size_t axis, int64_t j) {
+  return at(o, idx) + (o.sizes[axis] == 1 ? 0 : (j - idx[axis]) * o.strides[axis]);
+}
+
+// Calls f(idx) once per line along `axis` of `shape`, with idx[axis] = 0.
+template <typename F> void forEachLine(const std::vector<int64_t> &shape, size_t axis, F &&f) {
+  std::vector<int64_t> outer = shape;
+  outer[axis] = 1;
+  forEachIndex(outer, f);
+}
+
+// Wraps a negative index and checks it against a dim of size n.
+int64_t checkIndex(int64_t k, int64_t n, size_t axis) {
+  if (k < -n || k >= n)
+    throw RuntimeError("index " + std::to_string(k) + " out of range for axis " +
+                       std::to_string(axis) + " of size " + std::to_string(n));
+  return k < 0 ? k + n : k;
+}
+
+void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkArity("matmul", ins, outs, 2);
+  const Operand &a = ins[0], &b = ins[1];
+  Operand &out = outs[0];
+  checkAdmits("matmul", a, kWideTypes);
+  checkSameDType("matmul", a, b);
+  checkSameDType("matmul", a, out);
+  const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
+  if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
+    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " +
+                       formatDims(a.sizes) + " x " + formatDims(b.sizes) + " -> " +
+                       formatDims(out.sizes));
+  const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
+  const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
+  bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
+  for (const Operand *x : {&a, &b})
+    for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
+      ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
+  if (!ok)
+    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " +
+                       formatDims(out.sizes) + " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+  // Offset of the [M, K] / [K, N] / [M, N] matrix of `x` for batch index bi (right-aligned).
+  auto matrix = [](const Operand &x, const std::vector<int64_t> &bi) {
+    int64_t off = x.offset;
+    const size_t rx = x.sizes.size() - 2, shift = bi.size() - rx;
+    for (size_t d = 0; d < rx; ++d)
+      if (x.sizes[d] != 1) off += bi[d + shift] * x.strides[d];
+    return off;
+  };
+  const bool fl = isFloat(out.dtype);
+  const int64_t am = a.strides[ra - 2], ak = a.strides[ra - 1], bk = b.strides[rb - 2],
+                bn = b.strides[rb - 1], om = out.strides[ro - 2], on = out.strides[ro - 1];
+  forEachIndex(batch, [&](const std::vector<int64_t> &bi) {
+    const int64_t ea = matrix(a, bi), eb = matrix(b, bi), eo = matrix(out, bi);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double fs = 0;
+        int64_t is = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t ia = ea + m * am + k * ak, ib = eb + k * bk + n * bn;
+          if (fl) fs += loadF(a, ia) * loadF(b, ib);
+          else is = wrapAdd(is, wrapMul(loadI(a, ia), loadI(b, ib)));
+        }
+        if (fl) storeF(out, eo + m * om + n * on, fs);
+        else storeI(out, eo + m * om + n * on, is);
+      }
+  });
+}
+
+void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("softmax", ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("softmax", in, kFloatTypes);
+  checkSameDType("softmax", in, out);
+  checkShape("softmax", out, in.sizes);
+  const size_t axis = axisAttr("softmax", args, 0, in.sizes.size(), false);
+  const int64_t n = in.sizes[axis];
+  std::vector<double> e(static_cast<size_t>(n));
+  forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
+    // Subtracting the max keeps exp() <= 1, so large inputs do not overflow.
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = e[static_cast<size_t>(j)] = loadF(in, alongAxis(in, idx, axis, j));
+      mx = fmaxNan(mx, v);
+    }
+    double sum = 0;
+    for (double &v : e) sum += (v = std::exp(v - mx));
+    for (int64_t j = 0; j < n; ++j) storeF(out, alongAxis(out, idx, axis, j), e[static_cast<size_t>(j)] / sum);
+  });
+}
+
+void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
+    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " +
+                           std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+  const Operand &x = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("layer_norm", x, kFloatTypes);
+  for (size_t i = 1; i < ins.size(); ++i) {
+    checkSameDType("layer_norm", ins[i], x);
+    checkBroadcast("layer_norm", ins[i], out);
+  }
+  checkSameDType("layer_norm", x, out);
+  checkShape("layer_norm", out, x.sizes);
+  const size_t rank = x.sizes.size();
+  const size_t axis = axisAttr("layer_norm", args, 0, rank, true);
+  if (args.fattrs.empty()) fail("layer_norm", "missing epsilon (fimm[0])");
+  const double eps = args.fattrs[0];
+  std::vector<int64_t> outer = x.sizes, inner(x.sizes.begin() + static_cast<long>(axis), x.sizes.end());
+  std::fill(outer.begin() + static_cast<long>(axis), outer.end(), 1);
+  const int64_t count = numElements(inner);
+  std::vector<double> v(static_cast<size_t>(count));
+  forEachIndex(outer, [&](const std::vector<int64_t> &o) {
+    std::vector<int64_t> idx = o;
+    auto full = [&](const std::vector<int64_t> &ii) {
+      std::copy(ii.begin(), ii.end(), idx.begin() + static_cast<long>(axis));
+      return idx;
+    };
+    size_t k = 0;
+    double mean = 0, var = 0;
+    forEachIndex(inner, [&](const std::vector<int64_t> &ii) { mean += (v[k++] = loadF(x, at(x, full(ii)))); });
+    mean /= static_cast<double>(count);
+    for (double a : v) var += (a - mean) * (a - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(count) + eps);
+    k = 0;
+    forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
+      const std::vector<int64_t> &f = full(ii);
+      double y = (v[k++] - mean) * inv * loadF(ins[1], at(ins[1], f));
+      if (ins.size() == 3) y += loadF(ins[2], at(ins[2], f));
+      storeF(out, at(out, f), y);
+    });
+  });
+}
+
+enum class Reduction { Sum, Mean, Max };
+
+void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
+            std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity(kernel, ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits(kernel, in, kind == Reduction::Max ? kAllTypes : kWideTypes);
+  checkSameDType(kernel, in, out);
+  const size_t rank = in.sizes.size();
+  std::vector<int64_t> extent(rank, 1), expect = in.sizes;
+  for (size_t k = 0; k < args.attrs.size(); ++k) {
+    const int64_t a = args.attrs[k];
+    if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= args.attrs[k - 1]))
+      fail(kernel, "axes " + formatDims(args.attrs) + " must be strictly increasing in [0, " +
+                       std::to_string(rank) + ")");
+    extent[static_cast<size_t>(a)] = in.sizes[static_cast<size_t>(a)];
+    expect[static_cast<size_t>(a)] = 1;
+  }
+  checkShape(kernel, out, expect);
+  const int64_t count = numElements(extent);
+  const bool fl = isFloat(in.dtype);
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &o) {
+    if (count == 0) {
+      if (kind == Reduction::Max) throw RuntimeError("reduce_max over an empty extent " + formatDims(extent));
+      if (kind == Reduction::Mean && !fl) throw RuntimeError("integer reduce_mean over an empty extent " + formatDims(extent));
+      return storeD(out, at(out, o), kind == Reduction::Sum ? 0.0 : std::nan(""));
+    }
+    std::vector<int64_t> idx(rank);
+    double facc = kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+    int64_t iacc = kind == Reduction::Max ? std::numeric_limits<int64_t>::min() : 0;
+    forEachIndex(extent, [&](const std::vector<int64_t> &r) {
+      for (size_t d = 0; d < rank; ++d) idx[d] = o[d] + r[d];
+      const int64_t e = at(in, idx);
+      if (fl && kind == Reduction::Max) facc = fmaxNan(facc, loadF(in, e));
+      else if (fl) facc += loadF(in, e);
+      else if (kind == Reduction::Max) iacc = std::max(iacc, loadI(in, e));
+      else iacc = wrapAdd(iacc, loadI(in, e));
+    });
+    if (kind == Reduction::Mean) {
+      facc /= static_cast<double>(count);
+      iacc /= count;  // integer mean truncates toward zero
+    }
+    if (fl) storeF(out, at(out, o), facc);
+    else storeI(out, at(out, o), iacc);
+  });
+}
+
+void kReduceSum(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum", Reduction::Sum, i, o, a); }
+void kReduceMean(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_mean", Reduction::Mean, i, o, a); }
+void kReduceMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_max", Reduction::Max, i, o, a); }
+
+void kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("trilu", ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkSameDType("trilu", in, out);
+  checkShape("trilu", out, in.sizes);
+  const size_t r = in.sizes.size();
+  if (r < 2) fail("trilu", "expects rank >= 2, got " + formatDims(in.sizes));
+  const bool upper = flagAttr("trilu", args, 0, "upper");
+  if (args.scalars.size() != 1) fail("trilu", "expects one scalar operand (k)");
+  const int64_t k = args.scalars[0];
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    const int64_t diag = idx[r - 1] - idx[r - 2];  // column - row
+    if (upper ? diag >= k : diag <= k) copyElement(out, at(out, idx), in, at(in, idx));
+    else storeZero(out, at(out, idx));
+  });
+}
+
+void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("cumsum", ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("cumsum", in, kWideTypes);
+  checkSameDType("cumsum", in, out);
+  checkShape("cumsum", out, in.sizes);
+  const size_t axis = axisAttr("cumsum", args, 0, in.sizes.size(), true);
+  const bool exclusive = flagAttr("cumsum", args, 1, "exclusive");
+  const bool reverse = flagAttr("cumsum", args, 2, "reverse");
+  const int64_t n = in.sizes[axis];
+  const bool fl = isFloat(in.dtype);
+  forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
+    double facc = 0;
+    int64_t iacc = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t j = reverse ? n - 1 - t : t;
+      const int64_t ei = alongAxis(in, idx, axis, j), eo = alongAxis(out, idx, axis, j);
+      if (fl) {
+        const double v = loadF(in, ei);
+        if (!exclusive) facc += v;
+        storeF(out, eo, facc);
+        if (exclusive) facc += v;
+      } else {
+        const int64_t v = loadI(in, ei);
+        if (!exclusive) iacc = wrapAdd(iacc, v);
+        storeI(out, eo, iacc);
+        if (exclusive) iacc = wrapAdd(iacc, v);
+      }
+    }
+  });
+}
+
+void kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("gather_elements", ins, outs, 2);
+  const Operand &data = ins[0], &indices = ins[1];
+  Operand &out = outs[0];
+  checkSameDType("gather_elements", data, out);
+  checkAdmits("gather_elements", indices, kIndexTypes);
+  checkShape("gather_elements", out, indices.sizes);
+  const size_t r = data.sizes.size();
+  const size_t axis = axisAttr("gather_elements", args, 0, r, true);
+  bool ok = indices.sizes.size() == r;
+  for (size_t d = 0; ok && d < r; ++d) ok = d == axis || indices.sizes[d] <= data.sizes[d];
+  if (!ok)
+    fail("gather_elements", "indices shape " + formatDims(indices.sizes) + " does not fit data " +
+                                formatDims(data.sizes) + " (same rank, no larger off axis " +
+                                std::to_string(axis) + ")");
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    std::vector<int64_t> di = idx;
+    di[axis] = checkIndex(loadI(indices, at(indices, idx)), data.sizes[axis], axis);
+    copyElement(out, at(out, idx), data, at(data, di));
+  });
+}
+
+void kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("gather_nd", ins, outs, 2);
+  const Operand &data = ins[0], &indices = ins[1];
+  Operand &out = outs[0];
+  checkSameDType("gather_nd", data, out);
+  checkAdmits("gather_nd", indices, kIndexTypes);
+  const size_t r = data.sizes.size(), q = indices.sizes.size();
+  if (args.attrs.empty() || args.attrs[0] < 0 || static_cast<size_t>(args.attrs[0]) >= std::min(q, r))
+    fail("gather_nd", "batch_dims (imm[1]) must be in [0, min(data rank, indices rank)) = [0, " +
+                          std::to_string(std::min(q, r)) + ")");
+  const size_t b = static_cast<size_t>(args.attrs[0]);
+  const int64_t m = indices.sizes[q - 1];
+  if (m < 1 || static_cast<size_t>(m) > r - b)
+    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " +
+                          std::to_string(r - b) + "] (data rank - batch_dims)");
+  for (size_t d = 0; d < b; ++d)
+    if (data.sizes[d] != indices.sizes[d])
+      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " +
+                            formatDims(data.sizes) + ", indices " + formatDims(indices.sizes));
+  std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
+  expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(b) + m, data.sizes.end());
+  checkShape("gather_nd", out, expect);
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &oi) {
+    std::vector<int64_t> ii(oi.begin(), oi.begin() + static_cast<long>(q - 1));
+    ii.push_back(0);
+    std::vector<int64_t> di(oi.begin(), oi.begin() + static_cast<long>(b));
+    for (int64_t t = 0; t < m; ++t) {
+      ii[q - 1] = t;
+      const size_t axis = b + static_cast<size_t>(t);
+      di.push_back(checkIndex(loadI(indices, at(indices, ii)), data.sizes[axis], axis));
+    }
+    di.insert(di.end(), oi.begin() + static_cast<long>(q - 1), oi.end());
+    copyElement(out, at(out, oi), data, at(data, di));
+  });
+}
+
 using KernelFn = void (*)(std::vector<Operand> &, std::vector<Operand> &, const KernelArgs &);
 const std::map<std::string, KernelFn> &specialKernels() {
   static const std::map<std::string, KernelFn> table = {
       {"where", kWhere},   {"cast", kCast},     {"expand", kExpand}, {"slice", kSlice},
       {"transpose", kTranspose}, {"concat", kConcat}, {"gather", kGather}, {"range", kRange},
-      {"fill", kFill}};
+      {"fill", kFill}, {"matmul", kMatmul}, {"softmax", kSoftmax}, {"layer_norm", kLayerNorm},
+      {"reduce_sum", kReduceSum}, {"reduce_mean", kReduceMean}, {"reduce_max", kReduceMax},
+      {"trilu", kTrilu}, {"cumsum", kCumsum}, {"gather_elements", kGatherElements},
+      {"gather_nd", kGatherND}};
   return table;
 }
 
@@ -441,20 +883,27 @@ const Binary *findBinary(const std::string &name) {
   return nullptr;
 }
 
+const Unary *findUnary(const std::string &name) {
+  for (const Unary &u : kUnary)
+    if (name == u.name) return &u;
+  return nullptr;
+}
+
 }  // namespace
 
 bool hasKernel(const std::string &name) {
-  return findBinary(name) || specialKernels().count(name);
+  return findBinary(name) || findUnary(name) || specialKernels().count(name);
 }
 
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
                const KernelArgs &args) {
   for (const Operand &o : outs)
-    for (size_t d = 0; d < o.sizes.size(); ++d)
+    for (size_t d = 0; d < o.sizes.size() && numElements(o.sizes) > 0; ++d)
       if (o.sizes[d] > 1 && o.strides[d] == 0)
         fail(name, o.label + " has stride 0 on dim " + std::to_string(d) +
                        ": an output may not write an element twice");
   if (const Binary *b = findBinary(name)) return runBinary(*b, ins, outs);
+  if (const Unary *u = findUnary(name)) return runUnary(*u, ins, outs);
   auto it = specialKernels().find(name);
   if (it == specialKernels().end()) fail(name, "unsupported: no sim implementation");
   try {
@@ -471,7 +920,7 @@ void stridedCopy(Operand &dst, const Operand &src) {
     throw RuntimeError("strided copy: " + src.label + " " + dtypeName(src.dtype) +
                        formatDims(src.sizes) + " does not match " + dst.label + " " +
                        dtypeName(dst.dtype) + formatDims(dst.sizes));
-  for (size_t d = 0; d < dst.sizes.size(); ++d)
+  for (size_t d = 0; d < dst.sizes.size() && numElements(dst.sizes) > 0; ++d)
     if (dst.sizes[d] > 1 && dst.strides[d] == 0)
       throw RuntimeError("strided copy: " + dst.label + " has stride 0 on dim " +
                          std::to_string(d) + ": a destination may not write an element twice");
