@@ -32,6 +32,21 @@ template <typename T> std::vector<T> get(Device &d, const BufferView &v) {
   return t.values<T>();
 }
 
+/// Uploads `v` as a new dtype[dims] device buffer (T must have the dtype's size).
+template <typename T>
+BufferView in(Device &d, DType t, std::vector<int64_t> dims, const std::vector<T> &v) {
+  return put(d, HostTensor::fromValues<T>(t, std::move(dims), v));
+}
+
+/// Launches `kernel` into a new outType[outDims] buffer and returns its elements as T.
+template <typename T>
+std::vector<T> run(Device &d, const std::string &kernel, const std::vector<BufferView> &ins,
+                   DType outType, std::vector<int64_t> outDims, const KernelArgs &args = {}) {
+  BufferView out = blank(d, outType, outDims);
+  d.launch(kernel, ins, {out}, args);
+  return get<T>(d, out);
+}
+
 /// The RuntimeError message of f(), or "<no error>".
 template <typename F> std::string errorOf(F &&f) {
   try {

@@ -12,22 +12,8 @@ using dq::rt::test::errorOf;
 using dq::rt::test::get;
 using dq::rt::test::put;
 
-namespace {
-
-template <typename T> BufferView in(Device &d, DType t, std::vector<int64_t> dims, std::vector<T> v) {
-  return put(d, HostTensor::fromValues<T>(t, std::move(dims), v));
-}
-
-// Runs `kernel` and returns the output elements as T.
-template <typename T>
-std::vector<T> run(Device &d, const std::string &kernel, const std::vector<BufferView> &ins, DType outType,
-                   std::vector<int64_t> outDims, KernelArgs args = {}) {
-  BufferView out = blank(d, outType, outDims);
-  d.launch(kernel, ins, {out}, args);
-  return get<T>(d, out);
-}
-
-}  // namespace
+using dq::rt::test::in;
+using dq::rt::test::run;
 
 TEST(Kernels, AddBroadcastsF32) {
   SimDevice d;
