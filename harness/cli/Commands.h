@@ -8,6 +8,10 @@ namespace dynqual::cli {
 void addCompileCommand(CLI::App& app);
 /// `dynqual run DIR... [--device sim] [--pipeline production|SPEC] [--bindings N] [--format text|json]`
 void addRunCommand(CLI::App& app);
+/// `dynqual db init|info|query|export|import|merge [--db FILE]`
+void addDbCommand(CLI::App& app);
+/// `dynqual report RUN|latest [--db FILE] [--format md|json|html] [--base RUN] [-o FILE]`
+void addReportCommand(CLI::App& app);
 /// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
 int exitCode();
 void setExitCode(int code);

@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dynqual::cli::addCompileCommand(app);
   dynqual::cli::addRunCommand(app);
+  dynqual::cli::addDbCommand(app);
+  dynqual::cli::addReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

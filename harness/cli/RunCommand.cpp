@@ -5,6 +5,8 @@
 
 #include "dynqual/run/ModelRun.h"
 #include "dynqual/run/RunReport.h"
+#include "dynqual/store/RunRecording.h"
+#include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
 
@@ -44,7 +46,8 @@ void addRunCommand(CLI::App& app) {
   struct Opts {
     std::vector<std::string> dirs;
     std::string format = "text", workDir, exec;
-    bool keep = false, listSkipped = false;
+    std::string db = store::defaultDbPath().string();
+    bool keep = false, listSkipped = false, noDb = false;
     run::RunConfig config;
   };
   auto o = std::make_shared<Opts>();
@@ -57,9 +60,16 @@ void addRunCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--work-dir", o->workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
   cmd->add_option("--exec", o->exec, "dynqual-exec binary (default: beside dynqual)");
+  cmd->add_option("--db", o->db, "record the run into this results database ($DYNQUAL_DB, else ./dynqual.db)")
+      ->capture_default_str();
+  cmd->add_flag("--no-db", o->noDb, "do not record the run");
   cmd->add_flag("--list-skipped", o->listSkipped, "list skipped models and their reasons in the text table");
   cmd->callback([o] {
     try {
+      // Opened first, so a bad --db fails before any work.
+      std::unique_ptr<store::Store> db;
+      if (!o->noDb)
+        db = std::make_unique<store::Store>(o->db);
       auto models = run::expandModelDirs(std::vector<fs::path>(o->dirs.begin(), o->dirs.end()));
       o->config.execPath = o->exec.empty() ? siblingExec() : fs::path(o->exec);
       if (!fs::exists(o->config.execPath))
@@ -74,9 +84,18 @@ void addRunCommand(CLI::App& app) {
         req.pipeline = pipeline;
         compileModel(m, req, artifact);
       };
+      int64_t runId = 0;
+      if (db)
+        runId = db->beginRun(store::newRunHeader(
+            "run", o->config.device, o->config.pipeline, {fs::read_symlink("/proc/self/exe"), o->config.execPath},
+            {{"rel_l2_gate", fmt::format("{}", o->config.compare.relL2Gate)},
+             {"seed", std::to_string(o->config.seed)},
+             {"bindings", std::to_string(o->config.extraBindings)}}));
       std::vector<run::ModelResult> results;
       for (size_t i = 0; i < models.size(); ++i) {
         results.push_back(run::runModel(models[i], o->config, compile));
+        if (db)  // one transaction per model
+          db->recordCases(runId, store::casesFromRunModel(run::renderJson({results.back()})["models"][0], o->config.seed));
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           std::cerr << fmt::format("\r[{}/{}] {:.1f}s {:<50}", i + 1, models.size(), s,
@@ -88,6 +107,8 @@ void addRunCommand(CLI::App& app) {
         std::cerr << "\n";
       if (tempWork)
         fs::remove_all(o->config.workDir);
+      if (db)
+        db->finishRun(runId);
       if (o->format == "json")
         std::cout << run::renderJson(results).dump(2) << "\n";
       else
