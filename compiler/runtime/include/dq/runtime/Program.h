@@ -120,28 +120,54 @@ enum class Opcode : uint16_t {
 ///                                    out of range -> error) -> out (ONNX Gather)
 ///   "range"                          ins start (0-d), delta (0-d) -> out[i] = start + i*delta
 ///   "fill"                           out = value; fimm[0] for float dtypes, imm[1] otherwise
-/// Transformer op set (ONNX semantics; floats accumulate in at least fp32):
-///   "pow" "max" "min"                binary, broadcasting like "add"
+/// Transformer op set (ONNX semantics; floats accumulate in at least fp32). Each kernel admits
+/// the dtypes its ONNX op admits (listed below; "float" = f32 f64 f16 bf16); any other dtype is a
+/// run-time "unsupported" error naming the kernel. Indices (i32/i64) may be negative and then
+/// count from the end; an index out of range is an error. Axes marked "wraps" may be negative
+/// and then count from the end as in ONNX:
+///   "pow"                            binary, broadcasting like "add"; base float/i32/i64, exponent
+///                                    any numeric dtype (may differ from the base; ONNX T1); out
+///                                    has the base dtype. Integer base and exponent: exact with
+///                                    wrap-around for exponent >= 0, the real result truncated
+///                                    toward zero for exponent < 0 (0 to a negative power ->
+///                                    error); integer base, float exponent: computed in floating
+///                                    point, truncated toward zero
+///   "max" "min"                      binary, broadcasting like "add"; numeric, one dtype; NaN if
+///                                    either input is NaN
 ///   "and" "or"                       bool binary
-///   "less" "less_equal" "greater" "greater_equal"   out(bool) = a op b
-///   "neg" "sqrt" "reciprocal" "sigmoid" "tanh" "erf" "exp" "cos" "sin"   unary float (neg: any
-///                                    numeric dtype)
+///   "less" "less_equal" "greater" "greater_equal"   out(bool) = a op b; numeric ins of one dtype
+///   "neg" "sqrt" "reciprocal" "sigmoid" "tanh" "erf" "exp" "cos" "sin"   unary float (neg: also
+///                                    i8 i32 i64, wrapping; ONNX admits no unsigned type. erf:
+///                                    also integers, the result truncated toward zero)
 ///   "not"                            bool unary; "isnan": float in -> bool out
 ///   "matmul"                         ins a[..., M, K], b[..., K, N] (batch dims broadcast; both
 ///                                    rank >= 2, the compiler reshapes 1-D operands) -> out[..., M, N]
-///   "softmax"                        imm[1] = axis (non-negative); softmax along that one axis
-///   "layer_norm"                     imm[1] = first normalized axis; fimm[0] = epsilon; ins X,
-///                                    scale, bias (bias may be absent: n = 2 or 3) -> Y; mean and
-///                                    variance over axes [axis, rank) in at least fp32
-///   "reduce_sum" "reduce_mean" "reduce_max"   imm[1..] = reduced axes (non-negative, sorted);
-///                                    out has the input's rank with reduced dims of size 1
-///                                    (keepdims is a view the compiler adds); reducing an empty
-///                                    extent: sum 0, mean NaN, max -> error
+///                                    with rank max(rank a, rank b); float, i32, i64 (integers wrap)
+///   "softmax"                        imm[1] = axis (non-negative); softmax along that one axis,
+///                                    computed as exp(x - max) / sum exp(x - max); float
+///   "layer_norm"                     imm[1] = first normalized axis (wraps); fimm[0] = epsilon;
+///                                    ins X, scale, bias (bias may be absent: n = 2 or 3; scale and
+///                                    bias broadcast to X like "add"; all one float dtype) -> Y =
+///                                    (X - mean) / sqrt(var + epsilon) * scale + bias, with mean
+///                                    and population variance over axes [axis, rank) in at least fp32
+///   "reduce_sum" "reduce_mean" "reduce_max"   imm[1..] = reduced axes (non-negative, strictly
+///                                    increasing; none reduces nothing); out has the input's rank
+///                                    with reduced dims of size 1 (keepdims is a view the compiler
+///                                    adds); sum and mean: float/i32/i64, integer mean truncates
+///                                    toward zero; max: every dtype, NaN if any element is NaN, bool
+///                                    is "any"; reducing an empty extent: sum 0, mean NaN (integer
+///                                    mean -> error), max -> error
 ///   "trilu"                          imm[1] = upper (1) or lower (0); s[0] = k (diagonal offset);
-///                                    in -> out over the last two dims
-///   "cumsum"                         imm[1] = axis, imm[2] = exclusive, imm[3] = reverse
-///   "gather_elements"                imm[1] = axis; ins data, indices -> out (ONNX GatherElements)
-///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND)
+///                                    in -> out over the last two dims (rank >= 2, every dtype):
+///                                    element (i, j) is kept when j - i >= k (upper) or j - i <= k
+///                                    (lower), otherwise 0
+///   "cumsum"                         imm[1] = axis (wraps), imm[2] = exclusive, imm[3] = reverse
+///                                    (flags 0 or 1); out[j] = sum of in[i] for i <= j (i < j when
+///                                    exclusive; i >= j / i > j when reverse); float/i32/i64
+///   "gather_elements"                imm[1] = axis (wraps); ins data, indices (same rank, no
+///                                    larger than data off the axis) -> out (ONNX GatherElements)
+///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND;
+///                                    indices may also be i32)
 /// Unknown kernel names are rejected when the program is loaded.
 struct Instr {
   Opcode op = Opcode::ConstIndex;
