@@ -479,7 +479,7 @@ std::pair<Value, Value> sliceAxis(Lowering &L, Value d, Value s, Value e, Value 
 
 LogicalResult lowerSlice(Lowering &L, Operation *op) {
   LoweredValue &data = *L.operand(op, 0);
-  SmallVector<Value> starts, ends, steps;
+  SmallVector<Value> starts, ends, steps, runtimeAxes;
   SmallVector<int64_t> axes;
   if (op->getNumOperands() >= 3) {
     auto s = L.hostOf(*L.operand(op, 1), "starts of Slice");
@@ -492,9 +492,14 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
     ends = *e;
     if (LoweredValue *a = L.operand(op, 3)) {
       auto c = L.constantInts(*a);
-      if (failed(c))
-        return L.unsupported("axes of Slice must be constant");
-      axes = *c;
+      if (succeeded(c)) {
+        axes = *c;
+      } else {
+        auto h = L.hostOf(*a, "axes of Slice");
+        if (failed(h))
+          return failure();
+        runtimeAxes = *h;
+      }
     }
     if (LoweredValue *st = L.operand(op, 4)) {
       auto h = L.hostOf(*st, "steps of Slice");
@@ -514,6 +519,34 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
       axes = *a;
   }
   size_t k = starts.size();
+  if (!runtimeAxes.empty()) {
+    // Axes known only at run time: every data axis takes the bounds of the entry naming it
+    // (select chains on the host), else the full range.
+    if (runtimeAxes.size() != k || ends.size() != k || (!steps.empty() && steps.size() != k))
+      return L.error("Slice: starts, ends, axes and steps differ in length");
+    if (steps.empty())
+      steps.assign(k, L.idx(1));
+    Value rank = L.idx(data.rank);
+    SmallVector<Value> allStarts, allEnds, allSteps;
+    for (int64_t j = 0; j < data.rank; ++j) {
+      Value s = L.idx(0), e = data.dims[j], t = L.idx(1);
+      for (size_t i = 0; i < k; ++i) {
+        Value a = runtimeAxes[i];
+        Value norm = L.select(L.lt(a, L.idx(0)), L.add(a, rank), a);
+        Value hit = L.eq(norm, L.idx(j));
+        s = L.select(hit, starts[i], s);
+        e = L.select(hit, ends[i], e);
+        t = L.select(hit, steps[i], t);
+      }
+      allStarts.push_back(s);
+      allEnds.push_back(e);
+      allSteps.push_back(t);
+    }
+    starts = allStarts;
+    ends = allEnds;
+    steps = allSteps;
+    k = data.rank;
+  }
   if (axes.empty())
     for (size_t i = 0; i < k; ++i)
       axes.push_back(i);

@@ -110,3 +110,22 @@ func.func @slice_attributes(%x: tensor<?xf32>) -> tensor<?xf32> {
   %0 = "onnx.Slice"(%x) {starts = array<i64: 1>, ends = array<i64: 3>, axes = array<i64: 0>} : (tensor<?xf32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// checks that Slice axes from device data are read back (constant starts and ends are not) and
+// every data axis selects the bounds of the entry naming it (the ONNX backend tests pass axes as
+// an input); extents stay dynamic.
+// CHECK-LABEL: func.func @slice_runtime_axes
+// CHECK: dq.readback_scalar %{{.*}}[%{{.*}}] : tensor<1xi64>
+// CHECK-NOT: dq.readback_scalar
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
+// CHECK: dq.slice
+func.func @slice_runtime_axes(%x: tensor<4x6xf32>, %a: tensor<1xi64>) -> tensor<?x?xf32> {
+  %st = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %en = "onnx.Constant"() {value = dense<3> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.Slice"(%x, %st, %en, %a) : (tensor<4x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
