@@ -24,8 +24,10 @@ struct Operand {
 
 /// True when `name` has a sim implementation.
 bool hasKernel(const std::string &name);
-/// Runs kernel `name`; throws RuntimeError on shape/dtype mismatches, bad attributes, data errors
-/// (integer division by zero, gather index out of range) and unwritten or dead reads.
+/// Runs kernel `name`; throws RuntimeError ("kernel 'name': ...") on shape/dtype mismatches,
+/// dtypes the kernel does not admit ("unsupported: ..."), bad attributes, data errors (integer
+/// division by zero, index out of range, reduce_max of an empty extent) and unwritten or dead
+/// reads.
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
                const KernelArgs &args);
 /// Element-by-element copy between equal-sized views of one dtype (the strided copy kernel).
