@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.dq_obj_root
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit.cmake"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit.cmake", "Inputs"]
 # dynqual-opt first, then FileCheck and not from LLVM 22 (not on PATH on Debian).
 config.environment["PATH"] = os.pathsep.join(
     [config.dq_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
