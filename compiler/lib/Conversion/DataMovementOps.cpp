@@ -106,15 +106,76 @@ FailureOr<std::optional<SmallVector<int64_t>>> axesOf(Lowering &L, Operation *op
   if (LoweredValue *axes = L.operand(op, 1)) {
     auto c = L.constantInts(*axes);
     if (failed(c))
-    {
-      (void)L.unsupported("axes of " + op->getName().getStringRef() + " must be constant");
-      return failure();
-    }
+      return failure(); // axes known only at run time
     return std::optional<SmallVector<int64_t>>(*c);
   }
   if (auto a = L.intsAttr(op, "axes"))
     return std::optional<SmallVector<int64_t>>(*a);
   return std::optional<SmallVector<int64_t>>();
+}
+
+/// Runtime axes (Unsqueeze/Squeeze): normalized against `rank`, as index values.
+FailureOr<SmallVector<Value>> runtimeAxes(Lowering &L, Operation *op, int64_t rank) {
+  auto h = L.hostOf(*L.operand(op, 1), "axes of " + op->getName().getStringRef());
+  if (failed(h))
+    return failure();
+  SmallVector<Value> out;
+  for (Value a : *h)
+    out.push_back(L.select(L.lt(a, L.idx(0)), L.add(a, L.idx(rank)), a));
+  return out;
+}
+
+/// i1: position `j` is one of `axes`; and the count of axes below `j`.
+std::pair<Value, Value> axisInfo(Lowering &L, ArrayRef<Value> axes, int64_t j) {
+  Value hits = L.idx(0), below = L.idx(0);
+  for (Value a : axes) {
+    hits = L.add(hits, L.boolToIndex(L.eq(a, L.idx(j))));
+    below = L.add(below, L.boolToIndex(L.lt(a, L.idx(j))));
+  }
+  return {L.lt(L.idx(0), hits), below};
+}
+
+/// Unsqueeze/Squeeze whose axes are known only at run time: the output dims are selected on the
+/// host and the data goes through the general reshape.
+LogicalResult lowerRuntimeAxes(Lowering &L, Operation *op, bool unsqueeze) {
+  LoweredValue &in = *L.operand(op, 0);
+  LoweredValue &axesValue = *L.operand(op, 1);
+  if (axesValue.rank != 1 || !L.constOf(axesValue.dims[0]))
+    return L.unsupported("axes of " + op->getName().getStringRef() + " must have a static length");
+  int64_t k = *L.constOf(axesValue.dims[0]);
+  int64_t outRank = unsqueeze ? in.rank + k : in.rank - k;
+  if (outRank < 0)
+    return L.error("Squeeze: more axes than dims");
+  auto axes = runtimeAxes(L, op, unsqueeze ? outRank : in.rank);
+  if (failed(axes))
+    return failure();
+  SmallVector<Value> out(outRank, L.idx(0));
+  if (unsqueeze) {
+    for (int64_t j = 0; j < outRank; ++j) {
+      auto [isAxis, below] = axisInfo(L, *axes, j);
+      Value src = L.sub(L.idx(j), below);
+      Value d = L.idx(1);
+      for (int64_t p = 0; p < in.rank; ++p)
+        d = L.select(L.eq(src, L.idx(p)), in.dims[p], d);
+      out[j] = L.select(isAxis, L.idx(1), d);
+    }
+  } else {
+    for (int64_t j = 0; j < in.rank; ++j) {
+      auto [isAxis, below] = axisInfo(L, *axes, j);
+      Value dst = L.sub(L.idx(j), below);
+      for (int64_t i = 0; i < outRank; ++i)
+        out[i] = L.select(isAxis, out[i], L.select(L.eq(dst, L.idx(i)), in.dims[j], out[i]));
+    }
+  }
+  if (in.host && outRank <= 1) {
+    L.define(op->getResult(0), L.fromHost(in.elementType, outRank, *in.host));
+    return success();
+  }
+  auto t = reshapeTensor(L, in, out);
+  if (failed(t))
+    return failure();
+  L.define(op->getResult(0), L.fromTensor(*t, out));
+  return success();
 }
 
 LogicalResult lowerShape(Lowering &L, Operation *op) {
@@ -257,7 +318,7 @@ LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto axesOr = axesOf(L, op);
   if (failed(axesOr))
-    return failure();
+    return lowerRuntimeAxes(L, op, /*unsqueeze=*/true);
   if (!*axesOr)
     return L.error("Unsqueeze has no axes");
   int64_t outRank = in.rank + (int64_t)(*axesOr)->size();
@@ -288,7 +349,7 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto axesOr = axesOf(L, op);
   if (failed(axesOr))
-    return failure();
+    return lowerRuntimeAxes(L, op, /*unsqueeze=*/false);
   std::set<int64_t> axes;
   if (*axesOr) {
     for (int64_t a : **axesOr) {

@@ -118,3 +118,18 @@ func.func @identity_constant(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<2xf32>
   %c = "onnx.Constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
   return %i, %c : tensor<?xf32>, tensor<2xf32>
 }
+
+// -----
+
+// checks that Unsqueeze axes from device data are read back and the unit position is selected on
+// the host (hand calculation for axis a on [3]: out = [a == 0 ? 1 : 3, a == 0 ? 3 : 1]), then the
+// data goes through collapse/expand with those extents.
+// CHECK-LABEL: func.func @unsqueeze_runtime_axes
+// CHECK: dq.readback_scalar %arg1
+// CHECK-NOT: dq.readback_scalar
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [%{{.*}}, %{{.*}}] : tensor<?xf32> into tensor<?x?xf32>
+// CHECK: tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<1x3xf32>
+func.func @unsqueeze_runtime_axes(%x: tensor<3xf32>, %a: tensor<1xi64>) -> tensor<1x3xf32> {
+  %u = "onnx.Unsqueeze"(%x, %a) : (tensor<3xf32>, tensor<1xi64>) -> tensor<1x3xf32>
+  return %u : tensor<1x3xf32>
+}
