@@ -392,7 +392,10 @@ LogicalResult Emitter::emitKernel(Operation *op) {
   rt::Instr in;
   in.op = rt::Opcode::Kernel;
   in.loc = locString(op->getLoc());
-  in.imm = {static_cast<int64_t>(dps.getNumDpsInputs())};
+  // Index operands (slice starts and steps) are DPS inputs too, but not buffers.
+  int64_t bufferInputs = llvm::count_if(
+      dps.getDpsInputs(), [](Value v) { return isa<MemRefType>(v.getType()); });
+  in.imm = {bufferInputs};
   for (Value v : op->getOperands()) {
     if (!isa<MemRefType>(v.getType()))
       continue;

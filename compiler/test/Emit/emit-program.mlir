@@ -95,3 +95,19 @@ func.func @mixed(%n: memref<1xi64>) -> (memref<1x2xi64>, memref<2xi64>) {
 }
 memref.global "private" constant @k : memref<2x1xi64> = dense<[[1], [2]]>
 
+
+// -----
+
+// checks that a slice kernel counts only its buffer inputs (imm[0] = 1) and passes its starts
+// then steps as scalar registers.
+// CHECK-LABEL: source slice
+// CHECK: ConstIndex s[[[C1:[0-9]+]]] imm[1]
+// CHECK: ConstIndex s[[[C2:[0-9]+]]] imm[2]
+// CHECK: Kernel "slice" s[[[C1]],[[C2]]] b[0,{{[0-9]+}}] imm[1] f32 device
+func.func @slice(%x: memref<8xf32>) -> memref<3xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %o = memref.alloc() : memref<3xf32>
+  dq.slice ins(%x : memref<8xf32>) outs(%o : memref<3xf32>) starts(%c1) steps(%c2)
+  return %o : memref<3xf32>
+}
