@@ -75,11 +75,15 @@ struct OptimizeMemrefsPass : public dq::impl::OptimizeMemrefsBase<OptimizeMemref
       Value v = worklist.pop_back_val();
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
-        if (isa<memref::StoreOp, memref::DeallocOp>(user) &&
-            (!isa<memref::StoreOp>(user) || use.getOperandNumber() == 1))
+        if (auto store = dyn_cast<memref::StoreOp>(user)) {
+          if (store.getMemref() == v)
+            return std::nullopt; // host-written
+          return kLiveToEnd;     // the buffer itself is stored somewhere: escapes
+        }
+        if (isa<memref::DeallocOp>(user))
           return std::nullopt;
-        if (isa<memref::StoreOp>(user) || isa<func::ReturnOp, func::CallOp>(user))
-          return kLiveToEnd; // stored as a value, returned or passed on: escapes
+        if (isa<func::ReturnOp, func::CallOp>(user))
+          return kLiveToEnd;
         Operation *anc = block.findAncestorOpInBlock(*user);
         if (!anc)
           return kLiveToEnd;

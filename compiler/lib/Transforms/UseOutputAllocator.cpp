@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::dq {
 #define GEN_PASS_DEF_USEOUTPUTALLOCATOR
