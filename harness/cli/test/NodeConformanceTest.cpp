@@ -70,7 +70,7 @@ TEST_P(NodeTest, MatchesStoredOutputs) {
   allResults().push_back(r);
   fs::remove_all(workDir() / GetParam());
   if (r.status == run::ModelStatus::Skipped)
-    GTEST_SKIP() << run::skipReasonName(*r.skipReason) << ": " << r.detail;
+    GTEST_SKIP() << scope::skipReasonName(*r.skipReason) << ": " << r.detail;
   EXPECT_EQ(r.status, run::ModelStatus::Passed) << r.detail;
   EXPECT_FALSE(r.cases.empty()) << "no test_data_set_* was run";
 }

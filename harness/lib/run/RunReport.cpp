@@ -14,7 +14,7 @@ RunTotals totals(const std::vector<ModelResult>& results) {
       ++t.failed;
     else {
       ++t.skipped;
-      ++t.skippedByReason[skipReasonName(*r.skipReason)];
+      ++t.skippedByReason[scope::skipReasonName(*r.skipReason)];
     }
   }
   return t;
@@ -52,7 +52,7 @@ void renderText(std::ostream& os, const std::vector<ModelResult>& results, bool 
   for (const auto& r : results) {
     if (r.status == ModelStatus::Skipped) {
       if (listSkipped)
-        fmt::print(os, "{:<28} skipped: {} ({})\n", r.name, skipReasonName(*r.skipReason), r.detail);
+        fmt::print(os, "{:<28} skipped: {} ({})\n", r.name, scope::skipReasonName(*r.skipReason), r.detail);
       continue;
     }
     if (r.cases.empty())
@@ -87,7 +87,7 @@ nlohmann::json renderJson(const std::vector<ModelResult>& results) {
     nlohmann::json m = {{"name", r.name}, {"path", r.dir.string()}, {"status", modelStatusName(r.status)},
                         {"detail", r.detail}, {"bit_exact", r.bitExact}, {"compile_ms", r.compileMs}};
     if (r.skipReason)
-      m["skip_reason"] = skipReasonName(*r.skipReason);
+      m["skip_reason"] = scope::skipReasonName(*r.skipReason);
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& c : r.cases) {
       nlohmann::json cj = {{"name", c.name}, {"kind", c.kind}, {"binding", c.binding}, {"passed", c.passed},

@@ -2,7 +2,7 @@
 // `dynqual run` for one model folder: compile once, run every stored data set and extra shape
 // bindings in a separate runtime process, compare with stored outputs and the CPU reference.
 #include "dynqual/compare/Compare.h"
-#include "dynqual/run/OpScope.h"
+#include "dynqual/scope/OpScope.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -58,7 +58,7 @@ struct ModelResult {
   std::string name;          ///< folder name
   std::filesystem::path dir;
   ModelStatus status = ModelStatus::Failed;
-  std::optional<SkipReason> skipReason;
+  std::optional<scope::SkipReason> skipReason;
   std::string detail;        ///< skip detail or the failure line
   bool bitExact = false;     ///< data-movement-only graph: float outputs compared bit for bit
   double compileMs = 0;

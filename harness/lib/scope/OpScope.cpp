@@ -1,8 +1,8 @@
-#include "dynqual/run/OpScope.h"
+#include "dynqual/scope/OpScope.h"
 
 #include "dynqual/tensor/DType.h"
 
-namespace dynqual::run {
+namespace dynqual::scope {
 
 const char* skipReasonName(SkipReason reason) {
   switch (reason) {
@@ -15,23 +15,23 @@ const char* skipReasonName(SkipReason reason) {
   return "unknown";
 }
 
+const char* skipReasonText(SkipReason reason) {
+  switch (reason) {
+  case SkipReason::OpOutsideSupportedSet: return "op outside supported set";
+  case SkipReason::StringType: return "string type";
+  case SkipReason::OptionalOrSequenceType: return "optional or sequence type";
+  case SkipReason::DTypeOutsideList: return "dtype outside list";
+  case SkipReason::DocumentedDataQuirk: return "documented data quirk";
+  }
+  return "unknown";
+}
+
 const std::set<std::string>& supportedOps() {
   static const std::set<std::string> ops = {
       "Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat",
       "Transpose", "Shape", "Gather", "Cast", "Identity", "Constant", "ConstantOfShape",
       "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where"};
   return ops;
-}
-
-const std::set<std::string>& documentedQuirkModels() {
-  // ONNX 1.12 produced these outputs with bf16 casts that truncate instead of rounding to
-  // nearest even (docs/quirks.md).
-  static const std::set<std::string> models = {
-      "test_cast_FLOAT_to_BFLOAT16",
-      "test_castlike_FLOAT_to_BFLOAT16",
-      "test_castlike_FLOAT_to_BFLOAT16_expanded",
-  };
-  return models;
 }
 
 namespace {
@@ -90,8 +90,7 @@ bool classifyNodeTypes(const onnx::NodeProto& node, SkipReason& reason, std::str
 
 } // namespace
 
-std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, const std::string& folderName,
-                                        std::string& detail) {
+std::optional<SkipReason> classifyTypes(const onnx::ModelProto& model, std::string& detail) {
   const auto& graph = model.graph();
   SkipReason reason{};
   for (const auto& v : graph.input())
@@ -110,20 +109,24 @@ std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, const std
       return SkipReason::DTypeOutsideList;
     }
   }
-  for (const auto& node : graph.node()) {
+  for (const auto& node : graph.node())
+    if (classifyNodeTypes(node, reason, detail))
+      return reason;
+  return std::nullopt;
+}
+
+std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::string& detail,
+                                        const std::set<std::string>& ops) {
+  if (auto reason = classifyTypes(model, detail))
+    return reason;
+  for (const auto& node : model.graph().node()) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain || !supportedOps().count(node.op_type())) {
+    if (!defaultDomain || !ops.count(node.op_type())) {
       detail = "op '" + node.op_type() + "' (node '" + node.name() + "')";
       return SkipReason::OpOutsideSupportedSet;
     }
-    if (classifyNodeTypes(node, reason, detail))
-      return reason;
-  }
-  if (documentedQuirkModels().count(folderName)) {
-    detail = "see docs/quirks.md";
-    return SkipReason::DocumentedDataQuirk;
   }
   return std::nullopt;
 }
 
-} // namespace dynqual::run
+} // namespace dynqual::scope

@@ -1,12 +1,13 @@
 #pragma once
 // Which ONNX models are in scope for the compiler under test, and why others are skipped.
+// Shared by `dynqual run` and the reference's own conformance test.
 #include <onnx/onnx_pb.h>
 
 #include <optional>
 #include <set>
 #include <string>
 
-namespace dynqual::run {
+namespace dynqual::scope {
 
 /// The fixed list of reasons a model may be skipped rather than tried. Anything else that goes
 /// wrong is a failure, never a skip.
@@ -25,13 +26,17 @@ const char* skipReasonName(SkipReason reason);
 /// ONNX op types (default domain) the compiler under test supports.
 const std::set<std::string>& supportedOps();
 
-/// Model folders (by folder name) whose stored data follows a documented quirk, with the quirk.
-/// Every entry is explained in docs/quirks.md.
-const std::set<std::string>& documentedQuirkModels();
+/// Classifies a model by its declared types alone (inputs, outputs, initializers, Cast targets
+/// and constant attributes): nullopt when every type is supported. Never throws.
+std::optional<SkipReason> classifyTypes(const onnx::ModelProto& model, std::string& detail);
 
-/// Classifies a loaded model: nullopt when it is in scope, else the first applicable reason,
-/// with `detail` naming the op, value or dtype. Never throws.
-std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, const std::string& folderName,
-                                        std::string& detail);
+/// Human wording of a reason ("string type", "documented data quirk", ...).
+const char* skipReasonText(SkipReason reason);
 
-} // namespace dynqual::run
+/// Classifies a model by its declared types and ops: nullopt when it is in scope for `ops`, else
+/// the first applicable reason (types are checked before ops), with `detail` naming the op, value
+/// or dtype. Data quirks are not decided here (see DataQuirks.h). Never throws.
+std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::string& detail,
+                                        const std::set<std::string>& ops = supportedOps());
+
+} // namespace dynqual::scope

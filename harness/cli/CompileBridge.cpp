@@ -1,0 +1,40 @@
+#include "CompileBridge.h"
+
+#include "dq/Pipeline/Compiler.h"
+#include "dq/runtime/ProgramIO.h"
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+
+namespace dynqual::cli {
+
+CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest& request,
+                            const std::filesystem::path& artifact) {
+  dq::CompileOptions options;
+  options.pipeline = request.pipeline;
+  auto stage = dq::parseStage(request.stage);
+  if (!stage)
+    throw std::runtime_error("unknown stage '" + request.stage + "' (use onnx, dq, memref or dqp)");
+  options.stopAfter = *stage;
+  options.printIrAfter = request.printIrAfter;
+  options.timing = request.timing;
+  options.sourceName = model.graph().name();
+
+  auto start = std::chrono::steady_clock::now();
+  dq::CompileResult result = dq::compileOnnxModel(model, options);
+  CompileOutcome out;
+  out.totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!result.printedIr.empty())
+    std::cerr << result.printedIr;
+  if (!result.ok)
+    throw std::runtime_error(result.error);
+  out.ir = result.ir;
+  for (const auto& t : result.passTimes)
+    out.passMs.emplace_back(t.pass, t.ms);
+  if (*stage == dq::Stage::Dqp)
+    dq::rt::writeProgram(result.program, artifact.string());
+  return out;
+}
+
+} // namespace dynqual::cli
