@@ -28,6 +28,8 @@ void addDbCommand(CLI::App& app) {
   auto* db = app.add_subcommand("db", "Create, inspect, query, export, import and merge a results database.\n"
                                       "The database defaults to $DYNQUAL_DB, else ./dynqual.db.");
   db->require_subcommand(1);
+  // `dynqual db info --db FILE` reads as naturally as `dynqual db --db FILE info`.
+  db->fallthrough();
   auto path = std::make_shared<std::string>(store::defaultDbPath().string());
   db->add_option("--db", *path, "database file")->capture_default_str();
 
