@@ -91,27 +91,65 @@ LogicalResult lowerCast(Lowering &L, Operation *op) {
   return success();
 }
 
-/// Add Sub Mul Div Equal Where: on host values when every input is one and the result is a
-/// short vector, else dq.elementwise on the broadcast shape.
-LogicalResult lowerElementwise(Lowering &L, Operation *op) {
-  StringRef opType = op->getName().getStringRef().drop_front(5);
-  std::string kind = opType.lower();
-  unsigned arity = kind == "where" ? 3 : 2;
-  SmallVector<LoweredValue *> ins;
-  for (unsigned i = 0; i < arity; ++i) {
-    LoweredValue *v = L.operand(op, i);
-    if (!v)
-      return L.error(opType + " expects " + Twine(arity) + " inputs");
-    ins.push_back(v);
-  }
-  LoweredValue &data = *ins[kind == "where" ? 1 : 0];
-  for (unsigned i = kind == "where" ? 1 : 0; i < arity; ++i)
-    if (ins[i]->elementType != data.elementType)
-      return L.error(opType + ": inputs differ in element type");
-  if (kind == "where" && !ins[0]->elementType.isInteger(1))
-    return L.error("Where: the condition must be bool");
-  Type outType = kind == "equal" ? L.b.getI1Type() : data.elementType;
+/// Kernel name of an ONNX elementwise op type, its arity (0 = variadic) and whether its output
+/// is bool.
+struct ElementwiseKind {
+  const char *onnx;
+  const char *kernel;
+  unsigned arity;
+  bool boolOut;
+};
+constexpr ElementwiseKind kElementwiseKinds[] = {
+    {"Add", "add", 2, false},         {"Sub", "sub", 2, false},
+    {"Mul", "mul", 2, false},         {"Div", "div", 2, false},
+    {"Equal", "equal", 2, true},      {"Where", "where", 3, false},
+    {"Pow", "pow", 2, false},         {"Max", "max", 0, false},
+    {"Min", "min", 0, false},         {"And", "and", 2, false},
+    {"Or", "or", 2, false},           {"Less", "less", 2, true},
+    {"LessOrEqual", "less_equal", 2, true}, {"Greater", "greater", 2, true},
+    {"GreaterOrEqual", "greater_equal", 2, true}, {"Neg", "neg", 1, false},
+    {"Sqrt", "sqrt", 1, false},       {"Reciprocal", "reciprocal", 1, false},
+    {"Sigmoid", "sigmoid", 1, false}, {"Tanh", "tanh", 1, false},
+    {"Erf", "erf", 1, false},         {"Exp", "exp", 1, false},
+    {"Cos", "cos", 1, false},         {"Sin", "sin", 1, false},
+    {"Not", "not", 1, false},         {"IsNaN", "isnan", 1, true},
+};
 
+const ElementwiseKind *findKind(StringRef opType) {
+  for (const ElementwiseKind &k : kElementwiseKinds)
+    if (opType == k.onnx)
+      return &k;
+  return nullptr;
+}
+
+/// One host element of `kind` over index values, or null when the kind has no host form.
+Value hostElement(Lowering &L, StringRef kind, ArrayRef<Value> x) {
+  auto cmp = [&](arith::CmpIPredicate p) {
+    return L.boolToIndex(L.b.createOrFold<arith::CmpIOp>(L.loc, p, x[0], x[1]));
+  };
+  if (kind == "add") return L.add(x[0], x[1]);
+  if (kind == "sub") return L.sub(x[0], x[1]);
+  if (kind == "mul") return L.mul(x[0], x[1]);
+  if (kind == "div") return L.divTrunc(x[0], x[1]);
+  if (kind == "equal") return L.boolToIndex(L.eq(x[0], x[1]));
+  if (kind == "where") return L.select(L.eq(x[0], L.idx(0)), x[2], x[1]);
+  if (kind == "max") return L.max(x[0], x[1]);
+  if (kind == "min") return L.min(x[0], x[1]);
+  if (kind == "and") return L.mul(x[0], x[1]);
+  if (kind == "or") return L.max(x[0], x[1]);
+  if (kind == "not") return L.sub(L.idx(1), x[0]);
+  if (kind == "neg") return L.sub(L.idx(0), x[0]);
+  if (kind == "less") return cmp(arith::CmpIPredicate::slt);
+  if (kind == "less_equal") return cmp(arith::CmpIPredicate::sle);
+  if (kind == "greater") return cmp(arith::CmpIPredicate::sgt);
+  if (kind == "greater_equal") return cmp(arith::CmpIPredicate::sge);
+  return {};
+}
+
+/// `kind` over `ins` (already checked): host values when every input is one, the kind has a
+/// host form and the result is a short vector; else dq.elementwise on the broadcast shape.
+FailureOr<LoweredValue> elementwise(Lowering &L, StringRef kind, ArrayRef<LoweredValue *> ins,
+                                    Type outType) {
   SmallVector<SmallVector<Value>> shapes;
   for (LoweredValue *v : ins)
     shapes.push_back(v->dims);
@@ -120,34 +158,28 @@ LogicalResult lowerElementwise(Lowering &L, Operation *op) {
   bool allHost = llvm::all_of(ins, [](LoweredValue *v) {
     return v->host && isHostType(v->elementType);
   });
-  if (allHost && out.size() <= 1) {
+  if (allHost && isHostType(outType) && out.size() <= 1) {
     int64_t n = out.empty() ? 1 : L.constOf(out[0]).value_or(-1);
     if (n >= 0 && n <= kMaxHostElements) {
       SmallVector<Value> elems;
-      for (int64_t i = 0; i < n; ++i) {
-        auto at = [&](unsigned k) {
-          auto &h = *ins[k]->host;
-          return h[h.size() == 1 ? 0 : i];
-        };
-        Value r;
-        if (kind == "add")
-          r = L.add(at(0), at(1));
-        else if (kind == "sub")
-          r = L.sub(at(0), at(1));
-        else if (kind == "mul")
-          r = L.mul(at(0), at(1));
-        else if (kind == "div") {
-          if (auto c = L.constOf(at(1)); c && *c == 0)
-            return L.error("Div: integer division by zero");
-          r = L.divTrunc(at(0), at(1));
-        } else if (kind == "equal")
-          r = L.boolToIndex(L.eq(at(0), at(1)));
-        else
-          r = L.select(L.eq(at(0), L.idx(0)), at(2), at(1));
+      bool ok = true;
+      for (int64_t i = 0; i < n && ok; ++i) {
+        SmallVector<Value> x;
+        for (LoweredValue *v : ins) {
+          auto &h = *v->host;
+          x.push_back(h[h.size() == 1 ? 0 : i]);
+        }
+        if (kind == "div")
+          if (auto c = L.constOf(x[1]); c && *c == 0) {
+            (void)L.error("Div: integer division by zero");
+            return failure();
+          }
+        Value r = hostElement(L, kind, x);
+        ok = (bool)r;
         elems.push_back(r);
       }
-      L.define(op->getResult(0), L.fromHost(outType, out.size(), elems));
-      return success();
+      if (ok)
+        return L.fromHost(outType, out.size(), elems);
     }
   }
   SmallVector<Value> tensors;
@@ -156,7 +188,52 @@ LogicalResult lowerElementwise(Lowering &L, Operation *op) {
   Value init = L.emptyTensor(out, outType);
   auto t = ElementwiseOp::create(L.b, L.loc, TypeRange{init.getType()}, kind, tensors,
                                  ValueRange{init});
-  L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
+  return L.fromTensor(t.getResult(0), out);
+}
+
+/// Every ONNX elementwise op of kElementwiseKinds; Max / Min with several inputs chain binary
+/// ops, with one input they forward it.
+LogicalResult lowerElementwise(Lowering &L, Operation *op) {
+  StringRef opType = op->getName().getStringRef().drop_front(5);
+  const ElementwiseKind &k = *findKind(opType);
+  StringRef kind = k.kernel;
+  SmallVector<LoweredValue *> ins;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (LoweredValue *v = L.operand(op, i))
+      ins.push_back(v);
+  if (k.arity ? ins.size() != k.arity : ins.empty())
+    return L.error(opType + " expects " + (k.arity ? Twine(k.arity) : Twine("at least one")) +
+                   " inputs, got " + Twine(ins.size()));
+  bool isWhere = kind == "where";
+  LoweredValue &data = *ins[isWhere ? 1 : 0];
+  if (kind != "pow")
+    for (unsigned i = isWhere ? 1 : 0; i < ins.size(); ++i)
+      if (ins[i]->elementType != data.elementType)
+        return L.error(opType + ": inputs differ in element type");
+  if (isWhere && !ins[0]->elementType.isInteger(1))
+    return L.error("Where: the condition must be bool");
+  if ((kind == "and" || kind == "or" || kind == "not") && !data.elementType.isInteger(1))
+    return L.error(opType + ": inputs must be bool");
+  Type outType = k.boolOut ? L.b.getI1Type() : data.elementType;
+  if (k.arity == 0 && ins.size() == 1) {
+    L.alias(op->getResult(0), *ins[0]);
+    return success();
+  }
+  if (k.arity == 0) {
+    LoweredValue acc = *ins[0];
+    for (unsigned i = 1; i < ins.size(); ++i) {
+      auto next = elementwise(L, kind, {&acc, ins[i]}, outType);
+      if (failed(next))
+        return failure();
+      acc = *next;
+    }
+    L.define(op->getResult(0), acc);
+    return success();
+  }
+  auto r = elementwise(L, kind, ins, outType);
+  if (failed(r))
+    return failure();
+  L.define(op->getResult(0), *r);
   return success();
 }
 
@@ -223,8 +300,24 @@ LogicalResult lowerRange(Lowering &L, Operation *op) {
       return success();
     }
   } else {
-    if (!start->constant || !limit->constant || !delta->constant)
-      return L.unsupported("Range on floating-point inputs that are not constants");
+    if (!start->constant || !limit->constant || !delta->constant) {
+      // The count depends on float values known only at run time: count on the device, read
+      // the one i64 back.
+      Value countInit = L.emptyTensor({}, L.b.getI64Type());
+      auto count = KernelOp::create(
+          L.b, L.loc, TypeRange{countInit.getType()}, "range_length",
+          ValueRange{L.tensorOf(*start), L.tensorOf(*limit), L.tensorOf(*delta)},
+          ValueRange{countInit}, ValueRange{});
+      len = ReadbackScalarOp::create(L.b, L.loc, L.b.getIndexType(), count.getResult(0),
+                                     ValueRange{});
+      SmallVector<Value> dims{len};
+      Value init = L.emptyTensor(dims, et);
+      auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()},
+                               ValueRange{L.tensorOf(*start), L.tensorOf(*delta)},
+                               ValueRange{init});
+      L.define(op->getResult(0), L.fromTensor(t.getResult(0), dims));
+      return success();
+    }
     auto val = [](LoweredValue *v) {
       return (*v->constant.value_begin<APFloat>()).convertToDouble();
     };
@@ -247,8 +340,8 @@ void onnx_lowering::addComputeLowerings(llvm::StringMap<LowerFn> &table) {
   table["Constant"] = lowerConstant;
   table["Identity"] = lowerIdentity;
   table["Cast"] = lowerCast;
-  for (const char *name : {"Add", "Sub", "Mul", "Div", "Equal", "Where"})
-    table[name] = lowerElementwise;
+  for (const ElementwiseKind &k : kElementwiseKinds)
+    table[k.onnx] = lowerElementwise;
   table["ConstantOfShape"] = lowerConstantOfShape;
   table["Range"] = lowerRange;
 }

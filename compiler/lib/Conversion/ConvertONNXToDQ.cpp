@@ -494,6 +494,7 @@ struct ConvertONNXToDQPass : public dq::impl::ConvertONNXToDQBase<ConvertONNXToD
     llvm::StringMap<LowerFn> table;
     addDataMovementLowerings(table);
     addComputeLowerings(table);
+    addTransformerLowerings(table);
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
       if (failed(lowering.run(table)))

@@ -20,10 +20,10 @@ SmallVector<OpFoldResult> foldResults(ArrayRef<Value> dims) {
   return out;
 }
 
-/// Reshapes `in` to `outDims` (element count preserved, as ONNX requires): collapse to 1-D (or
-/// rank 0), then expand_shape whose output_shape operands are `outDims` themselves, so every
-/// extent of the result comes from the shape operand.
-FailureOr<Value> reshapeTensor(Lowering &L, LoweredValue &in, ArrayRef<Value> outDims) {
+} // namespace
+
+FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
+                                              ArrayRef<Value> outDims) {
   Value src = L.tensorOf(in);
   Type et = in.elementType;
   int64_t outRank = outDims.size();
@@ -81,6 +81,8 @@ FailureOr<Value> reshapeTensor(Lowering &L, LoweredValue &in, ArrayRef<Value> ou
                                        ArrayRef<ReassociationIndices>{all}, foldResults(outDims))
       .getResult();
 }
+
+namespace {
 
 /// Groups `n` positions into `keptCount` contiguous groups, each holding one kept position
 /// (those not in `unit`) and the unit positions next to it.

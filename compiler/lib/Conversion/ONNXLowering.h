@@ -133,6 +133,16 @@ private:
   std::map<int64_t, Value> indexConstants; // not DenseMap: INT64_MAX is a valid key
 };
 
+/// Reshapes `in` to `outDims` (element count preserved, as ONNX requires): collapse to 1-D (or
+/// rank 0), then expand_shape whose output_shape operands are `outDims` themselves, so every
+/// extent of the result comes from the shape operand. Fails with an error on the current op when
+/// static element counts differ.
+FailureOr<Value> reshapeTensor(Lowering &L, LoweredValue &in, ArrayRef<Value> outDims);
+
+/// Registers the transformer op set lowerings (MatMul, Gemm, Softmax, LayerNormalization,
+/// ReduceSum / ReduceMean / ReduceMax, Trilu, CumSum, GatherElements, GatherND, Split, Dropout).
+void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
+
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);
 

@@ -47,7 +47,11 @@ static LogicalResult verifyDPS(Operation *op, ValueRange inputs, ValueRange outp
 }
 
 LogicalResult ElementwiseOp::verify() {
-  static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "equal", "where", "cast"};
+  static const llvm::StringSet<> kinds = {
+      "add",   "sub",        "mul",     "div",          "equal",         "where", "cast",
+      "pow",   "max",        "min",     "and",          "or",            "less",  "less_equal",
+      "greater", "greater_equal", "neg", "sqrt",        "reciprocal",    "sigmoid", "tanh",
+      "erf",   "exp",        "cos",     "sin",          "not",           "isnan"};
   if (!kinds.contains(getKind()))
     return emitOpError("unknown elementwise kind '") << getKind() << "'";
   return verifyDPS(*this, getInputs(), getOutputs());
@@ -68,6 +72,14 @@ LogicalResult ConcatOp::verify() { return verifyDPS(*this, getInputs(), getOutpu
 LogicalResult GatherOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
 LogicalResult RangeOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
 LogicalResult FillOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult KernelOp::verify() {
+  static const llvm::StringSet<> kernels = {
+      "matmul",  "softmax", "layer_norm",      "reduce_sum", "reduce_mean", "reduce_max",
+      "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length"};
+  if (!kernels.contains(getKernel()))
+    return emitOpError("unknown kernel '") << getKernel() << "'";
+  return verifyDPS(*this, getInputs(), getOutputs());
+}
 LogicalResult CopyOp::verify() {
   if (failed(verifyDPS(*this, getInputs(), getOutputs())))
     return failure();

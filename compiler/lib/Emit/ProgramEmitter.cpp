@@ -434,6 +434,19 @@ LogicalResult Emitter::emitKernel(Operation *op) {
         in.imm.push_back(g.getAxis());
       })
       .Case([&](mlir::dq::RangeOp) { in.name = "range"; })
+      .Case([&](mlir::dq::KernelOp k) {
+        in.name = k.getKernel().str();
+        in.imm.insert(in.imm.end(), k.getImm().begin(), k.getImm().end());
+        in.fimm.assign(k.getFimm().begin(), k.getFimm().end());
+        for (Value v : k.getScalars()) {
+          auto r = scalar(v);
+          if (failed(r)) {
+            result = failure();
+            return;
+          }
+          in.s.push_back(*r);
+        }
+      })
       .Case([&](mlir::dq::FillOp f) {
         in.name = "fill";
         if (!f.getInputs().empty()) {
@@ -459,7 +472,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
   if (op->getDialect() && op->getDialect()->getNamespace() == "arith")
     return emitArith(op);
   if (isa<mlir::dq::ElementwiseOp, mlir::dq::ExpandOp, mlir::dq::SliceOp, mlir::dq::TransposeOp, mlir::dq::ConcatOp,
-          mlir::dq::GatherOp, mlir::dq::RangeOp, mlir::dq::FillOp>(op)) {
+          mlir::dq::GatherOp, mlir::dq::RangeOp, mlir::dq::FillOp, mlir::dq::KernelOp>(op)) {
     if (op->getNumResults() != 0)
       return unsupported(op, op->getName().getStringRef()) << " on tensors (bufferize first)";
     return emitKernel(op);

@@ -84,7 +84,7 @@ void attachDPSModels(MLIRContext *ctx) {
 void mlir::dq::registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, DQDialect *) {
     attachDPSModels<ElementwiseOp, ExpandOp, SliceOp, TransposeOp, ConcatOp, GatherOp, RangeOp,
-                    FillOp, CopyOp>(ctx);
+                    FillOp, KernelOp, CopyOp>(ctx);
     ReadbackScalarOp::attachInterface<ReadbackScalarOpModel>(*ctx);
   });
 }

@@ -43,7 +43,7 @@ bool isKnownOpcode(uint16_t code) {
 const std::vector<std::string> &kernelNames() {
   static const std::vector<std::string> names = {
       "add", "sub", "mul", "div", "equal", "where", "cast", "expand", "slice", "transpose",
-      "concat", "gather", "range", "fill",
+      "concat", "gather", "range", "fill", "range_length",
       // transformer op set
       "pow", "max", "min", "and", "or", "less", "less_equal", "greater", "greater_equal", "neg",
       "sqrt", "reciprocal", "sigmoid", "tanh", "erf", "exp", "cos", "sin", "not", "isnan",

@@ -536,6 +536,38 @@ void kRange(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
   }
 }
 
+void kRangeLength(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkArity("range_length", ins, outs, 3);
+  Operand &out = outs[0];
+  checkAdmits("range_length", ins[0], kNumericTypes);
+  checkSameDType("range_length", ins[0], ins[1]);
+  checkSameDType("range_length", ins[0], ins[2]);
+  if (out.dtype != DType::I64 || numElements(out.sizes) != 1)
+    fail("range_length", "expects a one-element i64 output");
+  for (const Operand &x : ins)
+    if (numElements(x.sizes) != 1) fail("range_length", "expects one-element start, limit and delta");
+  int64_t n = 0;
+  if (isFloat(ins[0].dtype)) {
+    const double s = loadF(ins[0], ins[0].offset), l = loadF(ins[1], ins[1].offset),
+                 d = loadF(ins[2], ins[2].offset);
+    if (d == 0) fail("range_length", "delta is 0");
+    const double c = std::ceil((l - s) / d);
+    if (std::isnan(c)) fail("range_length", "the element count is NaN");
+    if (c > 9.0e18) fail("range_length", "the element count does not fit in int64");
+    n = c > 0 ? static_cast<int64_t>(c) : 0;
+  } else {
+    const __int128 s = loadI(ins[0], ins[0].offset), l = loadI(ins[1], ins[1].offset),
+                   d = loadI(ins[2], ins[2].offset);
+    if (d == 0) fail("range_length", "delta is 0");
+    const __int128 span = l - s;
+    // Ceiling division rounding toward +infinity for either sign.
+    __int128 q = span / d;
+    if (span % d != 0 && ((span > 0) == (d > 0))) ++q;
+    n = q > 0 ? static_cast<int64_t>(q) : 0;
+  }
+  storeI(out, out.offset, n);
+}
+
 void kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   checkArity("fill", ins, outs, 0);
   Operand &out = outs[0];
@@ -715,10 +747,23 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   checkSameDType(kernel, in, out);
   const size_t rank = in.sizes.size();
   std::vector<int64_t> extent(rank, 1), expect = in.sizes;
-  for (size_t k = 0; k < args.attrs.size(); ++k) {
-    const int64_t a = args.attrs[k];
-    if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= args.attrs[k - 1]))
-      fail(kernel, "axes " + formatDims(args.attrs) + " must be strictly increasing in [0, " +
+  std::vector<int64_t> axes = args.attrs;
+  if (!args.scalars.empty()) {
+    // Axes known only at run time: one 0/1 flag per input axis.
+    if (!args.attrs.empty() || args.scalars.size() != rank)
+      fail(kernel, "expects either axes in imm or one 0/1 flag scalar per input axis (" +
+                       std::to_string(rank) + "), not both");
+    axes.clear();
+    for (size_t d = 0; d < rank; ++d) {
+      if (args.scalars[d] != 0 && args.scalars[d] != 1)
+        fail(kernel, "axis flag s[" + std::to_string(d) + "] must be 0 or 1");
+      if (args.scalars[d] == 1) axes.push_back(static_cast<int64_t>(d));
+    }
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = axes[k];
+    if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= axes[k - 1]))
+      fail(kernel, "axes " + formatDims(axes) + " must be strictly increasing in [0, " +
                        std::to_string(rank) + ")");
     extent[static_cast<size_t>(a)] = in.sizes[static_cast<size_t>(a)];
     expect[static_cast<size_t>(a)] = 1;
@@ -781,7 +826,16 @@ void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   checkAdmits("cumsum", in, kWideTypes);
   checkSameDType("cumsum", in, out);
   checkShape("cumsum", out, in.sizes);
-  const size_t axis = axisAttr("cumsum", args, 0, in.sizes.size(), true);
+  size_t axis = 0;
+  if (args.scalars.empty()) {
+    axis = axisAttr("cumsum", args, 0, in.sizes.size(), true);
+  } else {
+    // Axis known only at run time.
+    const int64_t r = static_cast<int64_t>(in.sizes.size()), a = args.scalars[0];
+    if (args.scalars.size() != 1 || a < -r || a >= r)
+      fail("cumsum", "axis s[0] = " + std::to_string(a) + " out of range for rank " + std::to_string(r));
+    axis = static_cast<size_t>(a < 0 ? a + r : a);
+  }
   const bool exclusive = flagAttr("cumsum", args, 1, "exclusive");
   const bool reverse = flagAttr("cumsum", args, 2, "reverse");
   const int64_t n = in.sizes[axis];
@@ -870,7 +924,7 @@ const std::map<std::string, KernelFn> &specialKernels() {
   static const std::map<std::string, KernelFn> table = {
       {"where", kWhere},   {"cast", kCast},     {"expand", kExpand}, {"slice", kSlice},
       {"transpose", kTranspose}, {"concat", kConcat}, {"gather", kGather}, {"range", kRange},
-      {"fill", kFill}, {"matmul", kMatmul}, {"softmax", kSoftmax}, {"layer_norm", kLayerNorm},
+      {"range_length", kRangeLength}, {"fill", kFill}, {"matmul", kMatmul}, {"softmax", kSoftmax}, {"layer_norm", kLayerNorm},
       {"reduce_sum", kReduceSum}, {"reduce_mean", kReduceMean}, {"reduce_max", kReduceMax},
       {"trilu", kTrilu}, {"cumsum", kCumsum}, {"gather_elements", kGatherElements},
       {"gather_nd", kGatherND}};

@@ -325,6 +325,12 @@ TEST(TransformerKernels, ReductionsOverSeveralAxes) {
   xt.sizes = {2, 3, 2};
   xt.strides = {1, 2, 6};
   EXPECT_EQ(run<float>(d, "reduce_sum", {xt}, DType::F32, {2, 3, 1}, {{2}, {}, {}}), (std::vector<float>{6, 10, 14, 8, 12, 16}));
+  // Axes known only at run time as per-axis flags {1,0,1} = axes {0,2}: same [14, 22, 30].
+  EXPECT_EQ(run<float>(d, "reduce_sum", {x}, DType::F32, {1, 3, 1}, {{}, {}, {1, 0, 1}}), (std::vector<float>{14, 22, 30}));
+  EXPECT_EQ(errorOf([&] { run<float>(d, "reduce_sum", {x}, DType::F32, {1, 3, 1}, {{0}, {}, {1, 0, 1}}); }),
+            "kernel 'reduce_sum': expects either axes in imm or one 0/1 flag scalar per input axis (3), not both");
+  EXPECT_EQ(errorOf([&] { run<float>(d, "reduce_max", {x}, DType::F32, {1, 3, 1}, {{}, {}, {1, 0, 2}}); }),
+            "kernel 'reduce_max': axis flag s[2] must be 0 or 1");
 }
 
 TEST(TransformerKernels, ReductionDTypesAndEmptyExtents) {
@@ -399,6 +405,10 @@ TEST(TransformerKernels, CumsumExclusiveAndReverse) {
   BufferView m = in<int64_t>(d, DType::I64, {2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_EQ(run<int64_t>(d, "cumsum", {m}, DType::I64, {2, 3}, {{0, 0, 0}, {}, {}}), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
   EXPECT_EQ(run<int64_t>(d, "cumsum", {m}, DType::I64, {2, 3}, {{-1, 0, 0}, {}, {}}), (std::vector<int64_t>{1, 3, 6, 4, 9, 15}));
+  // Axis as scalar s[0] overrides imm[1]: s[0] = -1 with imm axis 0 still gives [[1,3,6],[4,9,15]].
+  EXPECT_EQ(run<int64_t>(d, "cumsum", {m}, DType::I64, {2, 3}, {{0, 0, 0}, {}, {-1}}), (std::vector<int64_t>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(errorOf([&] { run<int64_t>(d, "cumsum", {m}, DType::I64, {2, 3}, {{0, 0, 0}, {}, {2}}); }),
+            "kernel 'cumsum': axis s[0] = 2 out of range for rank 2");
   // ONNX CumSum admits no 8-bit integers; flags must be 0 or 1.
   EXPECT_TRUE(hasParts(errorOf([&] { run<int8_t>(d, "cumsum", {in<int8_t>(d, DType::I8, {1}, {1})}, DType::I8, {1}, {{0, 0, 0}, {}, {}}); }),
                        {"kernel 'cumsum': unsupported: in 0 (buffer #", ") is i8"}));
@@ -451,6 +461,30 @@ TEST(TransformerKernels, GatherND) {
             "kernel 'gather_nd': the last indices dim is 3, must be in [1, 2] (data rank - batch_dims)");
   EXPECT_TRUE(contains(errorOf([&] { run<float>(d, "gather_nd", {d3, in<int64_t>(d, DType::I64, {3, 1}, {0, 0, 0})}, DType::F32, {3, 2}, {{1}, {}, {}}); }),
                        "kernel 'gather_nd': batch dim 0 differs"));
+}
+
+// ---- range length --------------------------------------------------------------------------------
+
+TEST(TransformerKernels, RangeLengthCountsLikeOnnxRange) {
+  SimDevice d;
+  auto count = [&](DType t, auto s, auto l, auto step) {
+    using T = decltype(s);
+    return run<int64_t>(d, "range_length", {in<T>(d, t, {}, {s}), in<T>(d, t, {}, {l}), in<T>(d, t, {}, {step})},
+                        DType::I64, {})[0];
+  };
+  // ceil((5 - 1) / 2) = 2; ceil((10 - 1) / 3) = ceil(3) = 3; ceil((1 - 0.5) / 0.3) = ceil(1.67) = 2.
+  EXPECT_EQ(count(DType::F32, 1.0f, 5.0f, 2.0f), 2);
+  EXPECT_EQ(count(DType::F32, 1.0f, 10.0f, 3.0f), 3);
+  EXPECT_EQ(count(DType::F64, 0.5, 1.0, 0.3), 2);
+  // Negative delta: ceil((1 - 10) / -3) = 3; the wrong direction gives max(ceil(-4/2), 0) = 0.
+  EXPECT_EQ(count(DType::F32, 10.0f, 1.0f, -3.0f), 3);
+  EXPECT_EQ(count(DType::F32, 5.0f, 1.0f, 2.0f), 0);
+  // Integers exactly: ceil(7 / 2) = 4, ceil(-7 / -2) = 4, ceil(6 / 3) = 2, ceil(-5 / 1) -> 0.
+  EXPECT_EQ(count(DType::I64, int64_t{0}, int64_t{7}, int64_t{2}), 4);
+  EXPECT_EQ(count(DType::I64, int64_t{7}, int64_t{0}, int64_t{-2}), 4);
+  EXPECT_EQ(count(DType::I32, int32_t{0}, int32_t{6}, int32_t{3}), 2);
+  EXPECT_EQ(count(DType::I32, int32_t{5}, int32_t{0}, int32_t{1}), 0);
+  EXPECT_EQ(errorOf([&] { count(DType::F32, 0.0f, 1.0f, 0.0f); }), "kernel 'range_length': delta is 0");
 }
 
 // ---- loading -------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 // checks that an op outside the supported list fails with one line naming the op and the node.
 func.func @unsupported_op(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @below {{unsupported: ONNX op 'Softmax' in node '/Softmax'}}
-  %0 = "onnx.Softmax"(%x) {axis = -1 : i64, onnx.name = "/Softmax"} : (tensor<?xf32>) -> tensor<?xf32>
+  // expected-error @below {{unsupported: ONNX op 'LpNormalization' in node '/LpNorm'}}
+  %0 = "onnx.LpNormalization"(%x) {axis = -1 : i64, onnx.name = "/LpNorm"} : (tensor<?xf32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
 

@@ -30,7 +30,12 @@ const std::set<std::string>& supportedOps() {
   static const std::set<std::string> ops = {
       "Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat",
       "Transpose", "Shape", "Gather", "Cast", "Identity", "Constant", "ConstantOfShape",
-      "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where"};
+      "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where",
+      // transformer op set
+      "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
+      "Pow", "Sqrt", "Reciprocal", "Neg", "Sigmoid", "Tanh", "Erf", "Exp", "Cos", "Sin", "Max",
+      "Min", "Not", "And", "Or", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN",
+      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout"};
   return ops;
 }
 

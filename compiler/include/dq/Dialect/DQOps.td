@@ -27,8 +27,10 @@ class DQ_DPSOp<string mnemonic, list<Trait> traits = []>
 def DQ_ElementwiseOp : DQ_DPSOp<"elementwise"> {
   let summary = "elementwise op with numpy broadcasting of inputs to the init shape";
   let description = [{
-    `kind` names the ONNX semantics: add, sub, mul, div, equal, where, cast. Inputs broadcast to
-    the init's shape (ranks right-aligned, each input dim 1 or equal). Integer div truncates.
+    `kind` names the ONNX semantics and equals the Program.h kernel name: add, sub, mul, div,
+    equal, where, cast; pow, max, min, and, or, less, less_equal, greater, greater_equal (binary);
+    neg, sqrt, reciprocal, sigmoid, tanh, erf, exp, cos, sin, not, isnan (unary). Inputs broadcast
+    to the init's shape (ranks right-aligned, each input dim 1 or equal). Integer div truncates.
   }];
   let arguments = (ins StrAttr:$kind, Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs);
   let assemblyFormat = [{
@@ -106,6 +108,24 @@ def DQ_FillOp : DQ_DPSOp<"fill"> {
   let assemblyFormat = [{
     `outs` `(` $outputs `:` type($outputs) `)` `value` `=` $value
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? attr-dict (`->` type($results)^)?
+  }];
+}
+
+def DQ_KernelOp : DQ_DPSOp<"kernel"> {
+  let summary = "a Program.h kernel that takes attributes: matmul, softmax, reductions, ...";
+  let description = [{
+    `kernel` is the Program.h kernel name (matmul, softmax, layer_norm, reduce_sum, reduce_mean,
+    reduce_max, trilu, cumsum, gather_elements, gather_nd, range_length). `imm` and `fimm` are
+    the kernel's integer and float immediates (the emitter writes them after the input count),
+    `scalars` its scalar register operands, in Program.h order.
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
+                       Variadic<Index>:$scalars,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$imm,
+                       DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$fimm);
+  let assemblyFormat = [{
+    $kernel (`ins` `(` $inputs^ `:` type($inputs) `)`)? `outs` `(` $outputs `:` type($outputs) `)`
+    (`scalars` `(` $scalars^ `)`)? attr-dict (`->` type($results)^)?
   }];
 }
 

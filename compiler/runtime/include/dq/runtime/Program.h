@@ -120,6 +120,10 @@ enum class Opcode : uint16_t {
 ///                                    out of range -> error) -> out (ONNX Gather)
 ///   "range"                          ins start (0-d), delta (0-d) -> out[i] = start + i*delta
 ///   "fill"                           out = value; fimm[0] for float dtypes, imm[1] otherwise
+///   "range_length"                   ins start, limit, delta (one-element, one numeric dtype) ->
+///                                    out (one-element i64) = max(ceil((limit - start) / delta), 0)
+///                                    (ONNX Range element count; floats computed in double,
+///                                    integers exactly); delta == 0 -> error
 /// Transformer op set (ONNX semantics; floats accumulate in at least fp32). Each kernel admits
 /// the dtypes its ONNX op admits (listed below; "float" = f32 f64 f16 bf16); any other dtype is a
 /// run-time "unsupported" error naming the kernel. Indices (i32/i64) may be negative and then
@@ -156,14 +160,16 @@ enum class Opcode : uint16_t {
 ///                                    adds); sum and mean: float/i32/i64, integer mean truncates
 ///                                    toward zero; max: every dtype, NaN if any element is NaN, bool
 ///                                    is "any"; reducing an empty extent: sum 0, mean NaN (integer
-///                                    mean -> error), max -> error
+///                                    mean -> error), max -> error. Axes known only at run time:
+///                                    no imm axes and s[] = one 0/1 flag per input axis (1 = reduced)
 ///   "trilu"                          imm[1] = upper (1) or lower (0); s[0] = k (diagonal offset);
 ///                                    in -> out over the last two dims (rank >= 2, every dtype):
 ///                                    element (i, j) is kept when j - i >= k (upper) or j - i <= k
 ///                                    (lower), otherwise 0
 ///   "cumsum"                         imm[1] = axis (wraps), imm[2] = exclusive, imm[3] = reverse
 ///                                    (flags 0 or 1); out[j] = sum of in[i] for i <= j (i < j when
-///                                    exclusive; i >= j / i > j when reverse); float/i32/i64
+///                                    exclusive; i >= j / i > j when reverse); float/i32/i64. An axis
+///                                    known only at run time is s[0] (wraps), overriding imm[1]
 ///   "gather_elements"                imm[1] = axis (wraps); ins data, indices (same rank, no
 ///                                    larger than data off the axis) -> out (ONNX GatherElements)
 ///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND;
