@@ -8,6 +8,11 @@ namespace dynqual::cli {
 void addCompileCommand(CLI::App& app);
 /// `dynqual run DIR... [--device sim] [--pipeline production|SPEC] [--bindings N] [--format text|json]`
 void addRunCommand(CLI::App& app);
+/// `dynqual qualify [SUITE...] [--device sim] [--pipeline ...] [--reps N] [--timeout S] [--db FILE]
+/// [--format text|json]`, plus the hidden per-model `dynqual qualify-one MODEL --work-dir DIR`.
+void addQualifyCommand(CLI::App& app);
+/// `dynqual make-model decoder --layers L --hidden H --heads N --kv-heads K --vocab V --seed S -o DIR`
+void addMakeModelCommand(CLI::App& app);
 /// `dynqual db init|info|query|export|import|merge [--db FILE]`
 void addDbCommand(CLI::App& app);
 /// `dynqual report RUN|latest [--db FILE] [--format md|json|html] [--base RUN] [-o FILE]`

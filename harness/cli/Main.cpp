@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dynqual::cli::addCompileCommand(app);
   dynqual::cli::addRunCommand(app);
+  dynqual::cli::addQualifyCommand(app);
+  dynqual::cli::addMakeModelCommand(app);
   dynqual::cli::addDbCommand(app);
   dynqual::cli::addReportCommand(app);
   try {

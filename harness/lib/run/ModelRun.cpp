@@ -178,6 +178,7 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
       return r;
     }
     r.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.artifact = artifact;
 
     auto sets = onnxio::discoverTestDataSets(modelDir);
     std::vector<Tensor> firstInputs;
@@ -200,7 +201,8 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
             return skipForQuirk(r, *quirk);
         // Inputs are rewritten as read, so the runtime sees what the harness saw (quirks).
         fs::path caseDir = work / c.name;
-        ExecOutcome run = execute(config, artifact, writeInputs(caseDir, inputs, inSpecs), caseDir / "out");
+        c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
+        ExecOutcome run = execute(config, artifact, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, expected, cmpOpts);
@@ -251,7 +253,8 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
       }
       try {
         fs::path caseDir = work / ("binding_" + std::to_string(b));
-        ExecOutcome run = execute(config, artifact, writeInputs(caseDir, inputs, inSpecs), caseDir / "out");
+        c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
+        ExecOutcome run = execute(config, artifact, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, ref, cmpOpts);

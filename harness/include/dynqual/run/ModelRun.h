@@ -49,6 +49,9 @@ struct CaseResult {
   std::optional<compare::Comparison> referenceVsStored;
   std::vector<std::pair<std::string, uint64_t>> counters;  ///< device counters of the run
   double executeMs = 0;
+  /// The input_N.pb files the runtime process read (under RunConfig::workDir); empty when the
+  /// case never reached the runtime. Timed repetitions reuse them.
+  std::vector<std::filesystem::path> inputFiles;
 };
 
 enum class ModelStatus { Passed, Failed, Skipped };
@@ -62,6 +65,8 @@ struct ModelResult {
   std::string detail;        ///< skip detail or the failure line
   bool bitExact = false;     ///< data-movement-only graph: float outputs compared bit for bit
   double compileMs = 0;
+  /// The compiled artifact (.dqp, under RunConfig::workDir); empty when compilation failed.
+  std::filesystem::path artifact;
   std::vector<std::string> outputNames;
   std::vector<CaseResult> cases;
 };

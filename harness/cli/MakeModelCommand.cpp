@@ -1,0 +1,40 @@
+// `dynqual make-model decoder ...`: writes a generated model folder (model.onnx plus data sets
+// whose outputs come from the CPU reference).
+#include "Commands.h"
+
+#include "dynqual/modelgen/DecoderModel.h"
+
+#include <iostream>
+
+namespace dynqual::cli {
+
+void addMakeModelCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("make-model", "Write a generated ONNX model folder with reference data sets.");
+  cmd->require_subcommand(1);
+  auto* dec = cmd->add_subcommand(
+      "decoder", "Decoder step model: explicit past/present KV, dynamic batch, sequence and past length,\n"
+                 "random weights from --seed; test_data_set_0..2 with outputs from the CPU reference.");
+  struct Opts {
+    modelgen::DecoderSpec spec;
+    std::string out;
+  };
+  auto o = std::make_shared<Opts>();
+  dec->add_option("--layers", o->spec.layers, "decoder layers")->capture_default_str();
+  dec->add_option("--hidden", o->spec.hidden, "hidden size (a multiple of --heads)")->capture_default_str();
+  dec->add_option("--heads", o->spec.heads, "query heads (a multiple of --kv-heads)")->capture_default_str();
+  dec->add_option("--kv-heads", o->spec.kvHeads, "key/value heads")->capture_default_str();
+  dec->add_option("--vocab", o->spec.vocab, "vocabulary size")->capture_default_str();
+  dec->add_option("--seed", o->spec.seed, "seed of the weights and data sets")->capture_default_str();
+  dec->add_option("-o,--output", o->out, "model folder to write (created)")->required();
+  dec->callback([o] {
+    try {
+      modelgen::writeDecoder(o->spec, o->out);
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model decoder: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+}
+
+} // namespace dynqual::cli

@@ -1,0 +1,143 @@
+// Latency statistics, and the generated decoder: its semantics through the CPU reference and the
+// checked-in corpus copy, which must be exactly what `make-model` writes today.
+#include "dynqual/modelgen/DecoderModel.h"
+#include "dynqual/qualify/LatencyStats.h"
+#include "dynqual/reference/Interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace dynqual;
+
+TEST(LatencyStats, MedianP90MeanAndQps) {
+  // Sorted: 1 2 3 4 5 6 7 8 9 10. Median (5+6)/2 = 5.5; p90 rank ceil(0.9*10) = 9 -> 9;
+  // mean 55/10 = 5.5 ms -> QPS 1000/5.5 = 181.818...
+  auto s = qualify::summarizeLatencies({10, 1, 9, 2, 8, 3, 7, 4, 6, 5});
+  EXPECT_DOUBLE_EQ(s.medianMs, 5.5);
+  EXPECT_DOUBLE_EQ(s.p90Ms, 9);
+  EXPECT_DOUBLE_EQ(s.meanMs, 5.5);
+  EXPECT_NEAR(s.qps, 181.8181818, 1e-6);
+  // Odd count: median is the middle one; p90 of 3 samples is rank ceil(2.7) = 3.
+  auto t = qualify::summarizeLatencies({4, 1, 2});
+  EXPECT_DOUBLE_EQ(t.medianMs, 2);
+  EXPECT_DOUBLE_EQ(t.p90Ms, 4);
+  EXPECT_THROW(qualify::summarizeLatencies({}), std::invalid_argument);
+  EXPECT_THROW(qualify::summarizeLatencies({1, NAN}), std::invalid_argument);
+}
+
+TEST(LatencyStats, CpuPercent) {
+  EXPECT_DOUBLE_EQ(qualify::cpuPercent(0.5, 2.0), 25.0);  // 0.5 s CPU over 2 s wall
+  EXPECT_DOUBLE_EQ(qualify::cpuPercent(3.0, 1.5), 200.0); // two busy threads
+  EXPECT_THROW(qualify::cpuPercent(1, 0), std::invalid_argument);
+}
+
+namespace {
+
+modelgen::DecoderSpec tinySpec() {
+  modelgen::DecoderSpec s;
+  s.layers = 2;
+  s.hidden = 8;
+  s.heads = 4;
+  s.kvHeads = 2;
+  s.vocab = 11;
+  s.seed = 5;
+  return s;
+}
+
+std::vector<Tensor> prefix(const modelgen::DecoderSpec& spec, const std::vector<Tensor>& in, int64_t n) {
+  // input_ids [1, s] -> [1, n]; caches unchanged.
+  std::vector<Tensor> out = in;
+  auto ids = in[0].toInts();
+  out[0] = Tensor::fromInts(DType::Int64, {1, n}, std::vector<int64_t>(ids.begin(), ids.begin() + n));
+  (void)spec;
+  return out;
+}
+
+double maxDiff(const Tensor& a, const Tensor& b) {
+  auto x = a.toDoubles(), y = b.toDoubles();
+  EXPECT_EQ(x.size(), y.size());
+  double m = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+    m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+TEST(DecoderModel, ShapesFollowBatchSequenceAndPast) {
+  auto spec = tinySpec();
+  auto model = modelgen::buildDecoder(spec);
+  auto out = reference::evaluate(model, modelgen::decoderInputs(spec, 2, 3, 4, 9));
+  ASSERT_EQ(out.size(), 1u + 2 * 2);
+  EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2, 3, 11}));
+  for (size_t i = 1; i < out.size(); ++i)
+    EXPECT_EQ(out[i].dims(), (std::vector<int64_t>{2, 2, 7, 2})) << i;  // [b, kv_heads, past+seq, hidden/heads]
+}
+
+TEST(DecoderModel, CausalAndCacheConsistent) {
+  auto spec = tinySpec();
+  auto model = modelgen::buildDecoder(spec);
+  auto in = modelgen::decoderInputs(spec, 1, 3, 2, 17);
+  auto full = reference::evaluate(model, in);
+  // Causal: the first two positions do not see the third token.
+  auto two = reference::evaluate(model, prefix(spec, in, 2));
+  auto f = full[0].toDoubles(), p = two[0].toDoubles();
+  for (size_t i = 0; i < p.size(); ++i)
+    EXPECT_NEAR(f[i], p[i], 1e-6) << i;
+  // Cache: two tokens, then the third on the present K/V, equals three tokens at once.
+  std::vector<Tensor> step = {Tensor::fromInts(DType::Int64, {1, 1}, {in[0].toInts()[2]})};
+  step.insert(step.end(), two.begin() + 1, two.end());
+  auto last = reference::evaluate(model, step);
+  auto l = last[0].toDoubles();
+  for (size_t v = 0; v < l.size(); ++v)
+    EXPECT_NEAR(f[2 * 11 + v], l[v], 1e-6) << v;
+  for (size_t i = 1; i < full.size(); ++i)
+    EXPECT_LT(maxDiff(full[i], last[i]), 1e-6) << "present " << i;
+  // The mask matters: a different third token changes the third position's logits.
+  auto other = in;
+  auto ids = in[0].toInts();
+  ids[2] = (ids[2] + 1) % 11;
+  other[0] = Tensor::fromInts(DType::Int64, {1, 3}, ids);
+  EXPECT_GT(maxDiff(reference::evaluate(model, other)[0], full[0]), 1e-4);
+}
+
+TEST(DecoderModel, SameSeedSameBytesOtherSeedOtherWeights) {
+  auto a = modelgen::buildDecoder(tinySpec()).SerializeAsString();
+  EXPECT_EQ(a, modelgen::buildDecoder(tinySpec()).SerializeAsString());
+  auto spec = tinySpec();
+  spec.seed = 6;
+  EXPECT_NE(a, modelgen::buildDecoder(spec).SerializeAsString());
+  spec.heads = 3;
+  EXPECT_THROW(modelgen::buildDecoder(spec), std::invalid_argument);  // hidden 8 % heads 3 != 0
+}
+
+TEST(DecoderModel, CorpusCopyIsWhatMakeModelWrites) {
+  fs::path corpus = fs::path(DYNQUAL_CORPUS_DIR) / "decoder_tiny";
+  fs::path fresh = fs::temp_directory_path() / ("dynqual-decoder-" + std::to_string(getpid()));
+  modelgen::DecoderSpec spec;  // the corpus arguments, also in corpus/decoder_tiny/meta.json
+  spec.layers = 1, spec.hidden = 16, spec.heads = 4, spec.kvHeads = 2, spec.vocab = 32, spec.seed = 1;
+  modelgen::writeDecoder(spec, fresh);
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fresh)) {
+    if (!e.is_regular_file())
+      continue;
+    ++files;
+    fs::path rel = fs::relative(e.path(), fresh);
+    ASSERT_TRUE(fs::exists(corpus / rel)) << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
+    EXPECT_EQ(slurp(e.path()), slurp(corpus / rel)) << rel << " differs; regenerate it (docs/commands/make-model.md)";
+  }
+  EXPECT_EQ(files, 1 + 3 * (3 + 3));  // model + 3 sets of (ids, 2 caches) inputs and (logits, 2 presents) outputs
+  fs::remove_all(fresh);
+}

@@ -1,0 +1,293 @@
+#include "dynqual/modelgen/DecoderModel.h"
+
+#include "dynqual/onnx/GraphSignature.h"
+#include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/reference/Interpreter.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::modelgen {
+
+namespace {
+
+/// SplitMix64: a fixed integer recurrence, so weights do not depend on the standard library.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1) on a 2^-23 grid (exact in float).
+  double symmetric() { return static_cast<double>(next() >> 40) * std::ldexp(1.0, -23) - 1.0; }
+
+private:
+  uint64_t state_;
+};
+
+/// Appends nodes with generated, unique output names.
+class Graph {
+public:
+  explicit Graph(onnx::GraphProto& g) : g_(g) {}
+
+  std::string node(const std::string& op, const std::vector<std::string>& inputs,
+                   const std::vector<onnx::AttributeProto>& attrs = {}) {
+    auto* n = g_.add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + std::to_string(count_++));
+    for (const auto& i : inputs)
+      n->add_input(i);
+    std::string out = n->name() + "_out";
+    n->add_output(out);
+    for (const auto& a : attrs)
+      *n->add_attribute() = a;
+    return out;
+  }
+  /// Renames the output of the last node (graph outputs keep their declared names).
+  void nameLast(const std::string& name) { g_.mutable_node(g_.node_size() - 1)->set_output(0, name); }
+
+  std::string initializer(const std::string& name, const Tensor& t) {
+    *g_.add_initializer() = onnxio::tensorToProto(t, name);
+    return name;
+  }
+  std::string ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+    std::vector<int64_t> dims = scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(values.size())};
+    return initializer(name, Tensor::fromInts(DType::Int64, dims, values));
+  }
+  std::string floatScalar(const std::string& name, double v) {
+    return initializer(name, Tensor::fromDoubles(DType::Float, {}, {v}));
+  }
+
+private:
+  onnx::GraphProto& g_;
+  int count_ = 0;
+};
+
+onnx::AttributeProto intAttr(const std::string& name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+onnx::AttributeProto intsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v)
+    a.add_ints(x);
+  return a;
+}
+
+Tensor randomMatrix(Random& rng, int64_t rows, int64_t cols) {
+  std::vector<double> v(static_cast<size_t>(rows * cols));
+  double scale = 1.0 / std::sqrt(static_cast<double>(rows));
+  for (auto& x : v)
+    x = rng.symmetric() * scale;
+  return Tensor::fromDoubles(DType::Float, {rows, cols}, v);
+}
+
+Tensor randomGain(Random& rng, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v)
+    x = 1.0 + 0.25 * rng.symmetric();
+  return Tensor::fromDoubles(DType::Float, {n}, v);
+}
+
+void declare(onnx::ValueInfoProto* vi, const std::string& name, int elemType, const std::vector<std::string>& dims,
+             const std::vector<int64_t>& sizes) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elemType);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto* d = tt->mutable_shape()->add_dim();
+    if (dims[i].empty())
+      d->set_dim_value(sizes[i]);
+    else
+      d->set_dim_param(dims[i]);
+  }
+}
+
+/// x * gain / sqrt(mean(x^2, last axis) + eps)
+std::string rmsNorm(Graph& g, const std::string& x, const std::string& gain, const std::string& eps) {
+  std::string sq = g.node("Mul", {x, x});
+  std::string mean = g.node("ReduceMean", {sq}, {intsAttr("axes", {-1}), intAttr("keepdims", 1)});
+  std::string root = g.node("Sqrt", {g.node("Add", {mean, eps})});
+  return g.node("Mul", {g.node("Div", {x, root}), gain});
+}
+
+} // namespace
+
+void validate(const DecoderSpec& s) {
+  auto positive = [](int64_t v, const char* opt) {
+    if (v < 1)
+      throw std::invalid_argument(std::string(opt) + " must be at least 1 (got " + std::to_string(v) + ")");
+  };
+  positive(s.layers, "--layers");
+  positive(s.hidden, "--hidden");
+  positive(s.heads, "--heads");
+  positive(s.kvHeads, "--kv-heads");
+  positive(s.vocab, "--vocab");
+  if (s.hidden % s.heads)
+    throw std::invalid_argument("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
+                                std::to_string(s.heads));
+  if (s.heads % s.kvHeads)
+    throw std::invalid_argument("--heads " + std::to_string(s.heads) + " must be a multiple of --kv-heads " +
+                                std::to_string(s.kvHeads));
+}
+
+onnx::ModelProto buildDecoder(const DecoderSpec& s) {
+  validate(s);
+  const int64_t D = s.hidden / s.heads, K = s.kvHeads, G = s.heads / s.kvHeads, H = s.hidden, F = 2 * s.hidden;
+  Random rng(s.seed);
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("dynqual make-model");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  onnx::GraphProto& gp = *model.mutable_graph();
+  gp.set_name("decoder_step");
+  Graph g(gp);
+
+  const int kF = onnx::TensorProto::FLOAT, kI = onnx::TensorProto::INT64;
+  auto past = [](const char* kv, int64_t l) { return "past_" + std::string(kv) + "_" + std::to_string(l); };
+  auto present = [](const char* kv, int64_t l) { return "present_" + std::string(kv) + "_" + std::to_string(l); };
+  declare(gp.add_input(), "input_ids", kI, {"batch", "seq"}, {0, 0});
+  declare(gp.add_output(), "logits", kF, {"batch", "seq", ""}, {0, 0, s.vocab});
+  for (int64_t l = 0; l < s.layers; ++l)
+    for (const char* kv : {"key", "value"}) {
+      declare(gp.add_input(), past(kv, l), kF, {"batch", "", "past", ""}, {0, K, 0, D});
+      declare(gp.add_output(), present(kv, l), kF, {"batch", "", "total", ""}, {0, K, 0, D});
+    }
+
+  // Shared constants and the causal mask: keep (i, j) iff j - i <= past (Trilu lower, k = past).
+  std::string eps = g.floatScalar("rms_eps", 1e-5);
+  std::string scale = g.floatScalar("attn_scale", 1.0 / std::sqrt(static_cast<double>(D)));
+  std::string masked = g.floatScalar("mask_fill", -1e9);
+  std::string zeroF = g.floatScalar("zero", 0.0);
+  std::string idx1 = g.ints("index_1", {1}), idx2 = g.ints("index_2_scalar", {2}, true);
+  std::string axis2 = g.ints("axis_2", {2});
+  std::string seqLen = g.node("Gather", {g.node("Shape", {"input_ids"}), idx1}, {intAttr("axis", 0)});
+  std::string pastShape = g.node("Shape", {past("key", 0)});
+  std::string pastLen = g.node("Gather", {pastShape, idx2}, {intAttr("axis", 0)});
+  std::string totalLen = g.node("Add", {seqLen, g.node("Unsqueeze", {pastLen, g.ints("axis_0", {0})})});
+  std::string ones = g.node("ConstantOfShape", {g.node("Concat", {seqLen, totalLen}, {intAttr("axis", 0)})});
+  gp.mutable_node(gp.node_size() - 1)->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("value");
+    a.set_type(onnx::AttributeProto::TENSOR);
+    *a.mutable_t() = onnxio::tensorToProto(Tensor::fromDoubles(DType::Float, {1}, {1.0}), "");
+    return a;
+  }());
+  std::string lower = g.node("Trilu", {ones, pastLen}, {intAttr("upper", 0)});
+  std::string hidden = g.node("Equal", {lower, zeroF});  // true where masked
+
+  std::string x = g.node("Gather", {g.initializer("embed", randomMatrix(rng, s.vocab, H)), "input_ids"},
+                         {intAttr("axis", 0)});
+  std::string qShape = g.ints("q_shape", {0, 0, K, G, D}), kvShape = g.ints("kv_shape", {0, 0, K, D});
+  std::string outShape = g.ints("attn_shape", {0, 0, H});
+  for (int64_t l = 0; l < s.layers; ++l) {
+    std::string L = std::to_string(l);
+    std::string h = rmsNorm(g, x, g.initializer("attn_norm_" + L, randomGain(rng, H)), eps);
+    std::string q = g.node("MatMul", {h, g.initializer("wq_" + L, randomMatrix(rng, H, H))});
+    std::string k = g.node("MatMul", {h, g.initializer("wk_" + L, randomMatrix(rng, H, K * D))});
+    std::string v = g.node("MatMul", {h, g.initializer("wv_" + L, randomMatrix(rng, H, K * D))});
+    // q: [b, s, K*G*D] -> [b, K, G, s, D]; k, v: [b, s, K*D] -> [b, K, s, D], appended to the cache.
+    q = g.node("Transpose", {g.node("Reshape", {q, qShape})}, {intsAttr("perm", {0, 2, 3, 1, 4})});
+    k = g.node("Transpose", {g.node("Reshape", {k, kvShape})}, {intsAttr("perm", {0, 2, 1, 3})});
+    v = g.node("Transpose", {g.node("Reshape", {v, kvShape})}, {intsAttr("perm", {0, 2, 1, 3})});
+    std::string pk = g.node("Concat", {past("key", l), k}, {intAttr("axis", 2)});
+    g.nameLast(present("key", l));
+    pk = present("key", l);
+    std::string pv = g.node("Concat", {past("value", l), v}, {intAttr("axis", 2)});
+    g.nameLast(present("value", l));
+    pv = present("value", l);
+    // Scores [b, K, G, s, total]; the K/V group axis broadcasts over the G query heads.
+    std::string kT = g.node("Transpose", {g.node("Unsqueeze", {pk, axis2})}, {intsAttr("perm", {0, 1, 2, 4, 3})});
+    std::string scores = g.node("Mul", {g.node("MatMul", {q, kT}), scale});
+    scores = g.node("Where", {hidden, masked, scores});
+    std::string probs = g.node("Softmax", {scores}, {intAttr("axis", -1)});
+    std::string ctx = g.node("MatMul", {probs, g.node("Unsqueeze", {pv, axis2})});
+    ctx = g.node("Reshape", {g.node("Transpose", {ctx}, {intsAttr("perm", {0, 3, 1, 2, 4})}), outShape});
+    x = g.node("Add", {x, g.node("MatMul", {ctx, g.initializer("wo_" + L, randomMatrix(rng, H, H))})});
+
+    h = rmsNorm(g, x, g.initializer("mlp_norm_" + L, randomGain(rng, H)), eps);
+    std::string gate = g.node("MatMul", {h, g.initializer("w_gate_" + L, randomMatrix(rng, H, F))});
+    std::string up = g.node("MatMul", {h, g.initializer("w_up_" + L, randomMatrix(rng, H, F))});
+    std::string act = g.node("Mul", {g.node("Mul", {gate, g.node("Sigmoid", {gate})}), up});
+    x = g.node("Add", {x, g.node("MatMul", {act, g.initializer("w_down_" + L, randomMatrix(rng, F, H))})});
+  }
+  std::string h = rmsNorm(g, x, g.initializer("final_norm", randomGain(rng, H)), eps);
+  g.node("MatMul", {h, g.initializer("lm_head", randomMatrix(rng, H, s.vocab))});
+  g.nameLast("logits");
+  return model;
+}
+
+std::vector<Tensor> decoderInputs(const DecoderSpec& s, int64_t batch, int64_t seq, int64_t past, uint64_t seed) {
+  validate(s);
+  Random rng(seed);
+  std::vector<int64_t> ids(static_cast<size_t>(batch * seq));
+  for (auto& id : ids)
+    id = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(s.vocab));
+  std::vector<Tensor> inputs = {Tensor::fromInts(DType::Int64, {batch, seq}, ids)};
+  const int64_t D = s.hidden / s.heads;
+  for (int64_t l = 0; l < 2 * s.layers; ++l) {
+    std::vector<double> v(static_cast<size_t>(batch * s.kvHeads * past * D));
+    for (auto& x : v)
+      x = rng.symmetric();
+    inputs.push_back(Tensor::fromDoubles(DType::Float, {batch, s.kvHeads, past, D}, v));
+  }
+  return inputs;
+}
+
+std::vector<std::vector<int64_t>> decoderDataSetShapes() { return {{1, 4, 0}, {2, 1, 3}, {1, 3, 5}}; }
+
+void writeDecoder(const DecoderSpec& spec, const fs::path& dir) {
+  onnx::ModelProto model = buildDecoder(spec);
+  fs::create_directories(dir);
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!model.SerializeToCodedStream(&coded))
+      throw std::runtime_error((dir / "model.onnx").string() + ": cannot serialize the model");
+  }
+  std::ofstream out(dir / "model.onnx", std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out)
+    throw std::runtime_error((dir / "model.onnx").string() + ": cannot write (check the folder is writable)");
+  out.close();
+
+  auto inSpecs = onnxio::describeInputs(model);
+  auto outSpecs = onnxio::describeOutputs(model);
+  auto shapes = decoderDataSetShapes();
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    fs::path set = dir / ("test_data_set_" + std::to_string(k));
+    fs::create_directories(set);
+    auto inputs = decoderInputs(spec, shapes[k][0], shapes[k][1], shapes[k][2], spec.seed + 1000 + k);
+    std::vector<Tensor> outputs;
+    try {
+      outputs = reference::evaluate(model, inputs);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(set.string() + ": the CPU reference rejected the generated model: " + e.what());
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      onnxio::writeTensorFile(set / ("input_" + std::to_string(i) + ".pb"), inputs[i], inSpecs[i].name);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      onnxio::writeTensorFile(set / ("output_" + std::to_string(i) + ".pb"), outputs[i], outSpecs[i].name);
+  }
+}
+
+} // namespace dynqual::modelgen

@@ -1,0 +1,46 @@
+#include "dynqual/qualify/LatencyStats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace dynqual::qualify {
+
+double nearestRankPercentile(std::vector<double> samples, double p) {
+  if (samples.empty())
+    throw std::invalid_argument("percentile of no samples");
+  if (!(p > 0 && p <= 100))
+    throw std::invalid_argument("percentile " + std::to_string(p) + " outside (0, 100]");
+  std::sort(samples.begin(), samples.end());
+  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(samples.size())));
+  return samples[std::max<size_t>(rank, 1) - 1];
+}
+
+LatencySummary summarizeLatencies(const std::vector<double>& latencyMs) {
+  if (latencyMs.empty())
+    throw std::invalid_argument("no latency samples (--reps must be at least 1)");
+  for (double v : latencyMs)
+    if (!std::isfinite(v) || v < 0)
+      throw std::invalid_argument("latency sample " + std::to_string(v) + " ms is not a finite non-negative time");
+  LatencySummary s;
+  s.meanMs = std::accumulate(latencyMs.begin(), latencyMs.end(), 0.0) / static_cast<double>(latencyMs.size());
+  std::vector<double> sorted = latencyMs;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  s.medianMs = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  s.p90Ms = nearestRankPercentile(sorted, 90);
+  s.qps = s.meanMs > 0 ? 1000.0 / s.meanMs : std::numeric_limits<double>::infinity();
+  return s;
+}
+
+double cpuPercent(double cpuSeconds, double wallSeconds) {
+  if (!(wallSeconds > 0) || !(cpuSeconds >= 0))
+    throw std::invalid_argument("CPU percent needs wall > 0 s and CPU >= 0 s (got " + std::to_string(cpuSeconds) +
+                                " s over " + std::to_string(wallSeconds) + " s)");
+  return 100.0 * cpuSeconds / wallSeconds;
+}
+
+} // namespace dynqual::qualify
