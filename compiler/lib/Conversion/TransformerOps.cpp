@@ -308,8 +308,6 @@ LogicalResult lowerReduce(Lowering &L, Operation *op) {
   }
   Value t = L.tensorOf(in);
   if (runtimeAxes) {
-    if (!keep)
-      return L.unsupported(opType + " with keepdims = 0 and axes known only at run time");
     SmallVector<Value> flags, out;
     for (int64_t d = 0; d < in.rank; ++d) {
       Value f = L.idx(0);
@@ -320,7 +318,30 @@ LogicalResult lowerReduce(Lowering &L, Operation *op) {
       flags.push_back(f);
       out.push_back(L.select(L.eq(f, L.idx(1)), L.idx(1), in.dims[d]));
     }
-    L.define(op->getResult(0), kernel(L, name, {t}, out, in.elementType, {}, {}, flags));
+    LoweredValue r = kernel(L, name, {t}, out, in.elementType, {}, {}, flags);
+    if (!keep) {
+      // Output dim k is the input dim j that is the k-th one kept: sum over j of
+      // [flag_j == 0 and (kept dims before j) == k] * d_j. Repeated axes are not detected here.
+      int64_t outRank = in.rank - (int64_t)runtimeAxes->size();
+      if (outRank < 0)
+        return L.error(opType + ": more axes than input dims");
+      SmallVector<Value> dims;
+      for (int64_t k = 0; k < outRank; ++k) {
+        Value dim = L.idx(0), before = L.idx(0);
+        for (int64_t j = 0; j < in.rank; ++j) {
+          Value kept = L.sub(L.idx(1), flags[j]);
+          Value hit = L.mul(kept, L.boolToIndex(L.eq(before, L.idx(k))));
+          dim = L.add(dim, L.mul(hit, in.dims[j]));
+          before = L.add(before, kept);
+        }
+        dims.push_back(dim);
+      }
+      auto d = reshaped(L, r, dims);
+      if (failed(d))
+        return failure();
+      r = *d;
+    }
+    L.define(op->getResult(0), r);
     return success();
   }
   if (axes.empty()) {
