@@ -93,6 +93,30 @@ bool classifyNodeTypes(const onnx::NodeProto& node, SkipReason& reason, std::str
   return false;
 }
 
+/// The supported set holds Dropout for inference only: a Dropout whose training_mode input is
+/// given and not a constant false draws a random mask, which no reference can reproduce.
+bool isTrainingDropout(const onnx::ModelProto& model, const onnx::NodeProto& node) {
+  if (node.op_type() != "Dropout" || node.input_size() < 3 || node.input(2).empty())
+    return false;
+  const std::string& mode = node.input(2);
+  auto isFalse = [](const onnx::TensorProto& t) {
+    if (t.data_type() != onnx::TensorProto::BOOL)
+      return false;
+    if (t.int32_data_size() == 1)
+      return t.int32_data(0) == 0;
+    return t.raw_data().size() == 1 && t.raw_data()[0] == 0;
+  };
+  for (const auto& init : model.graph().initializer())
+    if (init.name() == mode)
+      return !isFalse(init);
+  for (const auto& n : model.graph().node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == mode)
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t())
+          return !isFalse(a.t());
+  return true;
+}
+
 } // namespace
 
 std::optional<SkipReason> classifyTypes(const onnx::ModelProto& model, std::string& detail) {
@@ -128,6 +152,10 @@ std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::stri
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (!defaultDomain || !ops.count(node.op_type())) {
       detail = "op '" + node.op_type() + "' (node '" + node.name() + "')";
+      return SkipReason::OpOutsideSupportedSet;
+    }
+    if (isTrainingDropout(model, node)) {
+      detail = "Dropout in training mode (node '" + node.name() + "'): only inference Dropout is supported";
       return SkipReason::OpOutsideSupportedSet;
     }
   }
