@@ -1,9 +1,10 @@
-// Elementwise ops with numpy broadcasting: arithmetic, comparison, logic, Where, unary math.
+// Elementwise ops with numpy broadcasting: arithmetic, Max/Min, comparison, logic, Where, unary math.
 // Floats are computed in double and rounded once to the output dtype; for +, -, *, / and sqrt
 // of f32/f16/bf16 operands that equals the correctly rounded result in the narrow type.
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -107,11 +108,87 @@ std::vector<Tensor> equal(const OpContext& ctx) {
 std::vector<Tensor> greaterOrEqual(const OpContext& ctx) {
   return {compare(ctx, std::greater_equal<double>(), std::greater_equal<int64_t>())};
 }
+std::vector<Tensor> greater(const OpContext& ctx) {
+  return {compare(ctx, std::greater<double>(), std::greater<int64_t>())};
+}
+std::vector<Tensor> less(const OpContext& ctx) {
+  return {compare(ctx, std::less<double>(), std::less<int64_t>())};
+}
+std::vector<Tensor> lessOrEqual(const OpContext& ctx) {
+  return {compare(ctx, std::less_equal<double>(), std::less_equal<int64_t>())};
+}
 
 std::vector<Tensor> logicalAnd(const OpContext& ctx) {
   if (ctx.input(0).dtype() != DType::Bool || ctx.input(1).dtype() != DType::Bool)
     ctx.fail("operands must be bool");
   return {compare(ctx, nullptr, [](int64_t x, int64_t y) { return x != 0 && y != 0; })};
+}
+
+std::vector<Tensor> logicalOr(const OpContext& ctx) {
+  if (ctx.input(0).dtype() != DType::Bool || ctx.input(1).dtype() != DType::Bool)
+    ctx.fail("operands must be bool");
+  return {compare(ctx, nullptr, [](int64_t x, int64_t y) { return x != 0 || y != 0; })};
+}
+
+// Max / Min-13: one or more operands of one dtype, broadcast together. A NaN operand makes the
+// result NaN (numpy maximum / minimum, which the ONNX reference uses).
+OpEvaluator extremum(bool takeMax) {
+  return [takeMax](const OpContext& ctx) -> std::vector<Tensor> {
+    if (ctx.inputCount() == 0)
+      ctx.fail("needs at least one input");
+    std::vector<std::vector<int64_t>> shapes;
+    const DType dtype = ctx.input(0).dtype();
+    for (std::size_t k = 0; k < ctx.inputCount(); ++k) {
+      const Tensor& t = ctx.input(k);
+      if (t.dtype() != dtype)
+        ctx.fail("input " + std::to_string(k) + " is " + dtypeName(t.dtype()) + ", input 0 is " + dtypeName(dtype));
+      shapes.push_back(t.dims());
+    }
+    if (dtype == DType::Bool)
+      ctx.fail("unsupported: bool operands");
+    const std::vector<int64_t> outDims = broadcastShape(ctx, shapes);
+    std::vector<std::vector<int64_t>> strides;
+    for (const auto& s : shapes)
+      strides.push_back(broadcastStrides(s, outDims));
+    Tensor out(dtype, outDims);
+    const bool useFloat = isFloatDType(dtype);
+    forEachBroadcast(outDims, strides, [&](int64_t o, const std::vector<int64_t>& off) {
+      if (useFloat) {
+        double r = ctx.input(0).getDouble(off[0]);
+        for (std::size_t k = 1; k < off.size(); ++k) {
+          const double v = ctx.input(k).getDouble(off[k]);
+          if (std::isnan(v) || std::isnan(r))
+            r = std::nan("");
+          else
+            r = takeMax ? std::max(r, v) : std::min(r, v);
+        }
+        out.setDouble(o, r);
+      } else {
+        int64_t r = ctx.input(0).getInt(off[0]);
+        for (std::size_t k = 1; k < off.size(); ++k) {
+          const int64_t v = ctx.input(k).getInt(off[k]);
+          r = takeMax ? std::max(r, v) : std::min(r, v);
+        }
+        out.setInt(o, r);
+      }
+    });
+    return {out};
+  };
+}
+
+// Neg: floats and signed integers; integer negation wraps (-(-128) is -128 in int8).
+std::vector<Tensor> neg(const OpContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  if (in.dtype() == DType::Bool || in.dtype() == DType::Uint8)
+    ctx.fail(std::string("unsupported: ") + dtypeName(in.dtype()) + " operand (float or signed integer types only)");
+  Tensor out(in.dtype(), in.dims());
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    if (isFloatDType(in.dtype()))
+      out.setDouble(i, -in.getDouble(i));
+    else
+      out.setInt(i, wrapSub(0, in.getInt(i)));
+  }
+  return {out};
 }
 
 std::vector<Tensor> logicalNot(const OpContext& ctx) {
@@ -165,6 +242,8 @@ double sqrtD(double x) { return std::sqrt(x); }
 double erfD(double x) { return std::erf(x); }
 double sinD(double x) { return std::sin(x); }
 double cosD(double x) { return std::cos(x); }
+double tanhD(double x) { return std::tanh(x); }
+double expD(double x) { return std::exp(x); }
 
 std::vector<Tensor> isNaN(const OpContext& ctx) {
   const Tensor& in = ctx.input(0);
@@ -186,7 +265,14 @@ void registerElementwiseOps(OpRegistry& registry) {
   registry.add("Pow", pow);
   registry.add("Equal", equal);
   registry.add("GreaterOrEqual", greaterOrEqual);
+  registry.add("Greater", greater);
+  registry.add("Less", less);
+  registry.add("LessOrEqual", lessOrEqual);
   registry.add("And", logicalAnd);
+  registry.add("Or", logicalOr);
+  registry.add("Max", extremum(true));
+  registry.add("Min", extremum(false));
+  registry.add("Neg", neg);
   registry.add("Not", logicalNot);
   registry.add("Where", where);
   registry.add("Sqrt", unaryFloat(sqrtD));
@@ -195,6 +281,8 @@ void registerElementwiseOps(OpRegistry& registry) {
   registry.add("Erf", unaryFloat(erfD));
   registry.add("Sin", unaryFloat(sinD));
   registry.add("Cos", unaryFloat(cosD));
+  registry.add("Tanh", unaryFloat(tanhD));
+  registry.add("Exp", unaryFloat(expD));
   registry.add("IsNaN", isNaN);
 }
 

@@ -220,6 +220,116 @@ std::vector<Tensor> trilu(const OpContext& ctx) {
   return {out};
 }
 
+// Split sizes along `dim`: input 'split' (Split-13+) or attribute (before); otherwise
+// num_outputs parts (Split-18) or one per declared output, equal when `dim` divides evenly.
+// Split-18 lets the last part be smaller (parts of ceil(dim / n)); earlier versions require
+// an even split.
+std::vector<int64_t> splitSizes(const OpContext& ctx, int64_t dim) {
+  std::vector<int64_t> sizes;
+  if (ctx.opset() >= 13) {
+    if (ctx.hasInput(1))
+      sizes = intValues(ctx, ctx.input(1), "split");
+  } else {
+    sizes = ctx.intsAttribute("split");
+  }
+  const auto outputs = static_cast<int64_t>(ctx.outputCount());
+  if (!sizes.empty()) {
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0)
+        ctx.fail("split sizes must be >= 0, got " + shapeToString(sizes));
+      total += s;
+    }
+    if (total != dim || static_cast<int64_t>(sizes.size()) != outputs)
+      ctx.fail("split " + shapeToString(sizes) + " must sum to the axis size " + std::to_string(dim) +
+               " and have one entry per output (" + std::to_string(outputs) + ")");
+    return sizes;
+  }
+  const int64_t parts = ctx.opset() >= 18 ? ctx.intAttribute("num_outputs", outputs) : outputs;
+  if (parts != outputs || parts <= 0)
+    ctx.fail("num_outputs " + std::to_string(parts) + " differs from the " + std::to_string(outputs) + " declared outputs");
+  if (ctx.opset() < 18 && dim % parts != 0)
+    ctx.fail("axis size " + std::to_string(dim) + " does not split evenly into " + std::to_string(parts) + " parts");
+  const int64_t chunk = (dim + parts - 1) / parts;
+  const int64_t last = dim - chunk * (parts - 1);
+  if (last < 0)
+    ctx.fail("axis size " + std::to_string(dim) + " cannot be split into " + std::to_string(parts) + " parts of " +
+             std::to_string(chunk));
+  sizes.assign(parts, chunk);
+  sizes.back() = last;
+  return sizes;
+}
+
+std::vector<Tensor> split(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const int64_t axis = normalizeAxis(ctx, ctx.intAttribute("axis", 0), data.rank());
+  const std::vector<int64_t> sizes = splitSizes(ctx, data.dims()[axis]);
+  const int64_t outer = shapeNumel({data.dims().begin(), data.dims().begin() + axis});
+  const int64_t inner = shapeNumel({data.dims().begin() + axis + 1, data.dims().end()});
+  const int64_t dim = data.dims()[axis];
+  const std::size_t esize = data.elementSize();
+  std::vector<Tensor> outs;
+  int64_t begin = 0;
+  for (int64_t size : sizes) {
+    std::vector<int64_t> dims = data.dims();
+    dims[axis] = size;
+    Tensor out(data.dtype(), dims);
+    for (int64_t o = 0; o < outer && size * inner > 0; ++o)
+      std::memcpy(out.elementPtr(o * size * inner), data.elementPtr((o * dim + begin) * inner), size * inner * esize);
+    begin += size;
+    outs.push_back(std::move(out));
+  }
+  return outs;
+}
+
+// GatherND-12/13: indices [i_0 .. i_{q-2}, k] pick slices data[b..., idx_0 .. idx_{k-1}, ...]
+// where the first batch_dims dims of data and indices are shared. Output dims:
+// indices.dims[0 .. q-2] ++ data.dims[batch_dims + k ..]. Negative indices count from the end.
+std::vector<Tensor> gatherND(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indicesT = ctx.input(1);
+  const int64_t r = data.rank(), q = indicesT.rank();
+  const int64_t b = ctx.intAttribute("batch_dims", 0);
+  if (q < 1 || r < 1)
+    ctx.fail("data and indices must have rank >= 1");
+  if (b < 0 || b >= std::min(q, r))
+    ctx.fail("batch_dims " + std::to_string(b) + " must be in [0, min(rank(data), rank(indices)))");
+  const int64_t k = indicesT.dims().back();
+  if (k < 1 || k > r - b)
+    ctx.fail("indices last dim " + std::to_string(k) + " must be in [1, " + std::to_string(r - b) + "]");
+  for (int64_t d = 0; d < b; ++d)
+    if (data.dims()[d] != indicesT.dims()[d])
+      ctx.fail("batch dims differ: data " + shapeToString(data.dims()) + ", indices " + shapeToString(indicesT.dims()));
+  const std::vector<int64_t> indices = intValues(ctx, indicesT, "indices");
+  std::vector<int64_t> outDims(indicesT.dims().begin(), indicesT.dims().end() - 1);
+  outDims.insert(outDims.end(), data.dims().begin() + b + k, data.dims().end());
+  Tensor out(data.dtype(), outDims);
+  const int64_t batch = shapeNumel({data.dims().begin(), data.dims().begin() + b});
+  const int64_t tuplesPerBatch = shapeNumel({indicesT.dims().begin() + b, indicesT.dims().end() - 1});
+  const int64_t slice = shapeNumel({data.dims().begin() + b + k, data.dims().end()});
+  const int64_t dataPerBatch = shapeNumel({data.dims().begin() + b, data.dims().end()});
+  const std::vector<int64_t> strides = rowMajorStrides(data.dims());
+  const std::size_t esize = data.elementSize();
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t t = 0; t < tuplesPerBatch; ++t) {
+      const int64_t tuple = bi * tuplesPerBatch + t;
+      int64_t offset = bi * dataPerBatch;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t dim = data.dims()[b + j];
+        int64_t index = indices[tuple * k + j];
+        if (index < -dim || index >= dim)
+          ctx.fail("index " + std::to_string(index) + " is out of range for data axis " + std::to_string(b + j) +
+                   " of size " + std::to_string(dim));
+        if (index < 0)
+          index += dim;
+        offset += index * strides[b + j];
+      }
+      if (slice > 0)
+        std::memcpy(out.elementPtr(tuple * slice), data.elementPtr(offset), slice * esize);
+    }
+  return {out};
+}
+
 } // namespace
 
 void registerIndexingOps(OpRegistry& registry) {
@@ -229,6 +339,8 @@ void registerIndexingOps(OpRegistry& registry) {
   registry.add("Gather", gather);
   registry.add("GatherElements", gatherElements);
   registry.add("Trilu", trilu);
+  registry.add("Split", split);
+  registry.add("GatherND", gatherND);
 }
 
 } // namespace dynqual::reference

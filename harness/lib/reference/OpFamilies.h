@@ -5,12 +5,12 @@
 
 namespace dynqual::reference {
 
-void registerShapeOps(OpRegistry& registry);       // Reshape, Expand, Unsqueeze, Squeeze, Flatten, Shape, Identity
-void registerIndexingOps(OpRegistry& registry);    // Slice, Concat, Transpose, Gather, GatherElements, Trilu
+void registerShapeOps(OpRegistry& registry);       // Reshape, Expand, Unsqueeze, Squeeze, Flatten, Shape, Identity, Dropout
+void registerIndexingOps(OpRegistry& registry);    // Slice, Concat, Transpose, Gather, GatherElements, Trilu, Split, GatherND
 void registerConstantOps(OpRegistry& registry);    // Constant, ConstantOfShape, Range
 void registerCastOps(OpRegistry& registry);        // Cast
-void registerElementwiseOps(OpRegistry& registry); // arithmetic, comparison, logic, Where, unary math
-void registerMatMulOps(OpRegistry& registry);      // MatMul
-void registerReductionOps(OpRegistry& registry);   // ReduceMean, Softmax, LayerNormalization
+void registerElementwiseOps(OpRegistry& registry); // arithmetic, Max/Min, comparison, logic, Where, unary math
+void registerMatMulOps(OpRegistry& registry);      // MatMul, Gemm
+void registerReductionOps(OpRegistry& registry);   // ReduceMean/Sum/Max, Softmax, LayerNormalization, CumSum
 
 } // namespace dynqual::reference

@@ -1,8 +1,10 @@
-// Ops that reduce over axes: ReduceMean, Softmax, LayerNormalization. Double accumulation.
+// Ops that reduce over axes: ReduceMean, ReduceSum, ReduceMax, Softmax, LayerNormalization,
+// CumSum. Double accumulation for floats, wrapping int64 for integers.
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace dynqual::reference {
@@ -23,41 +25,147 @@ template <typename F> void forEachRow(const std::vector<int64_t>& dims, int64_t 
     }
 }
 
-// ReduceMean-18 takes axes as optional input 1; earlier versions as attribute 'axes'. No axes
-// means all axes unless noop_with_empty_axes (18) is set. The mean of zero elements is NaN.
-std::vector<Tensor> reduceMean(const OpContext& ctx) {
+// The shape of a reduction over some axes: keptDims has the reduced dims set to 1 (the layout of
+// the accumulators), outDims drops them unless keepdims.
+struct Reduction {
+  bool noop = false; // empty axes with noop_with_empty_axes: the output is the input
+  std::vector<int64_t> keptDims, outDims;
+  int64_t count = 0; // input elements per output element
+};
+
+// Reads the axes (input 1 from `axesInputOpset`, attribute 'axes' before), keepdims (default 1)
+// and noop_with_empty_axes (default 0). No axes means all axes.
+Reduction planReduction(const OpContext& ctx, int64_t axesInputOpset) {
   const Tensor& data = ctx.input(0);
-  if (!isFloatDType(data.dtype()))
-    ctx.fail(std::string("unsupported: ") + dtypeName(data.dtype()) + " ReduceMean (float types only)");
   std::vector<int64_t> axes;
-  if (ctx.opset() < 18)
+  if (ctx.opset() < axesInputOpset)
     axes = ctx.intsAttribute("axes");
   else if (ctx.hasInput(1))
     axes = intValues(ctx, ctx.input(1), "axes");
+  Reduction plan;
+  if (axes.empty() && ctx.intAttribute("noop_with_empty_axes", 0) != 0) {
+    plan.noop = true;
+    return plan;
+  }
   const bool keepDims = ctx.intAttribute("keepdims", 1) != 0;
-  if (axes.empty() && ctx.intAttribute("noop_with_empty_axes", 0) != 0)
-    return {data};
   std::set<int64_t> reduced;
   for (int64_t a : axes)
     reduced.insert(normalizeAxis(ctx, a, data.rank()));
   if (axes.empty())
     for (int64_t i = 0; i < data.rank(); ++i)
       reduced.insert(i);
-  std::vector<int64_t> keptDims, outDims;
   for (int64_t i = 0; i < data.rank(); ++i) {
     const bool r = reduced.count(i) > 0;
-    keptDims.push_back(r ? 1 : data.dims()[i]);
+    plan.keptDims.push_back(r ? 1 : data.dims()[i]);
     if (!r || keepDims)
-      outDims.push_back(r ? 1 : data.dims()[i]);
+      plan.outDims.push_back(r ? 1 : data.dims()[i]);
   }
-  std::vector<double> sums(static_cast<std::size_t>(shapeNumel(keptDims)), 0.0);
-  const std::vector<int64_t> strides = broadcastStrides(keptDims, data.dims());
-  forEachBroadcast(data.dims(), {strides},
-                   [&](int64_t i, const std::vector<int64_t>& off) { sums[off[0]] += data.getDouble(i); });
-  const int64_t count = data.numel() / std::max<int64_t>(shapeNumel(keptDims), 1);
-  Tensor out(data.dtype(), outDims);
-  for (int64_t i = 0; i < out.numel(); ++i)
-    out.setDouble(i, count == 0 ? std::nan("") : sums[i] / static_cast<double>(count));
+  plan.count = data.numel() / std::max<int64_t>(shapeNumel(plan.keptDims), 1);
+  return plan;
+}
+
+// Calls f(inputIndex, outputIndex) for every input element.
+template <typename F> void forEachReduced(const Tensor& data, const Reduction& plan, F&& f) {
+  forEachBroadcast(data.dims(), {broadcastStrides(plan.keptDims, data.dims())},
+                   [&](int64_t i, const std::vector<int64_t>& off) { f(i, off[0]); });
+}
+
+// Sum in double (floats) or wrapping int64 (integers); ReduceMean divides by the count (NaN for
+// zero elements), ReduceSum does not (0 for zero elements).
+Tensor reduceSumOrMean(const OpContext& ctx, const Reduction& plan, bool mean) {
+  const Tensor& data = ctx.input(0);
+  const bool useFloat = isFloatDType(data.dtype());
+  const auto n = static_cast<std::size_t>(shapeNumel(plan.keptDims));
+  std::vector<double> sums(n, 0.0);
+  std::vector<uint64_t> intSums(n, 0);
+  forEachReduced(data, plan, [&](int64_t i, int64_t o) {
+    if (useFloat)
+      sums[o] += data.getDouble(i);
+    else
+      intSums[o] += static_cast<uint64_t>(data.getInt(i));
+  });
+  Tensor out(data.dtype(), plan.outDims);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (mean)
+      out.setDouble(i, plan.count == 0 ? std::nan("") : sums[i] / static_cast<double>(plan.count));
+    else if (useFloat)
+      out.setDouble(i, sums[i]);
+    else
+      out.setInt(i, static_cast<int64_t>(intSums[i]));
+  }
+  return out;
+}
+
+// ReduceMean-18 takes axes as optional input 1; earlier versions as attribute 'axes'.
+std::vector<Tensor> reduceMean(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  if (!isFloatDType(data.dtype()))
+    ctx.fail(std::string("unsupported: ") + dtypeName(data.dtype()) + " ReduceMean (float types only)");
+  const Reduction plan = planReduction(ctx, 18);
+  if (plan.noop)
+    return {data};
+  return {reduceSumOrMean(ctx, plan, true)};
+}
+
+// ReduceSum-13 takes axes as optional input 1; earlier versions as attribute 'axes'.
+std::vector<Tensor> reduceSum(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  if (data.dtype() == DType::Bool)
+    ctx.fail("unsupported: bool ReduceSum");
+  const Reduction plan = planReduction(ctx, 13);
+  if (plan.noop)
+    return {data};
+  return {reduceSumOrMean(ctx, plan, false)};
+}
+
+// The smallest value of an integer dtype.
+int64_t lowestInt(DType dtype) {
+  switch (dtype) {
+  case DType::Uint8:
+    return 0;
+  case DType::Int8:
+    return std::numeric_limits<int8_t>::min();
+  case DType::Int32:
+    return std::numeric_limits<int32_t>::min();
+  default:
+    return std::numeric_limits<int64_t>::min();
+  }
+}
+
+// ReduceMax-18 takes axes as optional input 1; earlier versions as attribute 'axes'. A NaN
+// makes its group NaN (numpy maximum.reduce); an empty group is -inf (floats) or the dtype's
+// minimum (integers), as ReduceMax-18 specifies.
+std::vector<Tensor> reduceMax(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  if (data.dtype() == DType::Bool)
+    ctx.fail("unsupported: bool ReduceMax");
+  const Reduction plan = planReduction(ctx, 18);
+  if (plan.noop)
+    return {data};
+  const bool useFloat = isFloatDType(data.dtype());
+  const auto n = static_cast<std::size_t>(shapeNumel(plan.keptDims));
+  std::vector<double> maxima(n, -INFINITY);
+  std::vector<int64_t> intMaxima(n, std::numeric_limits<int64_t>::min());
+  if (!useFloat)
+    intMaxima.assign(n, lowestInt(data.dtype()));
+  forEachReduced(data, plan, [&](int64_t i, int64_t o) {
+    if (useFloat) {
+      const double v = data.getDouble(i);
+      if (std::isnan(v) || std::isnan(maxima[o]))
+        maxima[o] = std::nan("");
+      else
+        maxima[o] = std::max(maxima[o], v);
+    } else {
+      intMaxima[o] = std::max(intMaxima[o], data.getInt(i));
+    }
+  });
+  Tensor out(data.dtype(), plan.outDims);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (useFloat)
+      out.setDouble(i, maxima[i]);
+    else
+      out.setInt(i, intMaxima[i]);
+  }
   return {out};
 }
 
@@ -152,12 +260,49 @@ std::vector<Tensor> layerNormalization(const OpContext& ctx) {
   return {y, meanOut, invStdOut};
 }
 
+// CumSum-14: running sum along the axis given as a one-element input. exclusive leaves out the
+// element itself (the first sum is 0), reverse runs from the end of the axis.
+std::vector<Tensor> cumSum(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() == DType::Bool)
+    ctx.fail("unsupported: bool CumSum");
+  const int64_t axis = normalizeAxis(ctx, intScalar(ctx, ctx.input(1), "axis"), x.rank());
+  const bool exclusive = ctx.intAttribute("exclusive", 0) != 0;
+  const bool reverse = ctx.intAttribute("reverse", 0) != 0;
+  const bool useFloat = isFloatDType(x.dtype());
+  Tensor out(x.dtype(), x.dims());
+  forEachRow(x.dims(), axis, axis + 1, [&](const std::vector<int64_t>& row) {
+    const auto n = static_cast<int64_t>(row.size());
+    double sum = 0;
+    uint64_t intSum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t e = row[reverse ? n - 1 - k : k];
+      if (!exclusive) {
+        sum += useFloat ? x.getDouble(e) : 0.0;
+        intSum += useFloat ? 0 : static_cast<uint64_t>(x.getInt(e));
+      }
+      if (useFloat)
+        out.setDouble(e, sum);
+      else
+        out.setInt(e, static_cast<int64_t>(intSum));
+      if (exclusive) {
+        sum += useFloat ? x.getDouble(e) : 0.0;
+        intSum += useFloat ? 0 : static_cast<uint64_t>(x.getInt(e));
+      }
+    }
+  });
+  return {out};
+}
+
 } // namespace
 
 void registerReductionOps(OpRegistry& registry) {
   registry.add("ReduceMean", reduceMean);
+  registry.add("ReduceSum", reduceSum);
+  registry.add("ReduceMax", reduceMax);
   registry.add("Softmax", softmax);
   registry.add("LayerNormalization", layerNormalization);
+  registry.add("CumSum", cumSum);
 }
 
 } // namespace dynqual::reference

@@ -1,9 +1,11 @@
-// Ops that only change a tensor's shape (or read it): the bytes are kept in row-major order.
+// Ops that only change a tensor's shape (or read it), and inference Dropout: the bytes are kept
+// in row-major order.
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 namespace dynqual::reference {
 namespace {
@@ -136,6 +138,31 @@ std::vector<Tensor> shape(const OpContext& ctx) {
 
 std::vector<Tensor> identity(const OpContext& ctx) { return {ctx.input(0)}; }
 
+// Dropout in inference: output = input, optional mask all true (bool from Dropout-10, the data
+// dtype holding 1 before). Training mode (input 2 from Dropout-12, is_test = 0 before Dropout-7)
+// with ratio > 0 zeroes random elements, so it is rejected; with ratio 0 it is the identity too.
+std::vector<Tensor> dropout(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  double ratio = 0.5;
+  bool training = false;
+  if (ctx.opset() >= 12) {
+    if (ctx.hasInput(1))
+      ratio = ctx.input(1).getDouble(0);
+    if (ctx.hasInput(2))
+      training = ctx.input(2).getInt(0) != 0;
+  } else {
+    ratio = ctx.floatAttribute("ratio", 0.5f);
+    training = ctx.opset() < 7 && ctx.intAttribute("is_test", 0) == 0;
+  }
+  if (training && ratio > 0)
+    throw std::runtime_error("unsupported: Dropout in training mode (" + ctx.describe() +
+                             "): its output is random; use training_mode = false or ratio = 0");
+  Tensor mask(ctx.opset() >= 10 ? DType::Bool : data.dtype(), data.dims());
+  for (int64_t i = 0; i < mask.numel(); ++i)
+    mask.setInt(i, 1);
+  return {data, mask};
+}
+
 } // namespace
 
 void registerShapeOps(OpRegistry& registry) {
@@ -146,6 +173,7 @@ void registerShapeOps(OpRegistry& registry) {
   registry.add("Flatten", flatten);
   registry.add("Shape", shape);
   registry.add("Identity", identity);
+  registry.add("Dropout", dropout);
 }
 
 } // namespace dynqual::reference
