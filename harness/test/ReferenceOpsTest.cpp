@@ -18,6 +18,14 @@ namespace {
 
 Tensor f32(std::vector<int64_t> dims, std::vector<double> v) { return Tensor::fromDoubles(DType::Float, dims, v); }
 Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Int64, dims, v); }
+Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Bool, dims, v); }
+
+void setFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
 
 // Runs a one-node model of `op` on `inputs`, with `configure` adding attributes.
 std::vector<Tensor> run(const std::string& op, const std::vector<Tensor>& inputs, int64_t opset = 17,
@@ -287,13 +295,13 @@ TEST(EqualWhere, SelectByCondition) {
 }
 
 TEST(Interpreter, UnsupportedOpAndBadInputsAreClearErrors) {
-  onnx::ModelProto m = singleNodeModel("Tanh", {f32({1}, {0})}, 13);
+  onnx::ModelProto m = singleNodeModel("Hardmax", {f32({1}, {0})}, 13);
   m.mutable_graph()->mutable_node(0)->set_name("t0");
   try {
     reference::evaluate(m, {f32({1}, {0})});
-    FAIL() << "Tanh accepted";
+    FAIL() << "Hardmax accepted";
   } catch (const reference::UnsupportedOpError& e) {
-    EXPECT_STREQ(e.what(), "unsupported op 'Tanh' (node 't0')");
+    EXPECT_STREQ(e.what(), "unsupported op 'Hardmax' (node 't0')");
   }
   onnx::ModelProto id = singleNodeModel("Identity", {f32({2}, {0, 1})}, 13);
   EXPECT_NE(errorOf([&] { reference::evaluate(id, {}); }).find("model has 1 inputs, 0 given"), std::string::npos);
@@ -357,6 +365,215 @@ TEST(ExtraOps, HandComputed) {
   EXPECT_EQ(run1("Sqrt", {f32({1}, {9})}).getDouble(0), 3);
   EXPECT_EQ(run1("Reciprocal", {f32({1}, {4})}).getDouble(0), 0.25);
   EXPECT_EQ(run1("Sigmoid", {f32({1}, {0})}).getDouble(0), 0.5);
+}
+
+TEST(Neg, FloatAndWrappingInteger) {
+  // -[1.5, -2] = [-1.5, 2]; int8: -(-128) = 128 wraps to -128, -(5) = -5.
+  EXPECT_EQ(run1("Neg", {f32({2}, {1.5, -2})}).toDoubles(), (std::vector<double>{-1.5, 2}));
+  EXPECT_EQ(run1("Neg", {Tensor::fromInts(DType::Int8, {2}, {-128, 5})}).toInts(), (std::vector<int64_t>{-128, -5}));
+}
+
+TEST(MaxMin, VariadicBroadcastNaNAndExactIntegers) {
+  // a [1,5] (2), b [[3],[0]] (2,1), c [2] (1) -> shape [2,2]:
+  // Max: row 0 max(1,3,2)=3, max(5,3,2)=5; row 1 max(1,0,2)=2, max(5,0,2)=5.
+  // Min: row 0 min(1,3,2)=1, min(5,3,2)=2; row 1 min(1,0,2)=0, min(5,0,2)=0.
+  const std::vector<Tensor> in{f32({2}, {1, 5}), f32({2, 1}, {3, 0}), f32({1}, {2})};
+  Tensor mx = run1("Max", in), mn = run1("Min", in);
+  EXPECT_EQ(mx.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(mx.toDoubles(), (std::vector<double>{3, 5, 2, 5}));
+  EXPECT_EQ(mn.toDoubles(), (std::vector<double>{1, 2, 0, 0}));
+  // One operand is returned as is.
+  EXPECT_EQ(run1("Max", {f32({2}, {7, -1})}).toDoubles(), (std::vector<double>{7, -1}));
+  // A NaN operand gives NaN (numpy maximum): max(NaN, 0) = NaN, max(1, 2) = 2.
+  Tensor nan = run1("Max", {f32({2}, {NAN, 1}), f32({2}, {0, 2})});
+  EXPECT_TRUE(std::isnan(nan.getDouble(0)));
+  EXPECT_EQ(nan.getDouble(1), 2);
+  // INT64_MAX vs 0 and -3 vs -4 compare exactly (a double round trip would lose INT64_MAX - 1).
+  EXPECT_EQ(run1("Max", {i64({2}, {INT64_MAX - 1, -3}), i64({2}, {0, -4})}).toInts(),
+            (std::vector<int64_t>{INT64_MAX - 1, -3}));
+  EXPECT_NE(errorOf([&] { run1("Min", {f32({1}, {1}), i64({1}, {1})}); }).find("input 1 is i64"), std::string::npos);
+}
+
+TEST(Gemm, TransposesScalesAndBroadcastsC) {
+  // transA: A^T = [[1,3],[2,4]]; A^T B with B = [[5,6],[7,8]] = [[1*5+3*7, 1*6+3*8], [2*5+4*7, 2*6+4*8]]
+  // = [[26,30],[38,44]]; alpha 0.5 -> [[13,15],[19,22]]; beta 2 * C [1,2] per row -> + [2,4]
+  // = [[15,19],[21,26]].
+  Tensor y = run1("Gemm", {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {5, 6, 7, 8}), f32({2}, {1, 2})}, 13,
+                  [](onnx::NodeProto* n) {
+                    setIntAttr(n, "transA", 1);
+                    setFloatAttr(n, "alpha", 0.5f);
+                    setFloatAttr(n, "beta", 2.0f);
+                  });
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(y.toDoubles(), (std::vector<double>{15, 19, 21, 26}));
+  // transB, no C: [[1,2,3]] x [[1,0,1],[2,1,0]]^T = [[1+0+3, 2+2+0]] = [[4,4]].
+  y = run1("Gemm", {f32({1, 3}, {1, 2, 3}), f32({2, 3}, {1, 0, 1, 2, 1, 0})}, 13,
+           [](onnx::NodeProto* n) { setIntAttr(n, "transB", 1); });
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(y.toDoubles(), (std::vector<double>{4, 4}));
+  // i64: [[2,3]] x [[4],[5]] = 8 + 15 = 23, + scalar C 1 = 24.
+  EXPECT_EQ(run1("Gemm", {i64({1, 2}, {2, 3}), i64({2, 1}, {4, 5}), i64({}, {1})}, 13).toInts(),
+            (std::vector<int64_t>{24}));
+  // C [3] does not broadcast to [2,2].
+  EXPECT_NE(errorOf([&] { run1("Gemm", {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}), f32({3}, {1, 2, 3})}, 13); })
+                .find("do not broadcast"),
+            std::string::npos);
+}
+
+TEST(ReduceSum, AxesInputAttributeNoopAndDoubleAccumulation) {
+  Tensor x = i64({2, 2}, {1, 2, 3, 4});
+  // Axis 0, keepdims 0: [1+3, 2+4] = [4, 6].
+  Tensor r = run1("ReduceSum", {x, i64({1}, {0})}, 13, [](auto* n) { setIntAttr(n, "keepdims", 0); });
+  EXPECT_EQ(r.dims(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(r.toInts(), (std::vector<int64_t>{4, 6}));
+  // No axes: all axes, keepdims -> [[10]].
+  r = run1("ReduceSum", {x}, 13);
+  EXPECT_EQ(r.dims(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(r.toInts(), (std::vector<int64_t>{10}));
+  // No axes with noop_with_empty_axes: the input unchanged.
+  EXPECT_EQ(run1("ReduceSum", {x}, 13, [](auto* n) { setIntAttr(n, "noop_with_empty_axes", 1); }), x);
+  // ReduceSum-11 takes axes as attribute: axis 1 -> [[1+2],[3+4]] = [[3],[7]].
+  r = run1("ReduceSum", {x}, 11, [](auto* n) { setIntsAttr(n, "axes", {1}); });
+  EXPECT_EQ(r.dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r.toInts(), (std::vector<int64_t>{3, 7}));
+  // f32 1e8 + 1 - 1e8: in double the sum is 1; an f32 accumulator would give 0 (f32 spacing at
+  // 1e8 is 8).
+  EXPECT_EQ(run1("ReduceSum", {f32({3}, {1e8, 1, -1e8})}, 13).toDoubles(), (std::vector<double>{1}));
+}
+
+TEST(ReduceMax, AxesNaNAndEmptyGroups) {
+  Tensor x = f32({2, 2}, {1, 5, 3, 2});
+  // ReduceMax-13 axes attribute [1]: [[max(1,5)],[max(3,2)]] = [[5],[3]].
+  Tensor r = run1("ReduceMax", {x}, 13, [](auto* n) { setIntsAttr(n, "axes", {1}); });
+  EXPECT_EQ(r.dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r.toDoubles(), (std::vector<double>{5, 3}));
+  // ReduceMax-18 axes input [-2], keepdims 0: [max(1,3), max(5,2)] = [3, 5].
+  r = run1("ReduceMax", {x, i64({1}, {-2})}, 18, [](auto* n) { setIntAttr(n, "keepdims", 0); });
+  EXPECT_EQ(r.dims(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(r.toDoubles(), (std::vector<double>{3, 5}));
+  // A NaN makes its group NaN.
+  EXPECT_TRUE(std::isnan(run1("ReduceMax", {f32({2}, {NAN, 1})}, 13).getDouble(0)));
+  // Empty groups: -inf for floats, the dtype's minimum (-128 for int8) for integers.
+  r = run1("ReduceMax", {Tensor(DType::Float, {0, 2})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); });
+  EXPECT_EQ(r.toDoubles(), (std::vector<double>{-INFINITY, -INFINITY}));
+  r = run1("ReduceMax", {Tensor(DType::Int8, {0, 1})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); });
+  EXPECT_EQ(r.toInts(), (std::vector<int64_t>{-128}));
+}
+
+TEST(Comparison, LessGreaterLessOrEqualOr) {
+  // [1,2,3] vs [2]: < -> [1,0,0], > -> [0,0,1], <= -> [1,1,0].
+  Tensor a = i64({3}, {1, 2, 3}), b = i64({1}, {2});
+  EXPECT_EQ(run1("Less", {a, b}).toInts(), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(run1("Greater", {a, b}).toInts(), (std::vector<int64_t>{0, 0, 1}));
+  Tensor le = run1("LessOrEqual", {a, b});
+  EXPECT_EQ(le.dtype(), DType::Bool);
+  EXPECT_EQ(le.toInts(), (std::vector<int64_t>{1, 1, 0}));
+  // NaN compares false either way.
+  EXPECT_EQ(run1("LessOrEqual", {f32({1}, {NAN}), f32({1}, {1})}).toInts(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(run1("Greater", {f32({1}, {NAN}), f32({1}, {1})}).toInts(), (std::vector<int64_t>{0}));
+  // [T,F,F] or [F,F,T] = [T,F,T].
+  EXPECT_EQ(run1("Or", {boolean({3}, {1, 0, 0}), boolean({3}, {0, 0, 1})}).toInts(), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_NE(errorOf([&] { run1("Or", {a, a}); }).find("operands must be bool"), std::string::npos);
+}
+
+TEST(Split, SizesFromInputAttributeAndEqualParts) {
+  Tensor x = f32({5}, {1, 2, 3, 4, 5});
+  auto axis1 = [](onnx::NodeProto* n) { setIntAttr(n, "axis", 1); };
+  // Split-13 sizes input [2, 3]: [1,2] and [3,4,5].
+  auto parts = run("Split", {x, i64({2}, {2, 3})}, 13, nullptr, 2);
+  EXPECT_EQ(parts.at(0).toDoubles(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(parts.at(1).toDoubles(), (std::vector<double>{3, 4, 5}));
+  // Split-11 attribute [1, 4]: [1] and [2,3,4,5].
+  parts = run("Split", {x}, 11, [](auto* n) { setIntsAttr(n, "split", {1, 4}); }, 2);
+  EXPECT_EQ(parts.at(0).toDoubles(), (std::vector<double>{1}));
+  EXPECT_EQ(parts.at(1).toDoubles(), (std::vector<double>{2, 3, 4, 5}));
+  // Split-18 num_outputs 3 on 5 elements: parts of ceil(5/3) = 2, the last 5 - 4 = 1.
+  parts = run("Split", {x}, 18, [](auto* n) { setIntAttr(n, "num_outputs", 3); }, 3);
+  EXPECT_EQ(parts.at(0).toDoubles(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(parts.at(1).toDoubles(), (std::vector<double>{3, 4}));
+  EXPECT_EQ(parts.at(2).toDoubles(), (std::vector<double>{5}));
+  // Before 18, no sizes means equal parts: 5 does not split into 2.
+  EXPECT_NE(errorOf([&] { run("Split", {x}, 13, nullptr, 2); }).find("does not split evenly"), std::string::npos);
+  // Axis 1 of [[1,2,3],[4,5,6]] with sizes [1, 2]: [[1],[4]] and [[2,3],[5,6]].
+  parts = run("Split", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({2}, {1, 2})}, 13, axis1, 2);
+  EXPECT_EQ(parts.at(0).dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(parts.at(0).toDoubles(), (std::vector<double>{1, 4}));
+  EXPECT_EQ(parts.at(1).dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(parts.at(1).toDoubles(), (std::vector<double>{2, 3, 5, 6}));
+  EXPECT_NE(errorOf([&] { run("Split", {x, i64({2}, {2, 2})}, 13, nullptr, 2); }).find("must sum to the axis size 5"),
+            std::string::npos);
+}
+
+TEST(CumSum, ExclusiveReverseAxisAndWrap) {
+  Tensor x = f32({4}, {1, 2, 3, 4});
+  Tensor axis0 = i64({}, {0});
+  // Running sums 1, 1+2, 1+2+3, 1+2+3+4.
+  EXPECT_EQ(run1("CumSum", {x, axis0}, 14).toDoubles(), (std::vector<double>{1, 3, 6, 10}));
+  // exclusive: the sums before each element: 0, 1, 3, 6.
+  EXPECT_EQ(run1("CumSum", {x, axis0}, 14, [](auto* n) { setIntAttr(n, "exclusive", 1); }).toDoubles(),
+            (std::vector<double>{0, 1, 3, 6}));
+  // reverse: sums from the end: 10, 2+3+4, 3+4, 4.
+  EXPECT_EQ(run1("CumSum", {x, axis0}, 14, [](auto* n) { setIntAttr(n, "reverse", 1); }).toDoubles(),
+            (std::vector<double>{10, 9, 7, 4}));
+  // reverse and exclusive: 2+3+4, 3+4, 4, 0.
+  EXPECT_EQ(run1("CumSum", {x, axis0}, 14,
+                 [](auto* n) {
+                   setIntAttr(n, "reverse", 1);
+                   setIntAttr(n, "exclusive", 1);
+                 })
+                .toDoubles(),
+            (std::vector<double>{9, 7, 4, 0}));
+  // Axis -1 (i32 axis) of [[1,2],[3,4]]: [[1,3],[3,7]].
+  EXPECT_EQ(run1("CumSum", {f32({2, 2}, {1, 2, 3, 4}), Tensor::fromInts(DType::Int32, {1}, {-1})}, 14).toDoubles(),
+            (std::vector<double>{1, 3, 3, 7}));
+  // int8 100 + 100 = 200 wraps to 200 - 256 = -56.
+  EXPECT_EQ(run1("CumSum", {Tensor::fromInts(DType::Int8, {2}, {100, 100}), axis0}, 14).toInts(),
+            (std::vector<int64_t>{100, -56}));
+}
+
+TEST(GatherND, TuplesSlicesBatchDimsAndNegativeIndices) {
+  Tensor data = f32({2, 2}, {0, 1, 2, 3});
+  // Full tuples [0,0] and [1,1] -> data[0][0] = 0, data[1][1] = 3.
+  EXPECT_EQ(run1("GatherND", {data, i64({2, 2}, {0, 0, 1, 1})}, 13).toDoubles(), (std::vector<double>{0, 3}));
+  // Partial tuples [1] and [0] pick rows: [[2,3],[0,1]].
+  Tensor rows = run1("GatherND", {data, i64({2, 1}, {1, 0})}, 13);
+  EXPECT_EQ(rows.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(rows.toDoubles(), (std::vector<double>{2, 3, 0, 1}));
+  // [-1, -1] is data[1][1] = 3.
+  EXPECT_EQ(run1("GatherND", {data, i64({1, 2}, {-1, -1})}, 13).toDoubles(), (std::vector<double>{3}));
+  // batch_dims 1 on data [[[0,1],[2,3]],[[4,5],[6,7]]] with [[1],[0]]: batch 0 takes its row 1
+  // = [2,3], batch 1 its row 0 = [4,5].
+  Tensor b = run1("GatherND", {f32({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}), i64({2, 1}, {1, 0})}, 13,
+                  [](auto* n) { setIntAttr(n, "batch_dims", 1); });
+  EXPECT_EQ(b.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(b.toDoubles(), (std::vector<double>{2, 3, 4, 5}));
+  EXPECT_NE(errorOf([&] { run1("GatherND", {data, i64({1, 2}, {0, 2})}, 13); }).find("out of range"), std::string::npos);
+}
+
+TEST(TanhExp, UnaryMath) {
+  // tanh(ln 2) = (2 - 1/2) / (2 + 1/2) = 0.6 (rounded to f32); tanh(0) = 0.
+  EXPECT_EQ(run1("Tanh", {f32({2}, {std::log(2.0), 0})}).toDoubles(),
+            (std::vector<double>{static_cast<double>(0.6f), 0}));
+  // exp(0) = 1, exp(1) = e (rounded to f32).
+  EXPECT_EQ(run1("Exp", {f32({2}, {0, 1})}).toDoubles(), (std::vector<double>{1, static_cast<double>(static_cast<float>(M_E))}));
+}
+
+TEST(Dropout, InferenceIsIdentityAndTrainingIsRejected) {
+  Tensor x = f32({2}, {1, 2});
+  // Dropout-13 without training_mode: y = x, mask all true (bool).
+  auto out = run("Dropout", {x}, 13, nullptr, 2);
+  EXPECT_EQ(out.at(0), x);
+  EXPECT_EQ(out.at(1).dtype(), DType::Bool);
+  EXPECT_EQ(out.at(1).toInts(), (std::vector<int64_t>{1, 1}));
+  // training_mode true with ratio 0 keeps every element: still the identity.
+  EXPECT_EQ(run1("Dropout", {x, f32({}, {0}), boolean({}, {1})}, 13), x);
+  // training_mode true with ratio 0.5 is random.
+  EXPECT_NE(errorOf([&] { run1("Dropout", {x, f32({}, {0.5}), boolean({}, {1})}, 13); })
+                .find("unsupported: Dropout in training mode"),
+            std::string::npos);
+  // Dropout-6 defaults to is_test = 0 (training); is_test = 1 is the identity.
+  EXPECT_NE(errorOf([&] { run1("Dropout", {x}, 6); }).find("unsupported: Dropout in training mode"), std::string::npos);
+  EXPECT_EQ(run1("Dropout", {x}, 6, [](auto* n) { setIntAttr(n, "is_test", 1); }), x);
 }
 
 TEST(OpRegistry, ListsTheFoundationOps) {
