@@ -67,7 +67,7 @@ NodeTestOutcome runNodeTest(const fs::path& folder) {
     if (!parsed)
       return {Status::Fail, "cannot parse " + (folder / "model.onnx").string(), ""};
     std::string detail;
-    if (auto reason = scope::classifyTypes(*parsed, detail))
+    if (auto reason = scope::classifyModel(*parsed, detail))
       return {Status::Skip, scope::skipReasonText(*reason), detail};
     const onnx::ModelProto model = onnxio::loadModel(folder / "model.onnx");
     compare::CompareOptions options;

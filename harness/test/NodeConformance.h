@@ -23,6 +23,7 @@ inline const char* const kSkipString = "string type";
 inline const char* const kSkipOptionalSequence = "optional or sequence type";
 inline const char* const kSkipDType = "dtype outside list";
 inline const char* const kSkipQuirk = "documented data quirk";
+inline const char* const kSkipOutOfScope = "op outside supported set";
 
 struct NodeTestOutcome {
   enum class Status { Pass, Fail, Skip } status = Status::Fail;

@@ -54,14 +54,15 @@ std::string paramName(const ::testing::TestParamInfo<std::string>& info) { retur
 
 class NodeConformance : public ::testing::TestWithParam<std::string> {};
 TEST_P(NodeConformance, MatchesStoredOutputs) { check(GetParam()); }
-INSTANTIATE_TEST_SUITE_P(FoundationOps, NodeConformance,
+INSTANTIATE_TEST_SUITE_P(SupportedOps, NodeConformance,
                          ::testing::ValuesIn(withPlaceholder(foldersUsingOnly(nodeTestRoot(), foundationOps()))),
                          paramName);
 
 class NodeConformanceExtended : public ::testing::TestWithParam<std::string> {};
 TEST_P(NodeConformanceExtended, MatchesStoredOutputs) { check(GetParam()); }
-INSTANTIATE_TEST_SUITE_P(ExtendedOps, NodeConformanceExtended, ::testing::ValuesIn(withPlaceholder(extendedFolders())),
-                         paramName);
+// Empty while the supported set covers every op the reference implements.
+INSTANTIATE_TEST_SUITE_P(ExtendedOps, NodeConformanceExtended, ::testing::ValuesIn(extendedFolders()), paramName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NodeConformanceExtended);
 
 // Runs every foundation folder in one process and compares the passed / tried / skipped-per-reason
 // counts with the checked-in expectation, so a silently lost test is a failure too.
@@ -75,7 +76,7 @@ TEST(NodeConformanceCounts, MatchExpectedFile) {
   counts["tried"] = static_cast<int>(folders.size());
   counts["passed"] = 0;
   counts["failed"] = 0;
-  for (const char* reason : {kSkipString, kSkipOptionalSequence, kSkipDType, kSkipQuirk})
+  for (const char* reason : {kSkipString, kSkipOptionalSequence, kSkipDType, kSkipQuirk, kSkipOutOfScope})
     counts[std::string("skipped: ") + reason] = 0;
   for (const auto& f : folders) {
     const NodeTestOutcome r = runNodeTest(nodeTestRoot() / f);
