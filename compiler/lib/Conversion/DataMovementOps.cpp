@@ -22,6 +22,15 @@ SmallVector<OpFoldResult> foldResults(ArrayRef<Value> dims) {
 
 } // namespace
 
+LogicalResult onnx_lowering::defineReshaped(Lowering &L, Value result, LoweredValue &in,
+                                            ArrayRef<Value> outDims) {
+  auto t = reshapeTensor(L, in, outDims);
+  if (failed(t))
+    return failure();
+  L.define(result, L.fromTensor(*t, outDims));
+  return success();
+}
+
 FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
                                               ArrayRef<Value> outDims) {
   Value src = L.tensorOf(in);
@@ -173,11 +182,7 @@ LogicalResult lowerRuntimeAxes(Lowering &L, Operation *op, bool unsqueeze) {
     L.define(op->getResult(0), L.fromHost(in.elementType, outRank, *in.host));
     return success();
   }
-  auto t = reshapeTensor(L, in, out);
-  if (failed(t))
-    return failure();
-  L.define(op->getResult(0), L.fromTensor(*t, out));
-  return success();
+  return defineReshaped(L, op->getResult(0), in, out);
 }
 
 LogicalResult lowerShape(Lowering &L, Operation *op) {
@@ -281,11 +286,7 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
       return success();
     }
   }
-  auto t = reshapeTensor(L, in, out);
-  if (failed(t))
-    return failure();
-  L.define(op->getResult(0), L.fromTensor(*t, out));
-  return success();
+  return defineReshaped(L, op->getResult(0), in, out);
 }
 
 LogicalResult lowerFlatten(Lowering &L, Operation *op) {
@@ -309,11 +310,7 @@ LogicalResult lowerFlatten(Lowering &L, Operation *op) {
     L.define(op->getResult(0), L.fromTensor(L.castTo(t, L.tensorType(out, in.elementType)), out));
     return success();
   }
-  auto t = reshapeTensor(L, in, out);
-  if (failed(t))
-    return failure();
-  L.define(op->getResult(0), L.fromTensor(*t, out));
-  return success();
+  return defineReshaped(L, op->getResult(0), in, out);
 }
 
 LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {

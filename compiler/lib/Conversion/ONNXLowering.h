@@ -139,6 +139,9 @@ private:
 /// static element counts differ.
 FailureOr<Value> reshapeTensor(Lowering &L, LoweredValue &in, ArrayRef<Value> outDims);
 
+/// Defines `result` as `in` reshaped to `outDims` (reshapeTensor); fails as reshapeTensor does.
+LogicalResult defineReshaped(Lowering &L, Value result, LoweredValue &in, ArrayRef<Value> outDims);
+
 /// Registers the transformer op set lowerings (MatMul, Gemm, Softmax, LayerNormalization,
 /// ReduceSum / ReduceMean / ReduceMax, Trilu, CumSum, GatherElements, GatherND, Split, Dropout).
 void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
