@@ -3,6 +3,7 @@
 
 #include "dq/Dialect/DQDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 
 using namespace mlir;
 
@@ -45,6 +46,53 @@ int64_t dq::elementByteSize(Type t) {
   if (t.isIntOrFloat())
     return t.getIntOrFloatBitWidth() % 8 == 0 ? t.getIntOrFloatBitWidth() / 8 : 0;
   return 0;
+}
+
+bool dq::isAliasingView(Operation *op) {
+  return isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
+             memref::ReinterpretCastOp, memref::ViewOp>(op);
+}
+
+dq::BufferLiveness dq::analyzeBufferLiveness(Value buffer, Block &block,
+                                             const llvm::DenseMap<Operation *, unsigned> &position) {
+  BufferLiveness result;
+  if (Operation *def = buffer.getDefiningOp())
+    if (Operation *anc = block.findAncestorOpInBlock(*def))
+      result.lastUse = position.lookup(anc);
+  SmallVector<Value> worklist{buffer};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      Operation *anc = block.findAncestorOpInBlock(*user);
+      if (!anc) {
+        result.escapes = true;
+        continue;
+      }
+      result.lastUse = std::max(result.lastUse, position.lookup(anc));
+      if (isAliasingView(user) && use.getOperandNumber() == 0) {
+        for (Value r : user->getResults())
+          worklist.push_back(r);
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        if (store.getMemref() == v)
+          result.hostWritten = true;
+        else
+          result.escapes = true; // the buffer itself is stored into memory
+        continue;
+      }
+      if (isa<memref::DeallocOp>(user)) {
+        result.deallocated = true;
+        continue;
+      }
+      // A terminator or call hands the buffer on; an op with memref results may return an alias.
+      if (user->hasTrait<OpTrait::IsTerminator>() || isa<CallOpInterface>(user) ||
+          llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        result.escapes = true;
+    }
+  }
+  return result;
 }
 
 Value dq::stripWholeBufferViews(Value value) {

@@ -172,8 +172,9 @@ TEST(GeneratedDecoder, RunPassesEverySetAndBinding) {
   EXPECT_EQ(stored, 3);
 }
 
-// Peak device bytes with the production pipeline must be strictly lower than with
-// dq-optimize-memrefs and dq-pool-allocs dropped, on the transformer models.
+// Peak device bytes with the production pipeline must never exceed those with dq-optimize-memrefs
+// and dq-pool-allocs dropped, on every model measured, and must be strictly lower on the
+// transformer models, whose transient buffers have disjoint lifetimes to share.
 TEST(MemoryPasses, PayForThemselves) {
   std::string production = dq::productionPipelineSpec();
   std::string bare = without(without(production, "dq-optimize-memrefs"), "dq-pool-allocs");
@@ -187,7 +188,7 @@ TEST(MemoryPasses, PayForThemselves) {
   for (const auto& e : fs::directory_iterator(DYNQUAL_CORPUS_DIR))
     if (fs::exists(e.path() / "model.onnx"))
       cases.push_back({e.path(), false});
-  int compared = 0;
+  int lowerRequired = 0, measured = 0;
   for (const auto& c : cases) {
     if (!fs::exists(c.dir / "model.onnx")) {
       std::cout << "[ skipped  ] " << c.dir << ": not present\n";
@@ -198,13 +199,14 @@ TEST(MemoryPasses, PayForThemselves) {
     uint64_t withoutPasses = peakBytes(runDir(c.dir, bare, 4));
     std::cout << "peak_device_bytes " << c.dir.filename().string() << ": production " << withPasses
               << ", without optimize-memrefs and pool-allocs " << withoutPasses << "\n";
-    // Other models are reported only: dq-pool-allocs pads every region to 256 bytes, which
-    // outweighs the reuse on graphs whose buffers are a few bytes (docs/passes/optimize-memrefs.md).
+    EXPECT_LE(withPasses, withoutPasses);
+    ++measured;
     if (c.mustBeLower) {
       EXPECT_LT(withPasses, withoutPasses);
-      ++compared;
+      ++lowerRequired;
     }
   }
-  if (compared == 0)
+  EXPECT_GT(measured, 0) << "no model found under " << DYNQUAL_CORPUS_DIR;
+  if (lowerRequired == 0)
     GTEST_SKIP() << "tiny_bert and kv_decoder not present under " << modelsDir();
 }

@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
 
 namespace mlir::dq {
 
@@ -24,6 +27,32 @@ int64_t elementByteSize(Type elementType);
 /// Walks memref.cast / expand_shape / collapse_shape back to the producing value. Views that
 /// cover only part of their source (subview, view, reinterpret_cast) stop the walk.
 Value stripWholeBufferViews(Value value);
+
+/// True for the ops that make a view of their operand 0 without copying (memref.cast,
+/// expand_shape, collapse_shape, subview, reinterpret_cast, view): the result aliases the source.
+bool isAliasingView(Operation *op);
+
+/// How the uses of one buffer end inside the block that defines it.
+struct BufferLiveness {
+  /// Position (index in the block) of the last op that uses the buffer or any view derived from
+  /// it; uses nested in regions count at their ancestor op in the block. Without uses: the
+  /// position of the defining op.
+  unsigned lastUse = 0;
+  /// The buffer may be reached after `lastUse` or outside the function: returned, passed to a
+  /// call, yielded or passed to another terminator, stored into memory, or turned by an op that
+  /// is not an aliasing view into another memref value the walk cannot follow.
+  bool escapes = false;
+  /// The host writes it element by element (memref.store into the buffer or a view of it).
+  bool hostWritten = false;
+  /// Some memref.dealloc already ends its lifetime explicitly.
+  bool deallocated = false;
+};
+
+/// Walks the uses of `buffer` (defined by an op of `block`) and of every aliasing view derived
+/// from it. `position` maps each op of `block` to its index. Sound for lifetime-based reuse: when
+/// `escapes` is false, no op after `lastUse` in the block touches the buffer's memory.
+BufferLiveness analyzeBufferLiveness(Value buffer, Block &block,
+                                     const llvm::DenseMap<Operation *, unsigned> &position);
 
 } // namespace mlir::dq
 
