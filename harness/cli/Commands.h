@@ -2,6 +2,8 @@
 // Registration of the dynqual subcommands.
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
+
 namespace dynqual::cli {
 
 /// `dynqual compile MODEL --emit onnx|dq|memref|dqp -o FILE ...`
@@ -17,6 +19,12 @@ void addMakeModelCommand(CLI::App& app);
 void addDbCommand(CLI::App& app);
 /// `dynqual report RUN|latest [--db FILE] [--format md|json|html] [--base RUN] [-o FILE]`
 void addReportCommand(CLI::App& app);
+/// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
+/// check is 1.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
 int exitCode();
 void setExitCode(int code);

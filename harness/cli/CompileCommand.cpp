@@ -28,7 +28,7 @@ void addCompileCommand(CLI::App& app) {
   };
   auto opts = std::make_shared<Opts>();
   cmd->add_option("model", opts->model, "model.onnx file or a model folder holding one")->required();
-  cmd->add_option("--emit", opts->req.stage, "stage to stop after")
+  cmd->add_option("--emit", opts->req.stage, "stage to stop after (default: dqp)")
       ->check(CLI::IsMember({"onnx", "dq", "memref", "dqp"}));
   cmd->add_option("-o,--output", opts->output, "output file ('-' = stdout; required for dqp)");
   cmd->add_option("--pipeline", opts->req.pipeline, "'production' or an MLIR pass-pipeline spec");
@@ -40,15 +40,20 @@ void addCompileCommand(CLI::App& app) {
       if (std::filesystem::is_directory(model))
         model /= "model.onnx";
       if (opts->req.stage == "dqp" && opts->output == "-")
-        throw std::runtime_error("--emit dqp needs -o FILE.dqp (the constants go to FILE.dqp.bin)");
+        throw UsageError("--emit dqp needs -o FILE.dqp (the constants go to FILE.dqp.bin)");
       // Open the IR output before compiling so a bad path fails at once.
       std::ofstream file;
       if (opts->req.stage != "dqp" && opts->output != "-") {
         file.open(opts->output);
         if (!file)
-          throw std::runtime_error(opts->output + ": cannot open for writing");
+          throw UsageError(opts->output + ": cannot open for writing");
       }
-      onnx::ModelProto proto = onnxio::loadModel(model);
+      onnx::ModelProto proto;
+      try {
+        proto = onnxio::loadModel(model);
+      } catch (const std::exception& e) {
+        throw UsageError(e.what());
+      }
       CompileOutcome out = compileModel(proto, opts->req, opts->output);
       if (opts->req.stage != "dqp")
         (file.is_open() ? static_cast<std::ostream&>(file) : std::cout) << out.ir;
@@ -57,6 +62,9 @@ void addCompileCommand(CLI::App& app) {
           std::cerr << fmt::format("{:>10.3f} ms  {}\n", ms, pass);
         std::cerr << fmt::format("{:>10.3f} ms  total\n", out.totalMs);
       }
+    } catch (const UsageError& e) {
+      std::cerr << "dynqual compile: " << e.what() << "\n";
+      setExitCode(2);
     } catch (const std::exception& e) {
       std::cerr << "dynqual compile: " << e.what() << "\n";
       setExitCode(1);

@@ -39,7 +39,11 @@ int main(int argc, char** argv) {
   app.add_option("--input", inputs, "input_N.pb files in input order")->expected(0, -1);
   app.add_option("--output-dir", outputDir, "folder for output_N.pb files (created)")->required();
   app.add_option("--device", device, "device to run on")->check(CLI::IsMember({"sim"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // CLI11's own codes (105, 106, ...) are not ours
+  }
 
   nlohmann::json result;
   try {

@@ -3,10 +3,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+#include <new>
+
 int main(int argc, char** argv) {
   CLI::App app{"dynqual: checks a dynamic-shape ONNX compiler against an independent CPU reference.\n"
                "Exit codes: 0 success, 1 a check failed, 2 usage or input error."};
   app.require_subcommand(1);
+  // An unknown word is reported as such, not as a missing subcommand.
+  app.allow_extras(false);
   dynqual::cli::addCompileCommand(app);
   dynqual::cli::addRunCommand(app);
   dynqual::cli::addQualifyCommand(app);
@@ -16,8 +21,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
+    if (argc > 1 && argv[1][0] != '-' && known.empty()) {
+      std::cerr << "dynqual: unknown command '" << argv[1]
+                << "' (commands: compile, run, qualify, make-model, db, report; see --help)\n";
+      return 2;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dynqual: out of memory (the sizes asked for are too large for this machine)\n";
+    return 2;
   }
   return dynqual::cli::exitCode();
 }

@@ -30,6 +30,10 @@ void addMakeModelCommand(CLI::App& app) {
     try {
       modelgen::writeDecoder(o->spec, o->out);
       setExitCode(0);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "dynqual make-model decoder: out of memory: the weights of this decoder do not fit; "
+                   "use smaller --hidden/--vocab/--layers\n";
+      setExitCode(2);
     } catch (const std::exception& e) {
       std::cerr << "dynqual make-model decoder: " << e.what() << "\n";
       setExitCode(2);

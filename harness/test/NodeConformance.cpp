@@ -66,6 +66,7 @@ NodeTestOutcome runNodeTest(const fs::path& folder) {
     auto parsed = parseModel(folder / "model.onnx");
     if (!parsed)
       return {Status::Fail, "cannot parse " + (folder / "model.onnx").string(), ""};
+    onnxio::nameUnnamedNodes(*parsed);
     std::string detail;
     if (auto reason = scope::classifyModel(*parsed, detail))
       return {Status::Skip, scope::skipReasonText(*reason), detail};

@@ -127,7 +127,17 @@ onnx::ModelProto loadModel(const fs::path& modelFile) {
   if (dir.empty())
     dir = ".";
   resolveExternalData(model, dir, modelFile.string());
+  nameUnnamedNodes(model);
   return model;
+}
+
+void nameUnnamedNodes(onnx::ModelProto& model) {
+  auto* graph = model.mutable_graph();
+  for (int i = 0; i < graph->node_size(); ++i) {
+    auto* node = graph->mutable_node(i);
+    if (node->name().empty())
+      node->set_name(node->op_type() + "_" + std::to_string(i));
+  }
 }
 
 int64_t defaultOpsetVersion(const onnx::ModelProto& model) {

@@ -121,11 +121,12 @@ ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& c
 
 nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
   double diff = 0, expected = 0;
-  int64_t elements = 0, skipped = 0;
+  int64_t elements = 0, skipped = 0, compared = 0;
   for (const auto& c : r.cases) {
     const auto& cmp = c.vsReference ? c.vsReference : c.vsExpected;
     if (!cmp)
       continue;
+    ++compared;
     for (const auto& o : cmp->outputs) {
       diff += o.sumSquaredDiff;
       expected += o.sumSquaredExpected;
@@ -133,6 +134,10 @@ nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
       skipped += o.nonFiniteSkipped;
     }
   }
+  nlohmann::json summary = {{"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
+  // Nothing was compared (load or compile failure): no numbers, so no row can read as clean.
+  if (compared == 0)
+    return summary;
   double l2 = std::sqrt(diff);
   double rel = expected > 0 ? l2 / std::sqrt(expected) : (l2 > 0 ? std::numeric_limits<double>::infinity() : 0.0);
   return {{"combined_l2", l2}, {"relative_l2", rel}, {"elements", elements}, {"nan_inf_skipped", skipped},

@@ -76,7 +76,8 @@ ExecOutcome execute(const RunConfig& config, const fs::path& artifact,
   nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     throw std::runtime_error("runtime process exited " + std::to_string(child.exitCode) +
-                             " without a result: " + child.err.substr(0, 400));
+                             " without a JSON result (stderr: '" + child.err.substr(0, 300) + "', stdout: '" +
+                             child.out.substr(0, 200) + "')");
   if (!j.value("ok", false))
     throw std::runtime_error(j.value("error", std::string("unknown runtime error")));
   ExecOutcome out;

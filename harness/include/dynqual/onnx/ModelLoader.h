@@ -15,7 +15,14 @@ namespace dynqual::onnxio {
 /// (so `..` and symlinks pointing outside are refused), must name a regular file, and
 /// offset + length must lie within that file (length defaults to the rest of the file).
 /// Throws std::runtime_error when the file cannot be opened or parsed.
+///
+/// Unnamed main-graph nodes are named `<OpType>_<index>` (see nameUnnamedNodes), so every error
+/// from the reference, the scope check and the compiler names the same node.
 onnx::ModelProto loadModel(const std::filesystem::path& modelFile);
+
+/// Names each unnamed main-graph node `<OpType>_<index>` (index in graph order), the label the
+/// importer uses. Node names carry no semantics in ONNX. Never throws.
+void nameUnnamedNodes(onnx::ModelProto& model);
 
 /// Resolves external data of an already parsed model whose files live in `modelDir`; the rules
 /// and errors are the ones of loadModel, with `modelName` naming the model in messages.
