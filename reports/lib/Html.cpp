@@ -211,13 +211,16 @@ std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
     body << "<p class=\"warning\">" << escapeHtml(t.warning) << "</p>\n";
   if (!t.baseNote.empty())
     body << "<p>" << escapeHtml(t.baseNote) << "</p>\n";
+  body << "<p class=\"" << (t.failures ? "warning" : "result") << "\"><b>" << escapeHtml(resultLine(t))
+       << "</b></p>\n";
 
   body << "<h2>L2 Accuracy Results (EP vs CPU)</h2>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& a : t.accuracy)
     rows.push_back({a.label, std::isnan(a.l2) ? "-" : fmt::format("{:.3e}", a.l2),
-                    std::isnan(a.relL2) ? "-" : fmt::format("{:.3e}", a.relL2), std::to_string(a.elements),
-                    std::to_string(a.nanInf), a.verdict});
+                    std::isnan(a.relL2) ? "-" : fmt::format("{:.3e}", a.relL2),
+                    a.measured ? std::to_string(a.elements) : "-", a.measured ? std::to_string(a.nanInf) : "-",
+                    verdictText(a)});
   table(body, {"Model", "Combined L2", "Relative L2", "Total Elems", "Skipped NaN/Inf", "Verdict"}, rows);
   body << "<p>" << escapeHtml(t.threshold) << "</p>\n";
 

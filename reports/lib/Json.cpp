@@ -27,8 +27,10 @@ nlohmann::json renderJson(const ReportInput& in) {
   json acc = json::array();
   for (const auto& a : t.accuracy)
     acc.push_back({{"model", a.label}, {"comparison", a.comparison}, {"combined_l2", opt(a.l2)},
-                   {"relative_l2", opt(a.relL2)}, {"total_elements", a.elements}, {"skipped_nan_inf", a.nanInf},
-                   {"verdict", a.verdict}});
+                   {"relative_l2", opt(a.relL2)},
+                   {"total_elements", a.measured ? json(a.elements) : json(nullptr)},
+                   {"skipped_nan_inf", a.measured ? json(a.nanInf) : json(nullptr)},
+                   {"verdict", a.verdict}, {"error", a.error}, {"failed", a.failed}});
   json perf = json::array();
   for (const auto& p : t.performance) {
     json row = {{"model", p.label}};
@@ -61,7 +63,7 @@ nlohmann::json renderJson(const ReportInput& in) {
   return {{"format", "dynqual-report"}, {"version", 1}, {"title", t.title},
           {"run", {{"id", in.head.id}, {"key", in.head.key}, {"status", in.head.status}}},
           {"base", in.base ? json{{"id", in.base->id}, {"key", in.base->key}} : json(nullptr)},
-          {"warning", t.warning}, {"threshold", t.threshold}, {"accuracy", acc}, {"performance", perf},
+          {"warning", t.warning}, {"failures", t.failures}, {"result", resultLine(t)}, {"threshold", t.threshold}, {"accuracy", acc}, {"performance", perf},
           {"counters", counters}, {"generation", gen}, {"binary_sizes", sizes}, {"footer", footer}};
 }
 

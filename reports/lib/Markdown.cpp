@@ -53,15 +53,20 @@ std::string renderMarkdown(const ReportInput& in) {
     os << "**Warning:** " << escapeMarkdown(t.warning) << "\n\n";
   if (!t.baseNote.empty())
     os << escapeMarkdown(t.baseNote) << "\n\n";
+  os << "**" << escapeMarkdown(resultLine(t)) << "**\n\n";
 
   os << "### L2 Accuracy Results (EP vs CPU)\n\n";
   if (t.accuracy.empty()) {
     os << "No accuracy results in this run.\n\n";
   } else {
     header(os, {"Model", "Combined L2", "Relative L2", "Total Elems", "Skipped NaN/Inf", "Verdict"}, 1);
-    for (const auto& a : t.accuracy)
-      row(os, {escapeMarkdown(a.label), sci(a.l2), sci(a.relL2), std::to_string(a.elements), std::to_string(a.nanInf),
-               a.verdict == "pass" ? "pass" : "**" + escapeMarkdown(a.verdict) + "**"});
+    for (const auto& a : t.accuracy) {
+      std::string verdict = a.verdict == "pass" ? "pass" : "**" + escapeMarkdown(a.verdict) + "**";
+      if (!a.error.empty())
+        verdict += ": " + escapeMarkdown(a.error);
+      row(os, {escapeMarkdown(a.label), sci(a.l2), sci(a.relL2), a.measured ? std::to_string(a.elements) : "-",
+               a.measured ? std::to_string(a.nanInf) : "-", verdict});
+    }
     os << "\n" << escapeMarkdown(t.threshold) << "\n\n";
   }
 

@@ -58,6 +58,21 @@ const store::AccuracyRow* combined(const CaseRecord& c) {
   return nullptr;
 }
 
+/// Passed and skipped cases (either spelling: the run document's "pass"/"skip" for a whole
+/// model, the store's "passed"/"skipped" for a data set) are the only non-failures.
+bool caseFailed(const CaseRecord& c) {
+  return c.status != "passed" && c.status != "pass" && c.status != "skipped" && c.status != "skip";
+}
+
+/// A whole model's failure that only summarizes failed data sets adds nothing to their rows.
+bool hasFailedDataset(const RunRecord& r, const CaseRecord& whole) {
+  for (const auto& c : r.cases)
+    if (!c.dataset.name.empty() && c.model.name == whole.model.name && c.model.hash == whole.model.hash &&
+        caseFailed(c))
+      return true;
+  return false;
+}
+
 std::string shortHash(const std::string& h) { return h.substr(0, 12); }
 
 std::string buildText(const std::optional<store::Build>& b) {
@@ -118,6 +133,24 @@ std::string changePercent(const Pair& p) {
   return fmt::format("{:+.1f}%", (*p.head - *p.base) / *p.base * 100);
 }
 
+std::string failureVerdict(const CaseRecord& c) {
+  auto v = c.params.find("verdict");
+  if (v != c.params.end() && !v->second.empty())
+    return "FAIL (" + v->second + ")";
+  if (c.error.rfind("compile", 0) == 0)
+    return "FAIL (compile)";
+  return "FAIL";
+}
+
+std::string verdictText(const AccuracyLine& a) { return a.error.empty() ? a.verdict : a.verdict + ": " + a.error; }
+
+std::string resultLine(const Tables& t) {
+  if (t.failures == 0)
+    return "Result: pass, no failing cases.";
+  return "Result: FAIL, " + std::to_string(t.failures) + (t.failures == 1 ? " failing case" : " failing cases") +
+         " (see the accuracy table).";
+}
+
 std::string caseLabel(const CaseRecord& c) {
   return c.dataset.name.empty() ? c.model.name : c.model.name + " / " + c.dataset.name;
 }
@@ -140,8 +173,23 @@ Tables buildTables(const ReportInput& in) {
                 "when ‖a − b‖₂ is at most the zero-norm gate). Bit-exact models must match bit for bit.";
 
   for (const auto& c : h.cases) {
-    if (const auto* a = combined(c))
-      t.accuracy.push_back({caseLabel(c), a->comparison, a->verdict, a->l2, a->relL2, a->elements, a->nanInfSkipped});
+    bool failed = caseFailed(c);
+    if (const auto* a = combined(c)) {
+      AccuracyLine line{caseLabel(c), a->comparison, a->verdict, a->l2, a->relL2, a->elements, a->nanInfSkipped};
+      // A failed case whose combined row passed failed elsewhere (another comparison, a runtime error).
+      if (failed && a->verdict == "pass")
+        line.verdict = failureVerdict(c);
+      line.failed = failed || a->verdict != "pass";
+      if (failed)
+        line.error = c.error;
+      t.accuracy.push_back(line);
+    } else if (failed && (!c.dataset.name.empty() || !hasFailedDataset(h, c))) {
+      AccuracyLine line{caseLabel(c), "", failureVerdict(c), std::nan(""), std::nan(""), 0, 0};
+      line.error = c.error;
+      line.measured = false;
+      line.failed = true;
+      t.accuracy.push_back(line);
+    }
     const CaseRecord* b = match(in.base, c);
     PerfLine perf{caseLabel(c), {}};
     bool anyPerf = false;
@@ -173,6 +221,9 @@ Tables buildTables(const ReportInput& in) {
       t.generation.push_back(g);
     }
   }
+
+  for (const auto& a : t.accuracy)
+    t.failures += a.failed ? 1 : 0;
 
   const store::Build* baseBuild = in.base && in.base->build ? &*in.base->build : h.baseBuild ? &*h.baseBuild : nullptr;
   std::set<std::string> files;

@@ -22,10 +22,15 @@ struct Pair {
   std::optional<double> head, base;
 };
 
+/// One accuracy row. A failed case without a comparison (compile failure, crash, timeout,
+/// runtime error) is a row too, with `measured` false, so a failure is never left out.
 struct AccuracyLine {
   std::string label, comparison, verdict;
   double l2 = 0, relL2 = 0;
   int64_t elements = 0, nanInf = 0;
+  std::string error;     ///< the case's error for a failed case, else ""
+  bool measured = true;  ///< false: no comparison was made, the numbers are meaningless
+  bool failed = false;   ///< the case failed (or its verdict is not "pass")
 };
 struct PerfLine {
   std::string label;
@@ -50,6 +55,7 @@ struct Tables {
   std::string warning;   ///< non-empty for an unfinished run
   std::string baseNote;  ///< "Compared with base run ..." or ""
   std::string threshold; ///< the accuracy threshold and its meaning
+  int failures = 0;      ///< accuracy lines with failed set
   std::vector<AccuracyLine> accuracy;
   std::vector<PerfLine> performance;
   std::vector<CounterLine> counters;
@@ -65,6 +71,15 @@ const std::vector<std::pair<const char*, const char*>>& genParams();  ///< (head
 const std::vector<MetricColumn>& genColumns();
 
 Tables buildTables(const ReportInput& in);
+
+/// The verdict shown for a failed case: "FAIL (timeout)" / "FAIL (crash)" from its recorded
+/// "verdict" param, "FAIL (compile)" for an error starting "compile:", else "FAIL".
+std::string failureVerdict(const store::CaseRecord& c);
+/// "verdict", or "verdict: error" when the line carries an error.
+std::string verdictText(const AccuracyLine& a);
+/// One line for the top of a report: "Result: FAIL, N failing cases (see the accuracy table)."
+/// or "Result: pass, no failing cases."
+std::string resultLine(const Tables& t);
 
 /// "12.0", "-" for a missing value.
 std::string fixed(std::optional<double> v, int precision);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace dynqual;
@@ -84,4 +85,48 @@ TEST(GoldenReport, UnfinishedRunCarriesWarning) {
   reports::ReportInput in = goldenInput(dir.path / "g.db");
   in.head.status = store::kRunUnfinished;
   EXPECT_NE(reports::renderMarkdown(in).find("**Warning:** Run 2 is unfinished"), std::string::npos);
+}
+
+// Failed cases without a comparison (timeout, crash, compile failure, runtime error) are FAIL
+// rows with their error in every format; README.md lists the five failing cases.
+TEST(GoldenReport, FailedCasesAreRowsInJsonAndHtml) {
+  TempDir dir;
+  reports::ReportInput in = goldenInput(dir.path / "g.db");
+  auto j = reports::renderJson(in);
+  EXPECT_EQ(j["failures"], 5);
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& a : j["accuracy"])
+    rows[a["model"].get<std::string>()] = a;
+  ASSERT_TRUE(rows.count("slow_model")) << j["accuracy"].dump();
+  EXPECT_EQ(rows["slow_model"]["verdict"], "FAIL (timeout)");
+  EXPECT_EQ(rows["slow_model"]["error"], "model process timed out after 4 s");
+  EXPECT_TRUE(rows["slow_model"]["total_elements"].is_null());
+  EXPECT_EQ(rows["crashy|model"]["verdict"], "FAIL (crash)");
+  EXPECT_EQ(rows["broken"]["verdict"], "FAIL (compile)");
+  EXPECT_EQ(rows["rt_err / test_data_set_0"]["error"], "out of bounds");
+  EXPECT_EQ(rows.count("rt_err"), 0u);         // summarizes its failed data set
+  EXPECT_EQ(rows.count("skipped_model"), 0u);  // skipped is not failed
+
+  std::string html = reports::renderHtml(in, DYNQUAL_CHARTJS_PATH);
+  EXPECT_NE(html.find("<td class=\"num\">FAIL (crash): model process killed by SIGSEGV &lt;core&gt; *dumped*</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("Result: FAIL, 5 failing cases"), std::string::npos);
+  EXPECT_EQ(html.find("<core>"), std::string::npos);
+}
+
+// A run whose only model crashed must not read "No accuracy results".
+TEST(GoldenReport, RunWithOnlyACrashIsNotClean) {
+  TempDir dir;
+  reports::ReportInput in = goldenInput(dir.path / "g.db");
+  store::CaseRecord crash;
+  crash.model = {"segv_model", "h"};
+  crash.status = "FAIL";
+  crash.error = "model process killed by SIGSEGV";
+  in.head.cases = {crash};
+  in.base.reset();
+  std::string md = reports::renderMarkdown(in);
+  EXPECT_EQ(md.find("No accuracy results"), std::string::npos) << md;
+  EXPECT_NE(md.find("| segv\\_model | - | - | - | - | **FAIL**: model process killed by SIGSEGV |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**Result: FAIL, 1 failing case (see the accuracy table).**"), std::string::npos) << md;
 }

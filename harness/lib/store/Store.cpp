@@ -7,8 +7,13 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -41,6 +46,18 @@ std::string advice(int code, int busyMs) {
   default:
     return "";
   }
+}
+
+/// `path` as one shell word, so a printed hint can be pasted as it is.
+std::string shellWord(const fs::path& path) {
+  std::string p = path.string();
+  if (!p.empty() && p.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@") ==
+                        std::string::npos)
+    return p;
+  std::string out = "'";
+  for (char c : p)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 void bindText(SQLite::Statement& st, int i, const std::string& s) { st.bind(i, s); }
@@ -145,6 +162,10 @@ std::map<std::string, std::string> loadParams(SQLite::Database& db, const char* 
 
 } // namespace
 
+std::string dbCommandHint(const std::string& sub, const fs::path& db) {
+  return "dynqual db " + sub + " --db " + shellWord(db);
+}
+
 fs::path defaultDbPath() {
   const char* env = std::getenv("DYNQUAL_DB");
   return env && *env ? fs::path(env) : fs::path("dynqual.db");
@@ -173,14 +194,27 @@ Store::Store(const fs::path& path, const OpenOptions& options) : path_(path), op
       break;
     }
     if (options.mode != OpenOptions::Mode::Create && !fs::exists(path))
-      throw StoreError(path.string() + ": no such database; create it with `dynqual db init " + path.string() + "`");
+      throw StoreError(path.string() + ": no such database; create it with `" + dbCommandHint("init", path) + "`");
     db_ = std::make_unique<SQLite::Database>(path, flags, options.busyTimeoutMs);
     bool writable = options.mode != OpenOptions::Mode::ReadOnly;
     if (writable && sqlite3_db_readonly(db_->getHandle(), "main") == 1)
       throw StoreError(path.string() + ": cannot write: " + advice(SQLITE_READONLY, 0));
     // Reading the schema here turns "not a database" into an error at open time.
     db_->exec("PRAGMA foreign_keys = ON");
-    int version = store::schemaVersion(*db_);
+    int version = 0;
+    try {
+      version = store::schemaVersion(*db_);
+    } catch (const SQLite::Exception& e) {
+      int code = e.getErrorCode() & 0xff;
+      if (writable || (code != SQLITE_CANTOPEN && code != SQLITE_READONLY))
+        throw;
+      // A WAL database needs PATH-shm even to be read; in a folder this process cannot write,
+      // it cannot be created, and SQLite refuses the read (SQLITE_READONLY_CANTINIT or
+      // SQLITE_CANTOPEN, by version). With no PATH-wal content every
+      // committed row is in the main file, so reading it as immutable is exact.
+      reopenImmutable();
+      version = store::schemaVersion(*db_);
+    }
     if (writable) {
       db_->exec("PRAGMA journal_mode = WAL");
       // In WAL mode NORMAL is durable against a killed process (not against power loss).
@@ -188,7 +222,8 @@ Store::Store(const fs::path& path, const OpenOptions& options) : path_(path), op
       if (options.migrate)
         migrate(*db_, options.schemaTarget);
     } else if (version == 0) {
-      throw StoreError(path.string() + ": empty database (schema version 0); create it with `dynqual db init`");
+      throw StoreError(path.string() + ": empty database (schema version 0); create it with `" +
+                       dbCommandHint("init", path) + "`");
     } else if (version > currentSchemaVersion()) {
       throw StoreError(path.string() + ": unsupported: schema version " + std::to_string(version) +
                        " is newer than this dynqual (" + std::to_string(currentSchemaVersion()) +
@@ -199,6 +234,32 @@ Store::Store(const fs::path& path, const OpenOptions& options) : path_(path), op
   } catch (...) {
     rethrow("opening the database");
   }
+}
+
+void Store::reopenImmutable() {
+  fs::path wal = path_.string() + "-wal";
+  std::error_code ec;
+  if (fs::exists(wal, ec) && fs::file_size(wal, ec) > 0)
+    throw StoreError(path_.string() + ": cannot read: its write-ahead log " + wal.string() +
+                     " holds rows and " + path_.string() +
+                     "-shm cannot be created in this folder; copy the database with its -wal file to a "
+                     "writable folder and read it there");
+  // URI: every byte outside the unreserved set is percent-encoded, so '?', '#' and '%' in the
+  // path stay part of it.
+  std::string uri = "file:";
+  for (unsigned char c : fs::absolute(path_).string()) {
+    if (std::isalnum(c) || std::strchr("/-._~", c))
+      uri += static_cast<char>(c);
+    else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    }
+  }
+  uri += "?immutable=1";
+  db_.reset();
+  db_ = std::make_unique<SQLite::Database>(uri, SQLite::OPEN_READONLY | SQLite::OPEN_URI, options_.busyTimeoutMs);
+  db_->exec("PRAGMA foreign_keys = ON");
 }
 
 Store::~Store() = default;
@@ -213,7 +274,8 @@ void Store::rethrow(const std::string& what) {
   } catch (const StoreError&) {
     throw;
   } catch (const SQLite::Exception& e) {
-    std::string a = advice(e.getErrorCode() & 0xff, options_.busyTimeoutMs);
+    lastErrorCode_ = e.getErrorCode() & 0xff;
+    std::string a = advice(lastErrorCode_, options_.busyTimeoutMs);
     throw StoreError(path_.string() + ": " + what + ": " + e.what() + (a.empty() ? "" : "; " + a));
   } catch (const std::exception& e) {
     throw StoreError(path_.string() + ": " + what + ": " + e.what());
@@ -400,13 +462,27 @@ void Store::recordCases(int64_t runId, const std::vector<CaseRecord>& cases) {
 }
 
 void Store::finishRun(int64_t runId) {
-  transaction("marking run " + std::to_string(runId) + " finished", [&] {
-    SQLite::Statement s(*db_, "UPDATE runs SET status = 'finished', ended_at = ? WHERE id = ?");
-    s.bind(1, utcNow());
-    s.bind(2, runId);
-    if (s.exec() != 1)
-      throw std::runtime_error("no run with id " + std::to_string(runId));
-  });
+  // SQLite's busy handler waits for the lock, but can hand back SQLITE_BUSY at once (e.g. while
+  // another connection recovers the WAL); such a refusal is retried until the busy timeout.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.busyTimeoutMs);
+  for (;;) {
+    lastErrorCode_ = SQLITE_OK;
+    try {
+      transaction("marking run " + std::to_string(runId) + " finished", [&] {
+        SQLite::Statement s(*db_, "UPDATE runs SET status = 'finished', ended_at = ? WHERE id = ?");
+        s.bind(1, utcNow());
+        s.bind(2, runId);
+        if (s.exec() != 1)
+          throw std::runtime_error("no run with id " + std::to_string(runId));
+      });
+      return;
+    } catch (const StoreError&) {
+      bool busy = lastErrorCode_ == SQLITE_BUSY || lastErrorCode_ == SQLITE_LOCKED;
+      if (!busy || std::chrono::steady_clock::now() >= deadline)
+        throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
 }
 
 ImportResult Store::importRuns(const std::vector<RunRecord>& runs) {
@@ -444,8 +520,8 @@ RunRecord Store::loadRun(int64_t id) {
                             "LEFT JOIN pipelines p ON p.id = r.pipeline_id WHERE r.id = ?");
     s.bind(1, id);
     if (!s.executeStep())
-      throw StoreError(path_.string() + ": no run with id " + std::to_string(id) +
-                       "; `dynqual db info` lists the runs");
+      throw StoreError(path_.string() + ": no run with id " + std::to_string(id) + "; `" +
+                       dbCommandHint("info", path_) + "` lists the runs");
     RunRecord r;
     r.id = id;
     r.key = s.getColumn(0).getString();
@@ -547,8 +623,8 @@ int64_t Store::resolveRun(const std::string& selector) {
       SQLite::Statement s(*db_, "SELECT id FROM runs WHERE status = 'finished' ORDER BY started_at DESC, id DESC LIMIT 1");
       if (s.executeStep())
         return s.getColumn(0).getInt64();
-      throw StoreError(path_.string() + ": no finished run yet; record one with `dynqual run --db " +
-                       path_.string() + "`");
+      throw StoreError(path_.string() + ": no finished run yet; record one with `dynqual qualify --db " +
+                       shellWord(path_) + "`");
     }
     if (!selector.empty() && std::all_of(selector.begin(), selector.end(), ::isdigit)) {
       SQLite::Statement s(*db_, "SELECT id FROM runs WHERE id = ?");
@@ -564,7 +640,7 @@ int64_t Store::resolveRun(const std::string& selector) {
     if (ids.size() == 1 && !selector.empty())
       return ids[0];
     throw StoreError(path_.string() + ": " + (ids.size() > 1 ? "more than one run matches '" : "no run matches '") +
-                     selector + "'; `dynqual db info " + path_.string() + "` lists the runs");
+                     selector + "'; `" + dbCommandHint("info", path_) + "` lists the runs");
   } catch (...) {
     rethrow("finding run '" + selector + "'");
   }

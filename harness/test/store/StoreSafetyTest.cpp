@@ -2,14 +2,17 @@
 // missing folder. Each must give one clear line and lose nothing already committed.
 #include "StoreTestUtil.h"
 
+#include "dynqual/store/DbTool.h"
 #include "dynqual/store/Store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include <csignal>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +25,15 @@ namespace {
 std::string integrity(const fs::path& db) {
   SQLite::Database raw(db, SQLite::OPEN_READONLY);
   return raw.execAndGet("PRAGMA integrity_check").getString();
+}
+
+/// "wal" when the file header's read/write format versions (bytes 18 and 19) are 2, read from
+/// the file so no connection creates -wal or -shm files.
+std::string journalMode(const fs::path& db) {
+  std::ifstream in(db, std::ios::binary);
+  char h[20] = {};
+  in.read(h, sizeof h);
+  return h[18] == 2 && h[19] == 2 ? "wal" : "rollback";
 }
 
 int64_t count(Store& s, const std::string& sql) { return s.db().execAndGet(sql).getInt64(); }
@@ -172,4 +184,63 @@ TEST(StoreSafety, MissingFolderAndNotADatabase) {
   ro.mode = OpenOptions::Mode::ReadOnly;
   err = errorOf([&] { Store s(dir.path / "absent.db", ro); });
   EXPECT_NE(err.find("no such database; create it with `dynqual db init"), std::string::npos) << err;
+}
+
+// Read-only commands must work on a database whose folder this process cannot write: a WAL
+// database cannot get its -shm file there. Root writes anywhere, so as root the reader runs in a
+// child that drops to uid 65534 (nobody); the child first proves it cannot create a file there.
+TEST(StoreSafety, ReadOnlyFolderCanBeRead) {
+  TempDir dir;
+  fs::path folder = dir.path / "rodir";
+  fs::create_directory(folder);
+  fs::path db = folder / "x.db";
+  {
+    Store s(db);
+    s.importRuns({sampleRun("qualify", "kept", "2026-01-01T00:00:00Z", {1.0})});
+  }
+  ASSERT_EQ(journalMode(db), "wal");
+  ASSERT_FALSE(fs::exists(db.string() + "-shm"));  // removed by the last writer's close
+  ASSERT_EQ(chmod(dir.path.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(db.c_str(), 0644), 0);
+  ASSERT_EQ(chmod(folder.c_str(), 0555), 0);
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    auto fail = [&](const std::string& why) {
+      (void)!write(report[1], why.data(), why.size());
+      _exit(1);
+    };
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+      fail("cannot drop to uid 65534");
+    if (int fd = open((folder / "probe").c_str(), O_CREAT | O_WRONLY, 0644); fd >= 0)
+      fail("the folder is writable; the test proves nothing");
+    try {
+      std::ostringstream info, query, exp;
+      dbInfo(db, "text", info);
+      dbQuery(db, "SELECT key FROM runs", "text", query);
+      dbExport(db, {}, exp);
+      if (info.str().find("kept") == std::string::npos)
+        fail("info: " + info.str());
+      if (query.str() != "key\nkept\n")
+        fail("query: " + query.str());
+      if (exp.str().find("\"kept\"") == std::string::npos)
+        fail("export: " + exp.str());
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    _exit(0);
+  }
+  close(report[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = read(report[0], buf, sizeof buf)) > 0;)
+    why.append(buf, n);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  chmod(folder.c_str(), 0755);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << why;
+  EXPECT_FALSE(fs::exists(db.string() + "-shm"));  // the reader left nothing behind
 }

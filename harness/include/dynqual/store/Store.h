@@ -29,7 +29,8 @@ struct OpenOptions {
   enum class Mode {
     Create,    ///< read-write; creates the file (not its folder) when missing
     Existing,  ///< read-write; the file must exist
-    ReadOnly,  ///< no writes at all (query, export, report, merge source)
+    ReadOnly,  ///< no writes at all (query, export, report, merge source); works in a folder this
+               ///< process cannot write (a WAL database is then read as immutable, see Store())
   };
   Mode mode = Mode::Create;
   /// How long a writer waits for another process's lock before failing, in ms.
@@ -74,7 +75,9 @@ public:
   int64_t beginRun(const RunRecord& header);
   /// Appends cases to a run in one transaction (all or none).
   void recordCases(int64_t runId, const std::vector<CaseRecord>& cases);
-  /// Marks a run "finished" and sets its end time to now (UTC).
+  /// Marks a run "finished" and sets its end time to now (UTC). Waits for another process's
+  /// lock up to the busy timeout (retrying a refusal SQLite returns without waiting), then throws
+  /// StoreError naming the lock; the run then stays "unfinished".
   void finishRun(int64_t runId);
 
   /// Adds runs by content key, one transaction per run: a key already present is skipped,
@@ -87,7 +90,7 @@ public:
   /// Every run, oldest first.
   std::vector<RunSummary> listRuns();
   /// Resolves "latest" (the newest finished run), a run id, or a unique prefix of a run key.
-  /// Throws StoreError "no run matches 'X'; `dynqual db info` lists the runs".
+  /// Throws StoreError "no run matches 'X'; `dynqual db info --db PATH` lists the runs".
   int64_t resolveRun(const std::string& selector);
   /// Finished runs of head's kind that started no later than head (head included), oldest
   /// first, at most `limit` (the newest ones): the points of the history charts.
@@ -101,11 +104,19 @@ private:
   int64_t insertRunRows(const RunRecord& r, bool withCases);
   void insertCases(int64_t runId, const std::vector<CaseRecord>& cases);
   [[noreturn]] void rethrow(const std::string& what);
+  /// Reopens the file read-only as immutable (no -shm, no locks); throws StoreError when a
+  /// non-empty -wal file holds rows that reading it that way would miss.
+  void reopenImmutable();
 
   std::filesystem::path path_;
   OpenOptions options_;
   std::unique_ptr<SQLite::Database> db_;
+  int lastErrorCode_ = 0;  ///< primary SQLite result code of the last failure rethrow() saw
 };
+
+/// A `dynqual db SUB` command line for `db` that works when pasted into a shell, e.g.
+/// "dynqual db info --db 'my runs.db'" (the path is quoted when it needs it). Error hints use it.
+std::string dbCommandHint(const std::string& sub, const std::filesystem::path& db);
 
 /// The database `--db` defaults to: $DYNQUAL_DB when set and not empty, else ./dynqual.db.
 std::filesystem::path defaultDbPath();
