@@ -2,6 +2,7 @@
 // checked-in corpus copy, which must be exactly what `make-model` writes today.
 #include "dynqual/modelgen/DecoderModel.h"
 #include "dynqual/qualify/LatencyStats.h"
+#include "dynqual/qualify/Suite.h"
 #include "dynqual/reference/Interpreter.h"
 
 #include <gtest/gtest.h>
@@ -140,4 +141,24 @@ TEST(DecoderModel, CorpusCopyIsWhatMakeModelWrites) {
   }
   EXPECT_EQ(files, 1 + 3 * (3 + 3));  // model + 3 sets of (ids, 2 caches) inputs and (logits, 2 presents) outputs
   fs::remove_all(fresh);
+}
+
+// A model process that times out or crashes is recorded as a failed whole-model case carrying its
+// error and verdict, so reports can show it (they list every failed case).
+TEST(QualifyRecording, TimeoutAndCrashKeepVerdictAndError) {
+  namespace q = dynqual::qualify;
+  auto timedOut = q::qualifyInChild({"/bin/sleep", "5"}, "/nonexistent/slow_model", 0.3);
+  auto cases = q::casesFromEntry(timedOut, 1);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].model.name, "slow_model");
+  EXPECT_EQ(cases[0].status, "FAIL");
+  EXPECT_EQ(cases[0].params.at("verdict"), "timeout");
+  EXPECT_NE(cases[0].error.find("timed out"), std::string::npos) << cases[0].error;
+
+  auto crashed = q::qualifyInChild({"/bin/sh", "-c", "kill -SEGV $$"}, "/nonexistent/crashy", 10);
+  cases = q::casesFromEntry(crashed, 1);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].status, "FAIL");
+  EXPECT_EQ(cases[0].params.at("verdict"), "crash");
+  EXPECT_FALSE(cases[0].error.empty());
 }

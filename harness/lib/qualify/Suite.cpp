@@ -171,6 +171,10 @@ std::vector<store::CaseRecord> casesFromEntry(const json& e, uint64_t seed) {
   nullToNan(model);
   std::vector<store::CaseRecord> cases = store::casesFromRunModel(model, seed);
   store::CaseRecord& whole = cases.front();
+  // A timeout or crash leaves only the error text; the verdict lets a report name the failure.
+  if (std::string v = e.contains("accuracy") ? e["accuracy"].value("verdict", "") : "";
+      whole.status == "FAIL" && (v == "timeout" || v == "crash"))
+    whole.params["verdict"] = v;
   if (e.contains("compile"))
     for (const auto& p : e["compile"].contains("passes") ? e["compile"]["passes"] : json::array())
       whole.params["pass_ms." + p.at("pass").get<std::string>()] = fmt::format("{:.3f}", p.at("ms").get<double>());

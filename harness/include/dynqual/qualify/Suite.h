@@ -40,7 +40,8 @@ void renderTables(std::ostream& os, const std::vector<nlohmann::json>& entries);
 /// Store cases of one entry: the `dynqual run` cases (store::casesFromRunModel) with the
 /// whole-model case extended by the qualify samples (qps 1/s, session_s s, first_infer_ms ms,
 /// latency_ms ms per repetition, cpu_percent %, peak_host_bytes bytes), the device counters of
-/// the timed run, and params warmup, reps, timed_case and pass_ms.<pass>. Throws
+/// the timed run, params warmup, reps, timed_case and pass_ms.<pass>, and param verdict
+/// ("timeout" or "crash") when the model's process did not finish (qualifyInChild). Throws
 /// std::runtime_error naming the field for a malformed entry.
 std::vector<store::CaseRecord> casesFromEntry(const nlohmann::json& entry, uint64_t seed);
 
