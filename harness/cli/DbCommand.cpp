@@ -31,21 +31,23 @@ void addDbCommand(CLI::App& app) {
   // `dynqual db info --db FILE` reads as naturally as `dynqual db --db FILE info`.
   db->fallthrough();
   auto path = std::make_shared<std::string>(store::defaultDbPath().string());
-  db->add_option("--db", *path, "database file")->capture_default_str();
+  db->add_option("--db", *path, "database file (default: $DYNQUAL_DB, else ./dynqual.db)")->default_str(*path);
 
   auto* init = db->add_subcommand("init", "create the database (or migrate it to the current schema)");
   init->callback([path] { guarded("init", [&] { store::dbInit(*path, std::cout); }); });
 
   auto infoFormat = std::make_shared<std::string>("text");
   auto* info = db->add_subcommand("info", "schema version, row counts and the list of runs");
-  info->add_option("--format", *infoFormat)->check(CLI::IsMember({"text", "json"}));
+  info->add_option("--format", *infoFormat, "text (one line per run) or json (one document)")
+      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   info->callback([path, infoFormat] { guarded("info", [&] { store::dbInfo(*path, *infoFormat, std::cout); }); });
 
   auto sql = std::make_shared<std::string>();
   auto queryFormat = std::make_shared<std::string>("text");
   auto* query = db->add_subcommand("query", "run one read-only SQL statement and print the rows");
   query->add_option("sql", *sql, "the SQL statement")->required();
-  query->add_option("--format", *queryFormat)->check(CLI::IsMember({"text", "json"}));
+  query->add_option("--format", *queryFormat, "text (tab-separated with a header line) or json (array of objects)")
+      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   query->callback([path, sql, queryFormat] {
     guarded("query", [&] { store::dbQuery(*path, *sql, *queryFormat, std::cout); });
   });

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <unistd.h>
 
@@ -147,8 +148,8 @@ void addQualifyCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--work-dir", o->workDir, "keep artifacts and inputs here (default: a temp folder, removed)");
-  cmd->add_option("--db", o->db, "record the run into this results database ($DYNQUAL_DB, else ./dynqual.db)")
-      ->capture_default_str();
+  cmd->add_option("--db", o->db, "record the run into this results database (default: $DYNQUAL_DB, else ./dynqual.db)")
+      ->default_str(o->db);
   cmd->add_flag("--no-db", o->noDb, "do not record the run");
   cmd->callback([o] {
     try {
@@ -177,6 +178,19 @@ void addQualifyCommand(CLI::App& app) {
            {"model_timeout_s", fmt::format("{}", o->timeout)}});
       int64_t runId = db ? db->beginRun(header) : 0;
 
+      // A store failure after the run began stops recording, not the run: the tables still
+      // print, then the error, exit 2.
+      std::string recordError;
+      auto record = [&](const std::function<void()>& fn) {
+        if (!db)
+          return;
+        try {
+          fn();
+        } catch (const std::exception& e) {
+          recordError = e.what();
+          db.reset();
+        }
+      };
       bool progress = isatty(STDERR_FILENO);
       auto start = std::chrono::steady_clock::now();
       std::vector<json> entries;
@@ -192,8 +206,9 @@ void addQualifyCommand(CLI::App& app) {
           compilerVersion = entry.value("compiler_version", "");
         if (entry.value("pipeline_spec", "") != "")
           pipelineSpec = entry["pipeline_spec"].get<std::string>();
-        if (db)  // one transaction per model
+        record([&] {  // one transaction per model
           db->recordCases(runId, qualify::casesFromEntry(entry, o->seed));
+        });
         entries.push_back(std::move(entry));
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -204,8 +219,7 @@ void addQualifyCommand(CLI::App& app) {
       double wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (tempWork)
         fs::remove_all(work);
-      if (db)
-        db->finishRun(runId);
+      record([&] { db->finishRun(runId); });
       bool failed = std::any_of(entries.begin(), entries.end(), qualify::entryFailed);
       if (o->format == "json") {
         json m = header.machine.fingerprint.empty() ? json::object() : json{
@@ -226,6 +240,12 @@ void addQualifyCommand(CLI::App& app) {
         std::cout << fmt::format("wall time {:.1f} s\n", wallS);
       }
       setExitCode(failed ? 1 : 0);
+      if (!recordError.empty()) {
+        std::cout.flush();
+        std::cerr << "dynqual qualify: " << recordError << " (run " << runId
+                  << " stays unfinished in the database; the results above are complete)\n";
+        setExitCode(2);
+      }
     } catch (const std::exception& e) {
       std::cerr << "dynqual qualify: " << e.what() << "\n";
       setExitCode(2);

@@ -15,7 +15,7 @@ void addReportCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Render a recorded run from the results database as Markdown (PR\n"
                                            "comment), JSON, or a self-contained HTML page with charts.");
   cmd->add_option("run", req->run, "run: latest, an id or a key prefix")->capture_default_str();
-  cmd->add_option("--db", req->db, "database file ($DYNQUAL_DB, else ./dynqual.db)")->capture_default_str();
+  cmd->add_option("--db", req->db, "database file (default: $DYNQUAL_DB, else ./dynqual.db)")->default_str(req->db);
   cmd->add_option("--format", req->format, "output format")->check(CLI::IsMember({"md", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("--base", req->base, "baseline run for base/head/change columns");

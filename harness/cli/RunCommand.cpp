@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <unistd.h>
 
@@ -42,7 +43,8 @@ void addRunCommand(CLI::App& app) {
       "run", "Compile each model once and run every test_data_set_* plus extra shape bindings on a\n"
              "device, each in a separate runtime process; compare with the stored outputs and the\n"
              "CPU reference. DIR is a model folder (ONNX test-data layout) or a folder of them.\n"
-             "Exit: 0 every tried model passed, 1 a model failed, 2 usage or input error.");
+             "Exit: 0 every tried model passed, 1 a model failed, 2 usage or input error, or recording\n"
+             "into --db failed after the run began (the results still print).");
   struct Opts {
     std::vector<std::string> dirs;
     std::string format = "text", workDir, exec;
@@ -60,8 +62,8 @@ void addRunCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--work-dir", o->workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
   cmd->add_option("--exec", o->exec, "dynqual-exec binary (default: beside dynqual)");
-  cmd->add_option("--db", o->db, "record the run into this results database ($DYNQUAL_DB, else ./dynqual.db)")
-      ->capture_default_str();
+  cmd->add_option("--db", o->db, "record the run into this results database (default: $DYNQUAL_DB, else ./dynqual.db)")
+      ->default_str(o->db);
   cmd->add_flag("--no-db", o->noDb, "do not record the run");
   cmd->add_flag("--list-skipped", o->listSkipped, "list skipped models and their reasons in the text table");
   cmd->callback([o] {
@@ -91,11 +93,25 @@ void addRunCommand(CLI::App& app) {
             {{"rel_l2_gate", fmt::format("{}", o->config.compare.relL2Gate)},
              {"seed", std::to_string(o->config.seed)},
              {"bindings", std::to_string(o->config.extraBindings)}}));
+      // A store failure after the run began (a lock held past the busy timeout, a full disk)
+      // stops recording but not the run: the results still print, then the error, exit 2.
+      std::string recordError;
+      auto record = [&](const std::function<void()>& fn) {
+        if (!db)
+          return;
+        try {
+          fn();
+        } catch (const std::exception& e) {
+          recordError = e.what();
+          db.reset();
+        }
+      };
       std::vector<run::ModelResult> results;
       for (size_t i = 0; i < models.size(); ++i) {
         results.push_back(run::runModel(models[i], o->config, compile));
-        if (db)  // one transaction per model
+        record([&] {  // one transaction per model
           db->recordCases(runId, store::casesFromRunModel(run::renderJson({results.back()})["models"][0], o->config.seed));
+        });
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           std::cerr << fmt::format("\r[{}/{}] {:.1f}s {:<50}", i + 1, models.size(), s,
@@ -107,13 +123,18 @@ void addRunCommand(CLI::App& app) {
         std::cerr << "\n";
       if (tempWork)
         fs::remove_all(o->config.workDir);
-      if (db)
-        db->finishRun(runId);
+      record([&] { db->finishRun(runId); });
       if (o->format == "json")
         std::cout << run::renderJson(results).dump(2) << "\n";
       else
         run::renderText(std::cout, results, o->listSkipped);
       setExitCode(run::totals(results).failed == 0 ? 0 : 1);
+      if (!recordError.empty()) {
+        std::cout.flush();
+        std::cerr << "dynqual run: " << recordError << " (run " << runId
+                  << " stays unfinished in the database; the results above are complete)\n";
+        setExitCode(2);
+      }
     } catch (const std::exception& e) {
       std::cerr << "dynqual run: " << e.what() << "\n";
       setExitCode(2);
