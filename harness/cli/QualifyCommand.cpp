@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -50,7 +51,7 @@ struct CommonOpts {
 void addCommon(CLI::App* cmd, CommonOpts& o) {
   cmd->add_option("--device", o.device, "device to run on (sim; hip is reserved)")->capture_default_str();
   cmd->add_option("--pipeline", o.pipeline, "'production' or an MLIR pass-pipeline spec")->capture_default_str();
-  cmd->add_option("--reps", o.reps, "timed repetitions per model")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--reps", o.reps, "timed repetitions per model (at least 1)")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed runs after the first inference")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--bindings", o.bindings, "extra shape bindings per dynamic model")
@@ -239,7 +240,11 @@ void addQualifyCommand(CLI::App& app) {
         qualify::renderTables(std::cout, entries);
         std::cout << fmt::format("wall time {:.1f} s\n", wallS);
       }
-      setExitCode(failed ? 1 : 0);
+      bool anyTried = std::any_of(entries.begin(), entries.end(),
+                                  [](const json& e) { return e["model"].value("status", "FAIL") != "skip"; });
+      if (!anyTried)
+        std::cerr << "dynqual qualify: no model was tried: every model was skipped\n";
+      setExitCode(failed || !anyTried ? 1 : 0);
       if (!recordError.empty()) {
         std::cout.flush();
         std::cerr << "dynqual qualify: " << recordError << " (run " << runId

@@ -128,7 +128,11 @@ void addRunCommand(CLI::App& app) {
         std::cout << run::renderJson(results).dump(2) << "\n";
       else
         run::renderText(std::cout, results, o->listSkipped);
-      setExitCode(run::totals(results).failed == 0 ? 0 : 1);
+      run::RunTotals t = run::totals(results);
+      // A run that tried nothing proves nothing: CI must not read it as a pass.
+      if (t.tried() == 0)
+        std::cerr << "dynqual run: no model was tried: every model was skipped (see --list-skipped)\n";
+      setExitCode(t.failed == 0 && t.tried() > 0 ? 0 : 1);
       if (!recordError.empty()) {
         std::cout.flush();
         std::cerr << "dynqual run: " << recordError << " (run " << runId

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -107,8 +109,13 @@ json qualifyInChild(const std::vector<std::string>& argv, const fs::path& modelD
 bool entryFailed(const json& e) { return e["model"].value("status", "FAIL") == "FAIL"; }
 
 void renderTables(std::ostream& os, const std::vector<json>& entries) {
+  // The name column fits the longest tried model, so no two rows read alike.
+  size_t w = 20;
+  for (const auto& e : entries)
+    if (e["model"].value("status", "FAIL") != "skip")
+      w = std::max(w, e["model"].value("name", "?").size());
   fmt::print(os, "L2 Accuracy Results (compiled vs CPU reference)\n");
-  fmt::print(os, "{:<32} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", "model", "combined L2", "relative L2",
+  fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", "model", w, "combined L2", "relative L2",
              "total elems", "NaN/Inf", "threshold", "verdict");
   int passed = 0, failed = 0, skipped = 0;
   std::map<std::string, int> reasons;
@@ -122,14 +129,14 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
     }
     (status == "pass" ? passed : failed)++;
     const json& a = e["accuracy"];
-    fmt::print(os, "{:<32} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", m.value("name", "?").substr(0, 32),
+    fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", m.value("name", "?"), w,
                fmtNum(a.value("combined_l2", json()), "{:.3g}"), fmtNum(a.value("relative_l2", json()), "{:.3g}"),
                a.contains("elements") ? std::to_string(a["elements"].get<int64_t>()) : "-",
                a.contains("nan_inf_skipped") ? std::to_string(a["nan_inf_skipped"].get<int64_t>()) : "-",
                fmtNum(a.value("threshold", json()), "{:.0e}"), a.value("verdict", "FAIL"));
   }
   fmt::print(os, "\nPerformance Results\n");
-  fmt::print(os, "{:<32} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n", "model", "QPS", "session s",
+  fmt::print(os, "{:<{}} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n", "model", w, "QPS", "session s",
              "1st ms", "median ms", "CPU %", "mem MB", "device peak", "readbacks", "launches");
   for (const auto& e : entries) {
     const json& m = e["model"];
@@ -140,11 +147,13 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
                           ? fmt::format("{:.1f}", e["peak_host_bytes"].get<double>() * 1e-6)
                           : std::string("-");
     if (!p.value("measured", false)) {
-      fmt::print(os, "{:<32} not timed: {}\n", m.value("name", "?").substr(0, 32), p.value("error", ""));
+      std::string why = p.value("error", "");
+      fmt::print(os, "{:<{}} not timed: {}\n", m.value("name", "?"), w,
+                 why.empty() ? "the model failed before timing (see Failures)" : why);
       continue;
     }
-    fmt::print(os, "{:<32} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n",
-               m.value("name", "?").substr(0, 32), fmtNum(p["qps"], "{:.1f}"),
+    fmt::print(os, "{:<{}} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n",
+               m.value("name", "?"), w, fmtNum(p["qps"], "{:.1f}"),
                fmtNum(json(p["session_ms"].get<double>() / 1000), "{:.4f}"), fmtNum(p["first_infer_ms"], "{:.3f}"),
                fmtNum(p["median_ms"], "{:.3f}"), fmtNum(p["cpu_percent"], "{:.0f}"), mem,
                counter(p, "peak_device_bytes"), counter(p, "scalar_readbacks"), counter(p, "kernel_launches"));
