@@ -2,7 +2,9 @@
 // Registration of the dynqual subcommands.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace dynqual::cli {
 
@@ -28,5 +30,11 @@ struct UsageError : std::runtime_error {
 /// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
 int exitCode();
 void setExitCode(int code);
+
+/// Sets the exit code at the end of `run` and `qualify`: 1 when a model failed or no model was
+/// tried, 0 otherwise; 2 when recording into the database failed after the run began (the error
+/// goes to stderr after the printed results, which stay complete).
+void finishSuiteCommand(const std::string& command, int tried, int failed, const std::string& recordError,
+                        int64_t runId);
 
 } // namespace dynqual::cli

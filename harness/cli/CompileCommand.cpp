@@ -11,13 +11,6 @@
 
 namespace dynqual::cli {
 
-namespace {
-int gExitCode = 0;
-}
-
-int exitCode() { return gExitCode; }
-void setExitCode(int code) { gExitCode = code; }
-
 void addCompileCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile an ONNX model and stop after a stage.\n"
                                             "Stages: onnx (imported generic ops), dq (after conversion),\n"

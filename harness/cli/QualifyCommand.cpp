@@ -240,17 +240,9 @@ void addQualifyCommand(CLI::App& app) {
         qualify::renderTables(std::cout, entries);
         std::cout << fmt::format("wall time {:.1f} s\n", wallS);
       }
-      bool anyTried = std::any_of(entries.begin(), entries.end(),
-                                  [](const json& e) { return e["model"].value("status", "FAIL") != "skip"; });
-      if (!anyTried)
-        std::cerr << "dynqual qualify: no model was tried: every model was skipped\n";
-      setExitCode(failed || !anyTried ? 1 : 0);
-      if (!recordError.empty()) {
-        std::cout.flush();
-        std::cerr << "dynqual qualify: " << recordError << " (run " << runId
-                  << " stays unfinished in the database; the results above are complete)\n";
-        setExitCode(2);
-      }
+      int tried = static_cast<int>(std::count_if(
+          entries.begin(), entries.end(), [](const json& e) { return e["model"].value("status", "FAIL") != "skip"; }));
+      finishSuiteCommand("qualify", tried, failed ? 1 : 0, recordError, runId);
     } catch (const std::exception& e) {
       std::cerr << "dynqual qualify: " << e.what() << "\n";
       setExitCode(2);

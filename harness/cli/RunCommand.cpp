@@ -129,16 +129,7 @@ void addRunCommand(CLI::App& app) {
       else
         run::renderText(std::cout, results, o->listSkipped);
       run::RunTotals t = run::totals(results);
-      // A run that tried nothing proves nothing: CI must not read it as a pass.
-      if (t.tried() == 0)
-        std::cerr << "dynqual run: no model was tried: every model was skipped (see --list-skipped)\n";
-      setExitCode(t.failed == 0 && t.tried() > 0 ? 0 : 1);
-      if (!recordError.empty()) {
-        std::cout.flush();
-        std::cerr << "dynqual run: " << recordError << " (run " << runId
-                  << " stays unfinished in the database; the results above are complete)\n";
-        setExitCode(2);
-      }
+      finishSuiteCommand("run", t.tried(), t.failed, recordError, runId);
     } catch (const std::exception& e) {
       std::cerr << "dynqual run: " << e.what() << "\n";
       setExitCode(2);
