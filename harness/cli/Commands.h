@@ -3,8 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+namespace dynqual::store {
+class Store;
+} // namespace dynqual::store
 
 namespace dynqual::cli {
 
@@ -30,6 +36,21 @@ struct UsageError : std::runtime_error {
 /// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
 int exitCode();
 void setExitCode(int code);
+
+/// Records into the results store after a run began. The first store error (a lock held past the
+/// busy timeout, a full disk) closes the store and is kept: recording stops, the run goes on, and
+/// finishSuiteCommand reports it after the results.
+class RecordGuard {
+public:
+  explicit RecordGuard(std::unique_ptr<store::Store>& db) : db_(db) {}
+  /// Runs `write` unless the store is closed (not opened, or failed earlier). Never throws.
+  void operator()(const std::function<void()>& write);
+  const std::string& error() const { return error_; }
+
+private:
+  std::unique_ptr<store::Store>& db_;
+  std::string error_;
+};
 
 /// Sets the exit code at the end of `run` and `qualify`: 1 when a model failed or no model was
 /// tried, 0 otherwise; 2 when recording into the database failed after the run began (the error

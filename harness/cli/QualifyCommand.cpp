@@ -179,19 +179,7 @@ void addQualifyCommand(CLI::App& app) {
            {"model_timeout_s", fmt::format("{}", o->timeout)}});
       int64_t runId = db ? db->beginRun(header) : 0;
 
-      // A store failure after the run began stops recording, not the run: the tables still
-      // print, then the error, exit 2.
-      std::string recordError;
-      auto record = [&](const std::function<void()>& fn) {
-        if (!db)
-          return;
-        try {
-          fn();
-        } catch (const std::exception& e) {
-          recordError = e.what();
-          db.reset();
-        }
-      };
+      RecordGuard record(db);
       bool progress = isatty(STDERR_FILENO);
       auto start = std::chrono::steady_clock::now();
       std::vector<json> entries;
@@ -242,7 +230,7 @@ void addQualifyCommand(CLI::App& app) {
       }
       int tried = static_cast<int>(std::count_if(
           entries.begin(), entries.end(), [](const json& e) { return e["model"].value("status", "FAIL") != "skip"; }));
-      finishSuiteCommand("qualify", tried, failed ? 1 : 0, recordError, runId);
+      finishSuiteCommand("qualify", tried, failed ? 1 : 0, record.error(), runId);
     } catch (const std::exception& e) {
       std::cerr << "dynqual qualify: " << e.what() << "\n";
       setExitCode(2);

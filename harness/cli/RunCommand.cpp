@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <unistd.h>
 
@@ -93,19 +92,7 @@ void addRunCommand(CLI::App& app) {
             {{"rel_l2_gate", fmt::format("{}", o->config.compare.relL2Gate)},
              {"seed", std::to_string(o->config.seed)},
              {"bindings", std::to_string(o->config.extraBindings)}}));
-      // A store failure after the run began (a lock held past the busy timeout, a full disk)
-      // stops recording but not the run: the results still print, then the error, exit 2.
-      std::string recordError;
-      auto record = [&](const std::function<void()>& fn) {
-        if (!db)
-          return;
-        try {
-          fn();
-        } catch (const std::exception& e) {
-          recordError = e.what();
-          db.reset();
-        }
-      };
+      RecordGuard record(db);
       std::vector<run::ModelResult> results;
       for (size_t i = 0; i < models.size(); ++i) {
         results.push_back(run::runModel(models[i], o->config, compile));
@@ -129,7 +116,7 @@ void addRunCommand(CLI::App& app) {
       else
         run::renderText(std::cout, results, o->listSkipped);
       run::RunTotals t = run::totals(results);
-      finishSuiteCommand("run", t.tried(), t.failed, recordError, runId);
+      finishSuiteCommand("run", t.tried(), t.failed, record.error(), runId);
     } catch (const std::exception& e) {
       std::cerr << "dynqual run: " << e.what() << "\n";
       setExitCode(2);
