@@ -42,4 +42,11 @@ CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest&
   return out;
 }
 
+void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
+                     const std::filesystem::path& artifact) {
+  CompileRequest request;
+  request.pipeline = pipeline;
+  compileModel(model, request, artifact);
+}
+
 } // namespace dynqual::cli

@@ -29,4 +29,9 @@ struct CompileOutcome {
 CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest& request,
                             const std::filesystem::path& artifact);
 
+/// compileModel with `pipeline` to the dqp stage, writing `artifact`; the run::CompileFn shape that
+/// `dynqual run`, `qualify` and the tests hand to run::runModel. Throws as compileModel does.
+void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
+                     const std::filesystem::path& artifact);
+
 } // namespace dynqual::cli

@@ -80,11 +80,7 @@ void addRunCommand(CLI::App& app) {
       fs::create_directories(o->config.workDir);
       bool progress = isatty(STDERR_FILENO);
       auto start = std::chrono::steady_clock::now();
-      run::CompileFn compile = [](const onnx::ModelProto& m, const std::string& pipeline, const fs::path& artifact) {
-        CompileRequest req;
-        req.pipeline = pipeline;
-        compileModel(m, req, artifact);
-      };
+      run::CompileFn compile = compileArtifact;
       int64_t runId = 0;
       if (db)
         runId = db->beginRun(store::newRunHeader(

@@ -23,11 +23,7 @@ run::ModelResult runDir(const fs::path& dir, const std::string& pipeline = "prod
   config.execPath = DYNQUAL_EXEC_PATH;
   config.pipeline = pipeline;
   config.workDir = fs::temp_directory_path() / ("dynqual-modelrun-" + std::to_string(getpid()));
-  run::CompileFn compile = [](const onnx::ModelProto& m, const std::string& p, const fs::path& out) {
-    cli::CompileRequest req;
-    req.pipeline = p;
-    cli::compileModel(m, req, out);
-  };
+  run::CompileFn compile = cli::compileArtifact;
   run::ModelResult r = run::runModel(dir, config, compile);
   fs::remove_all(config.workDir);
   return r;

@@ -61,11 +61,7 @@ TEST_P(NodeTest, MatchesStoredOutputs) {
   config.execPath = DYNQUAL_EXEC_PATH;
   config.workDir = workDir();
   config.extraBindings = 0;  // node tests have static shapes; their data sets are the oracle
-  run::CompileFn compile = [](const onnx::ModelProto& m, const std::string& pipeline, const fs::path& out) {
-    cli::CompileRequest req;
-    req.pipeline = pipeline;
-    cli::compileModel(m, req, out);
-  };
+  run::CompileFn compile = cli::compileArtifact;
   run::ModelResult r = run::runModel(nodeRoot() / GetParam(), config, compile);
   allResults().push_back(r);
   fs::remove_all(workDir() / GetParam());

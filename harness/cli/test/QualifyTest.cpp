@@ -38,11 +38,7 @@ run::ModelResult runDir(const fs::path& dir, const std::string& pipeline, int bi
   config.pipeline = pipeline;
   config.extraBindings = bindings;
   config.workDir = tempDir("qualify-run");
-  run::CompileFn compile = [](const onnx::ModelProto& m, const std::string& p, const fs::path& out) {
-    cli::CompileRequest req;
-    req.pipeline = p;
-    cli::compileModel(m, req, out);
-  };
+  run::CompileFn compile = cli::compileArtifact;
   run::ModelResult r = run::runModel(dir, config, compile);
   fs::remove_all(config.workDir);
   return r;
