@@ -1,0 +1,236 @@
+#!/usr/bin/env node
+'use strict';
+// dynqual runner protocol v1 over onnxruntime-node, CPU execution provider (variant `ort:cpu`).
+// The protocol is specified in docs/runners.md. Usage:
+//
+//   ort-runner.js --protocol 1 --model MODEL.onnx --output-dir DIR --reps R --warmup W
+//                 --min-sample-ms M [--input FILE]...
+//   ort-runner.js --protocol-version
+//
+// Writes DIR/output_K.pb (last inference, graph output order) and DIR/result.json; exits 0 on
+// success, 1 on a failure (result.json has ok=false and a one-line error), 2 on a usage error.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { decodeTensorProto, encodeTensorProto, ORT_TYPE_TO_CODE, DTYPES } = require('./tensorproto.js');
+
+const PROTOCOL = 1;
+// Upper bound on the iterations per sample, so a near-zero warm-up time cannot ask for billions.
+const MAX_ITERATIONS = 1000000;
+
+class UsageError extends Error {}
+
+function oneLine(s) {
+  return String(s).replace(/\s*[\r\n]+\s*/g, ' / ').trim();
+}
+
+function parseArgs(argv) {
+  const a = { inputs: [] };
+  const need = (i, flag) => {
+    if (i + 1 >= argv.length) throw new UsageError(`${flag} needs a value`);
+    return argv[i + 1];
+  };
+  const int = (v, flag, min) => {
+    if (!/^[0-9]+$/.test(v) || Number(v) < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${v}'`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; i += 2) {
+    const f = argv[i];
+    switch (f) {
+      case '--protocol': a.protocol = need(i, f); break;
+      case '--model': a.model = need(i, f); break;
+      case '--output-dir': a.outputDir = need(i, f); break;
+      case '--reps': a.reps = int(need(i, f), f, 1); break;
+      case '--warmup': a.warmup = int(need(i, f), f, 0); break;
+      case '--min-sample-ms': {
+        const v = need(i, f);
+        const n = Number(v);
+        if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${f} must be a number >= 0, got '${v}'`);
+        a.minSampleMs = n;
+        break;
+      }
+      case '--input': a.inputs.push(need(i, f)); break;
+      default: throw new UsageError(`unknown argument '${f}'`);
+    }
+  }
+  for (const [k, flag] of [['protocol', '--protocol'], ['model', '--model'], ['outputDir', '--output-dir'],
+    ['reps', '--reps'], ['warmup', '--warmup'], ['minSampleMs', '--min-sample-ms']]) {
+    if (a[k] === undefined) throw new UsageError(`missing ${flag}`);
+  }
+  if (a.protocol !== String(PROTOCOL)) throw new UsageError(`protocol ${a.protocol} requested, this runner speaks ${PROTOCOL}`);
+  return a;
+}
+
+function nowMs() {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+function loadOrt() {
+  try {
+    const ort = require('onnxruntime-node');
+    const version = require('onnxruntime-node/package.json').version;
+    return { ort, version };
+  } catch (e) {
+    throw new Error(`onnxruntime-node is not installed in ${__dirname}/node_modules (run scripts/setup): ${oneLine(e.message)}`);
+  }
+}
+
+// Removes what an earlier run left in the output folder, so nothing stale is read back.
+function cleanOutputDir(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of fs.readdirSync(dir)) {
+    if (f === 'result.json' || f === 'result.json.tmp' || /^output_[0-9]+\.pb$/.test(f)) fs.rmSync(path.join(dir, f));
+  }
+}
+
+function writeJson(dir, obj) {
+  const tmp = path.join(dir, 'result.json.tmp');
+  fs.writeFileSync(tmp, JSON.stringify(obj) + '\n');
+  fs.renameSync(tmp, path.join(dir, 'result.json'));
+}
+
+function readInputs(ort, files) {
+  return files.map((f) => {
+    let bytes;
+    try {
+      bytes = fs.readFileSync(f);
+    } catch (e) {
+      throw new Error(`cannot read input ${f}: ${e.code || oneLine(e.message)}`);
+    }
+    const t = decodeTensorProto(bytes, path.basename(f));
+    return { file: f, name: t.name, tensor: new ort.Tensor(DTYPES[t.dataType].ort, t.data, t.dims) };
+  });
+}
+
+// Maps input files to graph inputs: by TensorProto name when every file names a distinct graph
+// input, otherwise by position (graph input order, as the ONNX backend test data does).
+function makeFeeds(session, inputs, model) {
+  const names = session.inputNames;
+  if (inputs.length !== names.length)
+    throw new Error(`${path.basename(model)} has ${names.length} inputs (${names.join(', ')}), got ${inputs.length} input files`);
+  const feeds = {};
+  const byName = inputs.every((x) => x.name && names.includes(x.name)) && new Set(inputs.map((x) => x.name)).size === inputs.length;
+  inputs.forEach((x, i) => { feeds[byName ? x.name : names[i]] = x.tensor; });
+  return feeds;
+}
+
+function outputToProto(name, t, model) {
+  const code = ORT_TYPE_TO_CODE[t.type];
+  if (code === undefined) throw new Error(`unsupported: output '${name}' of ${path.basename(model)} has type ${t.type}`);
+  let data = t.data;
+  // float16 comes back as 16-bit patterns (Uint16Array), or as Float16Array where node has one.
+  if (t.type === 'float16' && !(data instanceof Uint16Array)) data = new Uint16Array(data.buffer, data.byteOffset, data.length);
+  return encodeTensorProto({ name, dataType: code, dims: t.dims.map(Number), data });
+}
+
+async function run(a) {
+  const { ort, version } = loadOrt();
+  const modelName = path.basename(a.model);
+  if (!fs.existsSync(a.model)) throw new Error(`model ${a.model} does not exist`);
+  const inputs = readInputs(ort, a.inputs);
+
+  const t0 = nowMs();
+  let session;
+  try {
+    session = await ort.InferenceSession.create(a.model, { executionProviders: ['cpu'] });
+  } catch (e) {
+    throw new Error(`session creation failed for ${a.model}: ${oneLine(e.message)}`);
+  }
+  const sessionMs = nowMs() - t0;
+  const feeds = makeFeeds(session, inputs, a.model);
+
+  let last;
+  const infer = async () => {
+    try {
+      last = await session.run(feeds);
+    } catch (e) {
+      throw new Error(`inference failed for ${modelName}: ${oneLine(e.message)}`);
+    }
+  };
+
+  // The first inference is always run and timed alone; it is the first warm-up.
+  let t = nowMs();
+  await infer();
+  const firstInferMs = nowMs() - t;
+  // Calibration: the fastest warm-up after the first (or the first when there is none) estimates
+  // one inference; k is the smallest count whose batch lasts at least min-sample-ms.
+  let estimate = firstInferMs;
+  for (let i = 1; i < a.warmup; i++) {
+    t = nowMs();
+    await infer();
+    const d = nowMs() - t;
+    estimate = i === 1 ? d : Math.min(estimate, d);
+  }
+  let k = 1;
+  if (a.minSampleMs > 0) k = Math.min(MAX_ITERATIONS, Math.max(1, Math.ceil(a.minSampleMs / Math.max(estimate, 1e-6))));
+
+  const samples = [];
+  for (let s = 0; s < a.reps; s++) {
+    t = nowMs();
+    for (let i = 0; i < k; i++) await infer();
+    samples.push((nowMs() - t) / k);
+  }
+
+  session.outputNames.forEach((name, i) => {
+    const t = last[name];
+    if (!t) throw new Error(`${modelName}: output '${name}' missing from the inference result`);
+    fs.writeFileSync(path.join(a.outputDir, `output_${i}.pb`), outputToProto(name, t, a.model));
+  });
+  if (typeof session.release === 'function') await session.release();
+
+  return {
+    protocol: PROTOCOL,
+    ok: true,
+    runner: 'ort-node',
+    version: `onnxruntime-node ${version}`,
+    samples_ms: samples,
+    iterations_per_sample: k,
+    session_ms: sessionMs,
+    first_infer_ms: firstInferMs,
+    counters: {},
+  };
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  if (argv.length === 1 && argv[0] === '--protocol-version') {
+    process.stdout.write(`${PROTOCOL}\n`);
+    return 0;
+  }
+  let a;
+  try {
+    a = parseArgs(argv);
+  } catch (e) {
+    process.stderr.write(`ort-runner: usage error: ${oneLine(e.message)}\n`);
+    // Still report through result.json when the output folder is known.
+    const i = argv.indexOf('--output-dir');
+    if (i >= 0 && i + 1 < argv.length) {
+      try {
+        cleanOutputDir(argv[i + 1]);
+        writeJson(argv[i + 1], { protocol: PROTOCOL, ok: false, error: `usage: ${oneLine(e.message)}` });
+      } catch (_) { /* nothing more to report */ }
+    }
+    return 2;
+  }
+  try {
+    cleanOutputDir(a.outputDir);
+  } catch (e) {
+    process.stderr.write(`ort-runner: error: cannot prepare output folder ${a.outputDir}: ${oneLine(e.message)}\n`);
+    return 1;
+  }
+  try {
+    writeJson(a.outputDir, await run(a));
+    return 0;
+  } catch (e) {
+    const msg = oneLine(e.message);
+    process.stderr.write(`ort-runner: error: ${msg}\n`);
+    try {
+      // Outputs of a failed run are not results.
+      cleanOutputDir(a.outputDir);
+      writeJson(a.outputDir, { protocol: PROTOCOL, ok: false, error: msg });
+    } catch (_) { /* the exit code still says it failed */ }
+    return 1;
+  }
+}
+
+main().then((code) => { process.exitCode = code; });

@@ -1,0 +1,83 @@
+'use strict';
+// Command-line behaviour of ort-runner.js: protocol version, usage errors and failures reported
+// through result.json, and one real run when onnxruntime-node is installed.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const RUNNER = path.join(__dirname, '..', 'ort-runner.js');
+const run = (args) => spawnSync(process.execPath, [RUNNER, ...args], { encoding: 'utf8' });
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'ort-runner-test-'));
+const result = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8'));
+const ortInstalled = fs.existsSync(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node', 'package.json'));
+const TEST_ADD = '/usr/share/libonnx-testdata/data/node/test_add';
+
+test('--protocol-version prints 1', () => {
+  const r = run(['--protocol-version']);
+  assert.equal(r.status, 0);
+  assert.equal(r.stdout, '1\n');
+});
+
+test('a wrong protocol is a usage error reported in result.json', () => {
+  const dir = tmp();
+  const r = run(['--protocol', '2', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /protocol 2 requested, this runner speaks 1/);
+  assert.deepEqual(result(dir), { protocol: 1, ok: false, error: 'usage: protocol 2 requested, this runner speaks 1' });
+});
+
+test('bad numbers and unknown flags are usage errors', () => {
+  const dir = tmp();
+  const base = ['--protocol', '1', '--model', 'm.onnx', '--output-dir', dir, '--warmup', '0', '--min-sample-ms', '0'];
+  assert.equal(run([...base, '--reps', '0']).status, 2);
+  assert.match(result(dir).error, /--reps must be an integer >= 1/);
+  assert.equal(run([...base, '--reps', '1', '--bogus', 'x']).status, 2);
+  assert.match(result(dir).error, /unknown argument '--bogus'/);
+});
+
+test('a missing model fails with one line naming it, and stale outputs are removed', () => {
+  const dir = tmp();
+  fs.writeFileSync(path.join(dir, 'output_0.pb'), 'stale');
+  const r = run(['--protocol', '1', '--model', path.join(dir, 'nope.onnx'), '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
+  assert.equal(r.status, 1);
+  const res = result(dir);
+  assert.equal(res.ok, false);
+  assert.ok(!fs.existsSync(path.join(dir, 'output_0.pb')));
+  if (ortInstalled) assert.match(res.error, /model .*nope\.onnx does not exist/);
+});
+
+test('an unsupported input is reported naming the file', { skip: !ortInstalled && 'onnxruntime-node not installed (run scripts/setup)' }, () => {
+  const dir = tmp();
+  const bad = path.join(dir, 'input_0.pb');
+  fs.writeFileSync(bad, Uint8Array.from([0x08, 0x01, 0x10, 0x08, 0x32, 0x01, 0x61]));
+  const r = run(['--protocol', '1', '--model', path.join(TEST_ADD, 'model.onnx'), '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0', '--input', bad]);
+  assert.equal(r.status, 1);
+  assert.equal(result(dir).error, 'unsupported: dtype STRING in input_0.pb');
+});
+
+test('the wrong number of inputs is an error naming the model', { skip: (!ortInstalled || !fs.existsSync(TEST_ADD)) && 'onnxruntime-node or ONNX test data missing' }, () => {
+  const dir = tmp();
+  const r = run(['--protocol', '1', '--model', path.join(TEST_ADD, 'model.onnx'), '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0',
+    '--input', path.join(TEST_ADD, 'test_data_set_0', 'input_0.pb')]);
+  assert.equal(r.status, 1);
+  assert.equal(result(dir).error, 'model.onnx has 2 inputs (x, y), got 1 input files');
+});
+
+test('a real run of test_add matches the stored output bit for bit', { skip: (!ortInstalled || !fs.existsSync(TEST_ADD)) && 'onnxruntime-node or ONNX test data missing' }, () => {
+  const dir = tmp();
+  const ds = path.join(TEST_ADD, 'test_data_set_0');
+  const r = run(['--protocol', '1', '--model', path.join(TEST_ADD, 'model.onnx'), '--output-dir', dir, '--reps', '3', '--warmup', '2', '--min-sample-ms', '1',
+    '--input', path.join(ds, 'input_0.pb'), '--input', path.join(ds, 'input_1.pb')]);
+  assert.equal(r.status, 0, r.stderr);
+  const res = result(dir);
+  assert.equal(res.ok, true);
+  assert.equal(res.version, 'onnxruntime-node 1.30.0');
+  assert.equal(res.samples_ms.length, 3);
+  assert.ok(res.samples_ms.every((s) => Number.isFinite(s) && s >= 0));
+  assert.ok(Number.isInteger(res.iterations_per_sample) && res.iterations_per_sample >= 1);
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'output_0.pb')), fs.readFileSync(path.join(ds, 'output_0.pb')));
+  assert.ok(!fs.existsSync(path.join(dir, 'output_1.pb')));
+});
