@@ -4,6 +4,9 @@
 #include "dq/runtime/Error.h"
 #include "dq/runtime/NullDevice.h"
 #include "dq/runtime/SimDevice.h"
+#ifdef DQ_WITH_HIP
+#include "dq/runtime/hip/HipDevice.h"
+#endif
 
 namespace dq::rt {
 
@@ -67,14 +70,26 @@ std::vector<std::pair<std::string, uint64_t>> Counters::items() const {
           {"host_stores", hostStores}};
 }
 
-std::vector<std::string> availableDevices() { return {"sim", "null"}; }
+std::vector<std::string> availableDevices() {
+#ifdef DQ_WITH_HIP
+  return {"sim", "null", "hip"};
+#else
+  return {"sim", "null"};
+#endif
+}
 
 std::unique_ptr<Device> createDevice(const std::string &name) {
   if (name == "sim") return std::make_unique<SimDevice>();
   if (name == "null") return std::make_unique<NullDevice>();
+#ifdef DQ_WITH_HIP
+  if (name == "hip") return createHipDevice();  // throws "hip: no GPU: ..." without a GPU
+  throw RuntimeError("unknown device '" + name + "'; available: sim, null, hip");
+#else
   if (name == "hip")
-    throw RuntimeError("unsupported: device 'hip' is not built into this runtime; use --device sim");
+    throw RuntimeError("unsupported: device 'hip' is not built into this runtime (configure with "
+                       "-DDYNQUAL_WITH_HIP=ON); use --device sim");
   throw RuntimeError("unknown device '" + name + "'; available: sim, null");
+#endif
 }
 
 void NullDevice::fail(const char *call) {

@@ -1,0 +1,117 @@
+// Interface between the hip device's host code (HipDevice.cpp) and its kernels (HipKernels.hip).
+// Plain structs passed by value as kernel parameters; shapes and checks are done on the host.
+#pragma once
+
+#include "dq/runtime/hip/HipCompat.h"
+
+#include <cstdint>
+
+namespace dq::rt::hipk {
+
+/// Largest rank a hip kernel handles (larger ranks are an "unsupported" error on the host).
+constexpr int kMaxRank = 8;
+
+/// dtype codes are the ONNX codes of dq::rt::DType.
+enum : int { kF32 = 1, kU8 = 2, kI8 = 3, kI32 = 6, kI64 = 7, kBool = 9, kF16 = 10, kF64 = 11, kBF16 = 16 };
+
+/// An operand aligned to a loop shape: element e of the loop reads
+/// base + (offset + sum(coord[d] * strides[d])) * elementSize. Broadcast dims have stride 0.
+struct Opd {
+  char *base = nullptr;
+  int dtype = kF32;
+  int esize = 4;
+  int64_t offset = 0;
+  int64_t strides[kMaxRank] = {};
+};
+
+/// A loop shape (row-major), rank <= kMaxRank; rank 0 has one element.
+struct Shape {
+  int rank = 0;
+  int64_t sizes[kMaxRank] = {};
+  int64_t count = 1;
+};
+
+/// Error word the kernels set (first error wins); lives in host-mapped memory.
+struct DevError {
+  int code;  ///< 0 = none, see ErrorCode
+  int pad;
+  long long a, b, c;
+};
+enum ErrorCode : int {
+  kErrNone = 0,
+  kErrIntDivZero = 1,     ///< integer division by zero
+  kErrIntPowNeg = 2,      ///< integer 0 to negative power a
+  kErrIndex = 3,          ///< index a out of range for axis b of size c
+  kErrRangeDeltaZero = 4, ///< range_length: delta is 0
+  kErrRangeNaN = 5,       ///< range_length: count NaN
+  kErrRangeBig = 6,       ///< range_length: count does not fit
+};
+
+/// Elementwise ops (binary and unary) in one enumeration.
+enum ElemOp : int {
+  kAdd, kSub, kMul, kDiv, kEqual, kPow, kMax, kMin, kAnd, kOr, kLess, kLessEqual, kGreater,
+  kGreaterEqual,
+  kNeg, kSqrt, kReciprocal, kSigmoid, kTanh, kErf, kExp, kCos, kSin, kNot, kIsNan,
+};
+
+/// Copy variants of the generic copy kernel.
+enum CopyMode : int {
+  kCopyPlain = 0,  ///< dst = src
+  kCopyWhere = 1,  ///< dst = cond ? src : src2
+  kCopyTriluUpper = 2, kCopyTriluLower = 3,  ///< keep (i, j) of the last two dims, else 0
+};
+
+// ---- launchers (return the launch error; kernels report data errors through `err`) ----
+
+/// out = op(a[, b]) over `shape`. floatPath: compute in double (either input is a float; unary:
+/// the input is a float or the op has no integer form); otherwise in int64 with wrap-around.
+hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape,
+                       bool floatPath, DevError *err);
+/// Element copy between equal-shaped operands of one element size (see CopyMode). For the
+/// trilu modes `k` is the diagonal offset; for kCopyWhere `cond` is a bool operand.
+hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape,
+                long long k);
+/// ONNX Cast rules (see Program.h "cast").
+hipError_t cast(hipStream_t s, Opd dst, Opd src, Shape shape);
+/// out = value (fvalue for float dtypes, ivalue otherwise).
+hipError_t fill(hipStream_t s, Opd out, Shape shape, double fvalue, long long ivalue);
+/// out[i] = start + i * delta (start/delta one-element operands of out's dtype).
+hipError_t range(hipStream_t s, Opd out, Shape shape, Opd start, Opd delta);
+/// out (i64) = ONNX Range element count of start, limit, delta.
+hipError_t rangeLength(hipStream_t s, Opd out, Opd start, Opd limit, Opd delta, DevError *err);
+
+/// Gather along `axis`: out shape = data[:axis] + indices + data[axis+1:]. `data`'s strides are
+/// its own (rank dataRank), `indices`' its own (rank idxRank); out is aligned to `shape`.
+hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank,
+                  const int64_t *dataSizes, Opd indices, int idxRank, int axis, DevError *err);
+/// GatherElements: out and indices share `shape`; data has `shape`'s rank and its own sizes.
+hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes,
+                          Opd indices, int axis, DevError *err);
+/// GatherND with batch dims b and m = indices' last dim. indices have rank q (own strides),
+/// data rank r (own strides and sizes).
+hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes,
+                    Opd indices, int q, int b, int m, DevError *err);
+
+/// Reductions. `outer` is the out shape (the input rank, reduced dims 1); `extent` the reduced
+/// extent shape (input rank, non-reduced dims 1). `in` strides are the input's own strides, `out`
+/// aligned to `outer`. kind: 0 sum, 1 mean, 2 max. fp32 accumulation for f32/f16/bf16, fp64 for
+/// f64, int64 for integers.
+hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape extent);
+/// Softmax along a line of length n: `lines` is the in shape with the axis set to 1; in/out are
+/// aligned to it and axisStrideIn/Out step along the axis.
+hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
+                   int64_t axisStrideOut);
+/// Layer norm: `rows` is X's shape with dims >= axis set to 1, `inner` X's shape with dims < axis
+/// set to 1; every operand is aligned to X's full shape (scale/bias broadcast with stride 0).
+hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias,
+                     Shape rows, Shape inner, double eps);
+/// Cumulative sum along lines (same geometry as softmax).
+hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
+                  int64_t axisStrideOut, bool exclusive, bool reverse);
+/// Integer matmul: batch shape `batch` (a, b, out aligned to it), then M, K, N and the strides
+/// of the two matrix dims of each operand.
+hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
+                     int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
+                     int64_t on);
+
+}  // namespace dq::rt::hipk

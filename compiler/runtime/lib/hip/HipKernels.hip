@@ -1,0 +1,793 @@
+// Kernels of the hip device, in HIP kernel language (compiled as CUDA by nvcc on NVIDIA through
+// HipCompat.h). They follow the sim's semantics (SimKernels.cpp): elementwise floats compute in
+// double and round once to the output dtype (f16/bf16 via round-to-odd, nearest even); integers
+// compute in int64 and wrap; reductions, softmax, layer norm and cumsum accumulate in fp32 for
+// f32/f16/bf16 (fp64 for f64, int64 for integers).
+#include "HipKernels.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace dq::rt::hipk {
+namespace {
+
+constexpr int kThreads = 256;
+
+// ---- element access ----------------------------------------------------------------------------
+
+__host__ __device__ inline uint32_t bitsOf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+__host__ __device__ inline float floatOf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+__device__ inline float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t mant = h & 0x3FFu;
+  if (exp == 0x1F) return floatOf(sign | 0x7F800000u | (mant << 13));
+  if (exp == 0) {
+    float v = ldexpf(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  return floatOf(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+__device__ inline uint16_t floatToHalf(float value) {
+  uint32_t x = bitsOf(value);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t a = x & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) {
+    if (a > 0x7F800000u) return sign | 0x7E00u | static_cast<uint16_t>((a >> 13) & 0x3FFu);
+    return sign | 0x7C00u;
+  }
+  if (a >= 0x477FF000u) return sign | 0x7C00u;
+  if (a < 0x38800000u) {
+    if (a < 0x33000000u) return sign;
+    uint32_t mant = (a & 0x7FFFFFu) | 0x800000u;
+    uint32_t shift = 126u - (a >> 23);
+    uint32_t m = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1u);
+    uint32_t halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (m & 1u))) ++m;
+    return sign | static_cast<uint16_t>(m);
+  }
+  uint32_t r = a - 0x38000000u;
+  uint32_t m = r >> 13;
+  uint32_t rem = r & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (m & 1u))) ++m;
+  return sign | static_cast<uint16_t>(m);
+}
+
+__device__ inline float bf16ToFloat(uint16_t b) { return floatOf(static_cast<uint32_t>(b) << 16); }
+
+__device__ inline uint16_t floatToBF16(float value) {
+  uint32_t x = bitsOf(value);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7FFFu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// double -> float with round-to-odd, so a second rounding to f16/bf16 is correct.
+__device__ inline float roundToOddFloat(double d) {
+  if (isnan(d) || isinf(d)) return static_cast<float>(d);
+  float f = __double2float_rz(d);
+  if (static_cast<double>(f) == d) return f;
+  return floatOf(bitsOf(f) | 1u);
+}
+
+__device__ inline bool isFloatT(int t) { return t == kF32 || t == kF64 || t == kF16 || t == kBF16; }
+
+__device__ inline const char *addr(const Opd &o, int64_t e) { return o.base + e * o.esize; }
+__device__ inline char *addrW(const Opd &o, int64_t e) { return o.base + e * o.esize; }
+
+__device__ inline double loadF(const Opd &o, int64_t e) {
+  const char *p = addr(o, e);
+  switch (o.dtype) {
+  case kF32: return *reinterpret_cast<const float *>(p);
+  case kF64: return *reinterpret_cast<const double *>(p);
+  case kF16: return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
+  case kBF16: return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
+  default: return 0.0;
+  }
+}
+
+__device__ inline long long loadI(const Opd &o, int64_t e) {
+  const char *p = addr(o, e);
+  switch (o.dtype) {
+  case kI8: return *reinterpret_cast<const int8_t *>(p);
+  case kU8: return *reinterpret_cast<const uint8_t *>(p);
+  case kI32: return *reinterpret_cast<const int32_t *>(p);
+  case kI64: return *reinterpret_cast<const long long *>(p);
+  case kBool: return *reinterpret_cast<const uint8_t *>(p) != 0;
+  default: return 0;
+  }
+}
+
+__device__ inline void storeF(const Opd &o, int64_t e, double v) {
+  char *p = addrW(o, e);
+  switch (o.dtype) {
+  case kF32: *reinterpret_cast<float *>(p) = static_cast<float>(v); break;
+  case kF64: *reinterpret_cast<double *>(p) = v; break;
+  case kF16: *reinterpret_cast<uint16_t *>(p) = floatToHalf(roundToOddFloat(v)); break;
+  case kBF16: *reinterpret_cast<uint16_t *>(p) = floatToBF16(roundToOddFloat(v)); break;
+  default: break;
+  }
+}
+
+__device__ inline void storeI(const Opd &o, int64_t e, long long v) {
+  char *p = addrW(o, e);
+  switch (o.dtype) {
+  case kI8: *reinterpret_cast<int8_t *>(p) = static_cast<int8_t>(v); break;
+  case kU8: *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(v); break;
+  case kI32: *reinterpret_cast<int32_t *>(p) = static_cast<int32_t>(v); break;
+  case kI64: *reinterpret_cast<long long *>(p) = v; break;
+  case kBool: *reinterpret_cast<uint8_t *>(p) = v != 0 ? 1 : 0; break;
+  default: break;
+  }
+}
+
+// ONNX Cast of a float to an integer: truncate; NaN -> 0; out of range saturates (as sim).
+__device__ inline long long floatToInteger(double v, int to) {
+  if (isnan(v)) return 0;
+  double t = trunc(v);
+  double lo, hi;
+  switch (to) {
+  case kI8: lo = -128; hi = 127; break;
+  case kU8: lo = 0; hi = 255; break;
+  case kI32: lo = -2147483648.0; hi = 2147483647.0; break;
+  default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  }
+  if (t <= lo) return to == kI64 ? (-9223372036854775807LL - 1) : static_cast<long long>(lo);
+  if (t >= hi) return to == kI64 ? 9223372036854775807LL : static_cast<long long>(hi);
+  return static_cast<long long>(t);
+}
+
+__device__ inline double loadD(const Opd &o, int64_t e) {
+  return isFloatT(o.dtype) ? loadF(o, e) : static_cast<double>(loadI(o, e));
+}
+
+__device__ inline void storeD(const Opd &o, int64_t e, double v) {
+  if (isFloatT(o.dtype)) storeF(o, e, v);
+  else if (o.dtype == kBool) storeI(o, e, v != 0.0);
+  else storeI(o, e, floatToInteger(v, o.dtype));
+}
+
+__device__ inline void copyElem(const Opd &dst, int64_t de, const Opd &src, int64_t se) {
+  char *d = addrW(dst, de);
+  const char *s = addr(src, se);
+  switch (dst.esize) {
+  case 1: *reinterpret_cast<uint8_t *>(d) = *reinterpret_cast<const uint8_t *>(s); break;
+  case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); break;
+  case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); break;
+  default: *reinterpret_cast<unsigned long long *>(d) = *reinterpret_cast<const unsigned long long *>(s); break;
+  }
+}
+
+__device__ inline void report(DevError *err, int code, long long a, long long b, long long c) {
+  if (atomicCAS(&err->code, 0, code) == 0) {
+    err->a = a;
+    err->b = b;
+    err->c = c;
+    __threadfence_system();
+  }
+}
+
+// Coordinates of linear index i in `s` (row-major).
+__device__ inline void coords(const Shape &s, int64_t i, int64_t *c) {
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t n = s.sizes[d];
+    c[d] = i % n;
+    i /= n;
+  }
+}
+
+__device__ inline int64_t offsetOf(const Opd &o, const int64_t *c, int rank) {
+  int64_t e = o.offset;
+  for (int d = 0; d < rank; ++d) e += c[d] * o.strides[d];
+  return e;
+}
+
+// ---- elementwise -------------------------------------------------------------------------------
+
+__device__ inline long long wrapAdd(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+}
+__device__ inline long long wrapSub(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) - static_cast<unsigned long long>(b));
+}
+__device__ inline long long wrapMul(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+}
+__device__ inline double fmaxNan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a > b ? a : b); }
+__device__ inline double fminNan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a < b ? a : b); }
+
+__device__ double floatOp(ElemOp op, double a, double b) {
+  switch (op) {
+  case kAdd: return a + b;
+  case kSub: return a - b;
+  case kMul: return a * b;
+  case kDiv: return a / b;
+  case kEqual: return a == b ? 1.0 : 0.0;
+  case kPow: {
+    // pow may be off by an ulp or two; an integer result of integer operands is made exact, so
+    // a truncating cast to an integer type matches the sim (e.g. pow(3, 1) = 3, not 2.99..).
+    const double r = pow(a, b);
+    if (a == trunc(a) && b == trunc(b) && b >= 0 && fabs(r) < 9007199254740992.0) return rint(r);
+    return r;
+  }
+  case kMax: return fmaxNan(a, b);
+  case kMin: return fminNan(a, b);
+  case kLess: return a < b ? 1.0 : 0.0;
+  case kLessEqual: return a <= b ? 1.0 : 0.0;
+  case kGreater: return a > b ? 1.0 : 0.0;
+  case kGreaterEqual: return a >= b ? 1.0 : 0.0;
+  case kNeg: return -a;
+  case kSqrt: return sqrt(a);
+  case kReciprocal: return 1.0 / a;
+  case kSigmoid: return 1.0 / (1.0 + exp(-a));
+  case kTanh: return tanh(a);
+  case kErf: return erf(a);
+  case kExp: return exp(a);
+  case kCos: return cos(a);
+  case kSin: return sin(a);
+  case kIsNan: return isnan(a) ? 1.0 : 0.0;
+  default: return 0.0;
+  }
+}
+
+__device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
+  switch (op) {
+  case kAdd: return wrapAdd(a, b);
+  case kSub: return wrapSub(a, b);
+  case kMul: return wrapMul(a, b);
+  case kDiv:
+    if (b == 0) { report(err, kErrIntDivZero, 0, 0, 0); return 0; }
+    if (a == (-9223372036854775807LL - 1) && b == -1) return a;
+    return a / b;
+  case kEqual: return a == b;
+  case kPow: {
+    long long e = b;
+    if (e < 0) {
+      if (a == 0) { report(err, kErrIntPowNeg, e, 0, 0); return 0; }
+      if (a == 1) return 1;
+      if (a == -1) return (e % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+    long long r = 1;
+    for (; e > 0; e >>= 1) {
+      if (e & 1) r = wrapMul(r, a);
+      a = wrapMul(a, a);
+    }
+    return r;
+  }
+  case kMax: return a > b ? a : b;
+  case kMin: return a < b ? a : b;
+  case kAnd: return a != 0 && b != 0;
+  case kOr: return a != 0 || b != 0;
+  case kLess: return a < b;
+  case kLessEqual: return a <= b;
+  case kGreater: return a > b;
+  case kGreaterEqual: return a >= b;
+  case kNeg: return wrapSub(0, a);
+  case kNot: return a == 0;
+  default: return 0;
+  }
+}
+
+__global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool fl,
+                             DevError *err) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const int64_t ea = offsetOf(a, c, shape.rank), eo = offsetOf(out, c, shape.rank);
+    if (nIn == 2) {
+      const int64_t eb = offsetOf(b, c, shape.rank);
+      if (fl) storeD(out, eo, floatOp(op, loadD(a, ea), loadD(b, eb)));
+      else storeI(out, eo, intOp(op, loadI(a, ea), loadI(b, eb), err));
+    } else {
+      if (fl) storeD(out, eo, floatOp(op, loadD(a, ea), 0.0));
+      else storeI(out, eo, intOp(op, loadI(a, ea), 0, err));
+    }
+  }
+}
+
+unsigned blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b < 1) b = 1;
+  if (b > 132 * 64) b = 132 * 64;  // grid-stride loops cover the rest
+  return static_cast<unsigned>(b);
+}
+
+// ---- copies ------------------------------------------------------------------------------------
+
+__global__ void kCopy(CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape, long long k) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const int64_t ed = offsetOf(dst, c, shape.rank);
+    if (mode == kCopyWhere) {
+      const bool t = loadI(cond, offsetOf(cond, c, shape.rank)) != 0;
+      const Opd &s = t ? src : src2;
+      copyElem(dst, ed, s, offsetOf(s, c, shape.rank));
+    } else if (mode == kCopyPlain) {
+      copyElem(dst, ed, src, offsetOf(src, c, shape.rank));
+    } else {
+      const long long diag = c[shape.rank - 1] - c[shape.rank - 2];
+      const bool keep = mode == kCopyTriluUpper ? diag >= k : diag <= k;
+      if (keep) {
+        copyElem(dst, ed, src, offsetOf(src, c, shape.rank));
+      } else {
+        char *d = addrW(dst, ed);
+        for (int j = 0; j < dst.esize; ++j) d[j] = 0;
+      }
+    }
+  }
+}
+
+__global__ void kCast(Opd dst, Opd src, Shape shape) {
+  int64_t c[kMaxRank];
+  const bool fromFloat = isFloatT(src.dtype), toFloat = isFloatT(dst.dtype);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const int64_t ei = offsetOf(src, c, shape.rank), eo = offsetOf(dst, c, shape.rank);
+    if (src.dtype == dst.dtype) {
+      copyElem(dst, eo, src, ei);
+    } else if (fromFloat) {
+      const double v = loadF(src, ei);
+      if (toFloat) storeF(dst, eo, v);
+      else if (dst.dtype == kBool) storeI(dst, eo, v != 0.0);
+      else storeI(dst, eo, floatToInteger(v, dst.dtype));
+    } else {
+      const long long v = loadI(src, ei);
+      if (dst.dtype == kF32) *reinterpret_cast<float *>(addrW(dst, eo)) = static_cast<float>(v);
+      else if (toFloat) storeF(dst, eo, static_cast<double>(v));
+      else storeI(dst, eo, v);
+    }
+  }
+}
+
+__global__ void kFill(Opd out, Shape shape, double fv, long long iv) {
+  int64_t c[kMaxRank];
+  const bool fl = isFloatT(out.dtype);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const int64_t e = offsetOf(out, c, shape.rank);
+    if (fl) storeF(out, e, fv);
+    else storeI(out, e, iv);
+  }
+}
+
+__global__ void kRange(Opd out, Shape shape, Opd start, Opd delta) {
+  const bool fl = isFloatT(out.dtype);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = out.offset + i * out.strides[0];
+    if (fl) storeF(out, e, loadF(start, start.offset) + static_cast<double>(i) * loadF(delta, delta.offset));
+    else storeI(out, e, wrapAdd(loadI(start, start.offset), wrapMul(i, loadI(delta, delta.offset))));
+  }
+}
+
+__global__ void kRangeLength(Opd out, Opd st, Opd li, Opd de, DevError *err) {
+  long long n = 0;
+  if (isFloatT(st.dtype)) {
+    const double s = loadF(st, st.offset), l = loadF(li, li.offset), d = loadF(de, de.offset);
+    if (d == 0) { report(err, kErrRangeDeltaZero, 0, 0, 0); return; }
+    const double c = ceil((l - s) / d);
+    if (isnan(c)) { report(err, kErrRangeNaN, 0, 0, 0); return; }
+    if (c > 9.0e18) { report(err, kErrRangeBig, 0, 0, 0); return; }
+    n = c > 0 ? static_cast<long long>(c) : 0;
+  } else {
+    const __int128 s = loadI(st, st.offset), l = loadI(li, li.offset), d = loadI(de, de.offset);
+    if (d == 0) { report(err, kErrRangeDeltaZero, 0, 0, 0); return; }
+    const __int128 span = l - s;
+    __int128 q = span / d;
+    if (span % d != 0 && ((span > 0) == (d > 0))) ++q;
+    n = q > 0 ? static_cast<long long>(q) : 0;
+  }
+  storeI(out, out.offset, n);
+}
+
+// ---- gathers -----------------------------------------------------------------------------------
+
+struct Dims { int64_t v[kMaxRank]; };
+
+__global__ void kGather(Opd out, Shape shape, Opd data, int dataRank, Dims dataSizes, Opd indices,
+                        int idxRank, int axis, DevError *err) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    int64_t ie = indices.offset;
+    for (int d = 0; d < idxRank; ++d) ie += c[axis + d] * indices.strides[d];
+    long long k = loadI(indices, ie);
+    const int64_t n = dataSizes.v[axis];
+    if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); return; }
+    if (k < 0) k += n;
+    int64_t e = data.offset + k * data.strides[axis];
+    for (int d = 0; d < axis; ++d) e += c[d] * data.strides[d];
+    for (int d = axis + 1; d < dataRank; ++d) e += c[d - 1 + idxRank] * data.strides[d];
+    copyElem(out, offsetOf(out, c, shape.rank), data, e);
+  }
+}
+
+__global__ void kGatherElements(Opd out, Shape shape, Opd data, Dims dataSizes, Opd indices,
+                                int axis, DevError *err) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    long long k = loadI(indices, offsetOf(indices, c, shape.rank));
+    const int64_t n = dataSizes.v[axis];
+    if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); return; }
+    if (k < 0) k += n;
+    int64_t e = data.offset;
+    for (int d = 0; d < shape.rank; ++d) e += (d == axis ? k : c[d]) * data.strides[d];
+    copyElem(out, offsetOf(out, c, shape.rank), data, e);
+  }
+}
+
+__global__ void kGatherND(Opd out, Shape shape, Opd data, int r, Dims dataSizes, Opd indices, int q,
+                          int b, int m, DevError *err) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    int64_t ib = indices.offset;
+    for (int d = 0; d < q - 1; ++d) ib += c[d] * indices.strides[d];
+    int64_t e = data.offset;
+    for (int d = 0; d < b; ++d) e += c[d] * data.strides[d];
+    bool ok = true;
+    for (int t = 0; t < m; ++t) {
+      const int axis = b + t;
+      long long k = loadI(indices, ib + t * indices.strides[q - 1]);
+      const int64_t n = dataSizes.v[axis];
+      if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); ok = false; break; }
+      if (k < 0) k += n;
+      e += k * data.strides[axis];
+    }
+    if (!ok) return;
+    for (int d = b + m; d < r; ++d) e += c[q - 1 + (d - b - m)] * data.strides[d];
+    copyElem(out, offsetOf(out, c, shape.rank), data, e);
+  }
+}
+
+// ---- reductions and normalizations -------------------------------------------------------------
+
+template <typename T> __device__ T blockSum(T v, T *sh) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  T t = 0;
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < (blockDim.x + 31) / 32; ++w) t += sh[w];
+    sh[0] = t;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+template <typename T> __device__ T nanMax(T a, T b) { return (a != a || b != b) ? T(NAN) : (a > b ? a : b); }
+
+template <typename T> __device__ T blockMax(T v, T *sh) {
+  for (int o = 16; o > 0; o >>= 1) v = nanMax(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T t = sh[0];
+    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = nanMax(t, sh[w]);
+    sh[0] = t;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+__device__ long long blockSumI(long long v, long long *sh) {
+  for (int o = 16; o > 0; o >>= 1) v = wrapAdd(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long t = 0;
+    for (int w = 0; w < (blockDim.x + 31) / 32; ++w) t = wrapAdd(t, sh[w]);
+    sh[0] = t;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+__device__ long long blockMaxI(long long v, long long *sh) {
+  for (int o = 16; o > 0; o >>= 1) {
+    long long w = __shfl_down_sync(0xffffffffu, v, o);
+    v = v > w ? v : w;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long t = sh[0];
+    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = t > sh[w] ? t : sh[w];
+    sh[0] = t;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+// One block per output element: threads stride over the reduced extent.
+template <typename Acc>
+__global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape extent) {
+  __shared__ Acc sh[32];
+  int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
+  for (int64_t oi = blockIdx.x; oi < outer.count; oi += gridDim.x) {
+    coords(outer, oi, o);
+    Acc acc = kind == 2 ? Acc(-INFINITY) : Acc(0);
+    for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
+      coords(extent, j, r);
+      for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
+      const Acc v = static_cast<Acc>(loadF(in, offsetOf(in, idx, outer.rank)));
+      acc = kind == 2 ? nanMax(acc, v) : acc + v;
+    }
+    acc = kind == 2 ? blockMax(acc, sh) : blockSum(acc, sh);
+    if (threadIdx.x == 0) {
+      double res = static_cast<double>(acc);
+      if (kind == 1) res = extent.count ? res / static_cast<double>(extent.count) : NAN;
+      storeF(out, offsetOf(out, o, outer.rank), res);
+    }
+  }
+}
+
+__global__ void kReduceInt(int kind, Opd out, Opd in, Shape outer, Shape extent) {
+  __shared__ long long sh[32];
+  int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
+  for (int64_t oi = blockIdx.x; oi < outer.count; oi += gridDim.x) {
+    coords(outer, oi, o);
+    long long acc = kind == 2 ? (-9223372036854775807LL - 1) : 0;
+    for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
+      coords(extent, j, r);
+      for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
+      const long long v = loadI(in, offsetOf(in, idx, outer.rank));
+      acc = kind == 2 ? (acc > v ? acc : v) : wrapAdd(acc, v);
+    }
+    acc = kind == 2 ? blockMaxI(acc, sh) : blockSumI(acc, sh);
+    if (threadIdx.x == 0) {
+      if (kind == 1) acc /= extent.count;  // truncates toward zero; empty extent refused on host
+      storeI(out, offsetOf(out, o, outer.rank), acc);
+    }
+  }
+}
+
+template <typename Acc>
+__global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so) {
+  __shared__ Acc sh[32];
+  int64_t c[kMaxRank];
+  for (int64_t li = blockIdx.x; li < lines.count; li += gridDim.x) {
+    coords(lines, li, c);
+    const int64_t bi = offsetOf(in, c, lines.rank), bo = offsetOf(out, c, lines.rank);
+    Acc mx = Acc(-INFINITY);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = nanMax(mx, static_cast<Acc>(loadF(in, bi + j * si)));
+    mx = blockMax(mx, sh);
+    Acc sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx);
+    sum = blockSum(sum, sh);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      storeF(out, bo + j * so, static_cast<double>(exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx) / sum));
+  }
+}
+
+template <typename Acc>
+__global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows,
+                           Shape inner, double eps) {
+  __shared__ Acc sh[32];
+  int64_t c[kMaxRank], ci[kMaxRank];
+  const int rank = rows.rank;
+  for (int64_t ri = blockIdx.x; ri < rows.count; ri += gridDim.x) {
+    coords(rows, ri, c);
+    Acc sum = 0;
+    for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
+      coords(inner, j, ci);
+      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      sum += static_cast<Acc>(loadF(x, offsetOf(x, ci, rank)));
+    }
+    const Acc mean = blockSum(sum, sh) / static_cast<Acc>(inner.count);
+    Acc var = 0;
+    for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
+      coords(inner, j, ci);
+      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      const Acc v = static_cast<Acc>(loadF(x, offsetOf(x, ci, rank))) - mean;
+      var += v * v;
+    }
+    var = blockSum(var, sh) / static_cast<Acc>(inner.count);
+    const Acc inv = Acc(1) / sqrt(var + static_cast<Acc>(eps));
+    for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
+      coords(inner, j, ci);
+      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      Acc y = (static_cast<Acc>(loadF(x, offsetOf(x, ci, rank))) - mean) * inv *
+              static_cast<Acc>(loadF(scale, offsetOf(scale, ci, rank)));
+      if (hasBias) y += static_cast<Acc>(loadF(bias, offsetOf(bias, ci, rank)));
+      storeF(out, offsetOf(out, ci, rank), static_cast<double>(y));
+    }
+  }
+}
+
+__global__ void kCumsum(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool excl,
+                        bool rev) {
+  int64_t c[kMaxRank];
+  const bool fl = isFloatT(in.dtype), f64 = in.dtype == kF64;
+  for (int64_t li = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; li < lines.count;
+       li += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(lines, li, c);
+    const int64_t bi = offsetOf(in, c, lines.rank), bo = offsetOf(out, c, lines.rank);
+    float f32 = 0;
+    double f64acc = 0;
+    long long iacc = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t j = rev ? n - 1 - t : t;
+      const int64_t ei = bi + j * si, eo = bo + j * so;
+      if (fl) {
+        const double v = loadF(in, ei);
+        if (!excl) { if (f64) f64acc += v; else f32 += static_cast<float>(v); }
+        storeF(out, eo, f64 ? f64acc : static_cast<double>(f32));
+        if (excl) { if (f64) f64acc += v; else f32 += static_cast<float>(v); }
+      } else {
+        const long long v = loadI(in, ei);
+        if (!excl) iacc = wrapAdd(iacc, v);
+        storeI(out, eo, iacc);
+        if (excl) iacc = wrapAdd(iacc, v);
+      }
+    }
+  }
+}
+
+__global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N,
+                           int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
+  int64_t c[kMaxRank];
+  const int64_t total = batch.count * M * N;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
+    coords(batch, bi, c);
+    const int64_t ea = offsetOf(a, c, batch.rank), eb = offsetOf(b, c, batch.rank),
+                  eo = offsetOf(out, c, batch.rank);
+    long long s = 0;
+    for (int64_t k = 0; k < K; ++k) s = wrapAdd(s, wrapMul(loadI(a, ea + m * am + k * ak), loadI(b, eb + k * bk + n * bn)));
+    storeI(out, eo + m * om + n * on, s);
+  }
+}
+
+Dims dims(const int64_t *v, int r) {
+  Dims d{};
+  for (int i = 0; i < r && i < kMaxRank; ++i) d.v[i] = v[i];
+  return d;
+}
+
+unsigned rowBlocks(int64_t n) {
+  if (n < 1) return 1;
+  return static_cast<unsigned>(n < 65535 * 8 ? n : 65535 * 8);
+}
+
+}  // namespace
+
+hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape,
+                       bool floatPath, DevError *err) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kElementwise, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, op, nIn, a, b,
+                     out, shape, floatPath, err);
+  return hipGetLastError();
+}
+
+hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape,
+                long long k) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kCopy, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, mode, dst, src, src2,
+                     cond, shape, k);
+  return hipGetLastError();
+}
+
+hipError_t cast(hipStream_t s, Opd dst, Opd src, Shape shape) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kCast, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, dst, src, shape);
+  return hipGetLastError();
+}
+
+hipError_t fill(hipStream_t s, Opd out, Shape shape, double fvalue, long long ivalue) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kFill, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, fvalue,
+                     ivalue);
+  return hipGetLastError();
+}
+
+hipError_t range(hipStream_t s, Opd out, Shape shape, Opd start, Opd delta) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kRange, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, start,
+                     delta);
+  return hipGetLastError();
+}
+
+hipError_t rangeLength(hipStream_t s, Opd out, Opd start, Opd limit, Opd delta, DevError *err) {
+  hipLaunchKernelGGL(kRangeLength, dim3(1), dim3(1), 0, s, out, start, limit, delta, err);
+  return hipGetLastError();
+}
+
+hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank,
+                  const int64_t *dataSizes, Opd indices, int idxRank, int axis, DevError *err) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kGather, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data,
+                     dataRank, dims(dataSizes, dataRank), indices, idxRank, axis, err);
+  return hipGetLastError();
+}
+
+hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes,
+                          Opd indices, int axis, DevError *err) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kGatherElements, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape,
+                     data, dims(dataSizes, shape.rank), indices, axis, err);
+  return hipGetLastError();
+}
+
+hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes,
+                    Opd indices, int q, int b, int m, DevError *err) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kGatherND, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data,
+                     r, dims(dataSizes, r), indices, q, b, m, err);
+  return hipGetLastError();
+}
+
+hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape extent) {
+  if (outer.count == 0) return hipSuccess;
+  const unsigned grid = rowBlocks(outer.count);
+  const bool fl = in.dtype == kF32 || in.dtype == kF64 || in.dtype == kF16 || in.dtype == kBF16;
+  if (in.dtype == kF64) hipLaunchKernelGGL(kReduceFloat<double>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  else if (fl) hipLaunchKernelGGL(kReduceFloat<float>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  else hipLaunchKernelGGL(kReduceInt, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  return hipGetLastError();
+}
+
+hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so) {
+  if (lines.count == 0 || n == 0) return hipSuccess;
+  if (in.dtype == kF64) hipLaunchKernelGGL(kSoftmax<double>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so);
+  else hipLaunchKernelGGL(kSoftmax<float>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so);
+  return hipGetLastError();
+}
+
+hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows,
+                     Shape inner, double eps) {
+  if (rows.count == 0 || inner.count == 0) return hipSuccess;
+  if (x.dtype == kF64) hipLaunchKernelGGL(kLayerNorm<double>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias, hasBias, rows, inner, eps);
+  else hipLaunchKernelGGL(kLayerNorm<float>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias, hasBias, rows, inner, eps);
+  return hipGetLastError();
+}
+
+hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so,
+                  bool exclusive, bool reverse) {
+  if (lines.count == 0 || n == 0) return hipSuccess;
+  hipLaunchKernelGGL(kCumsum, dim3(blocksFor(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
+                     so, exclusive, reverse);
+  return hipGetLastError();
+}
+
+hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
+                     int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
+                     int64_t on) {
+  const int64_t total = batch.count * M * N;
+  if (total == 0) return hipSuccess;
+  hipLaunchKernelGGL(kMatmulInt, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
+                     N, am, ak, bk, bn, om, on);
+  return hipGetLastError();
+}
+
+}  // namespace dq::rt::hipk
