@@ -4,9 +4,9 @@
 #include "dq/runtime/Runtime.h"
 #include "dq/runtime/SimDevice.h"
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/qualify/LatencyStats.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/run/TensorBridge.h"
+#include "dynqual/stats/Latency.h"
 
 #include <sys/resource.h>
 
@@ -81,7 +81,7 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
     double wallS = msSince(wall0) / 1000.0;
     double cpuS = cpuSeconds() - cpu0;
     // A run shorter than the rusage resolution reads as 0 s wall; report 0 % rather than fail.
-    p.cpuPercent = wallS > 0 ? cpuPercent(std::max(cpuS, 0.0), wallS) : 0;
+    p.cpuPercent = wallS > 0 ? stats::cpuPercent(std::max(cpuS, 0.0), wallS) : 0;
     p.measured = true;
   } catch (const std::exception& e) {
     p.error = std::string("timed run of ") + c->name + ": " + e.what();
@@ -151,7 +151,7 @@ nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) 
   nlohmann::json perf = {{"measured", q.perf.measured}, {"error", q.perf.error}, {"timed_case", q.perf.timedCase},
                          {"warmup", config.warmup}, {"reps", config.reps}};
   if (q.perf.measured) {
-    LatencySummary s = summarizeLatencies(q.perf.latencyMs);
+    stats::LatencySummary s = stats::summarizeLatencies(q.perf.latencyMs);
     nlohmann::json counters = nlohmann::json::object();
     for (const auto& [k, v] : q.perf.counters)
       counters[k] = v;

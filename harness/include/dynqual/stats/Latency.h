@@ -1,8 +1,9 @@
 #pragma once
 // Summary statistics of timed repetitions (docs/metrics/qps.md, latency.md, cpu-percent.md).
+// The median here is stats::median (Descriptive.h).
 #include <vector>
 
-namespace dynqual::qualify {
+namespace dynqual::stats {
 
 /// Summary of per-repetition latencies, all in milliseconds except qps.
 struct LatencySummary {
@@ -26,4 +27,4 @@ double nearestRankPercentile(std::vector<double> samples, double p);
 /// ran. Throws std::invalid_argument when wallSeconds <= 0 or cpuSeconds < 0.
 double cpuPercent(double cpuSeconds, double wallSeconds);
 
-} // namespace dynqual::qualify
+} // namespace dynqual::stats

@@ -1,4 +1,6 @@
-#include "dynqual/qualify/LatencyStats.h"
+#include "dynqual/stats/Latency.h"
+
+#include "dynqual/stats/Descriptive.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dynqual::qualify {
+namespace dynqual::stats {
 
 double nearestRankPercentile(std::vector<double> samples, double p) {
   if (samples.empty())
@@ -27,11 +29,8 @@ LatencySummary summarizeLatencies(const std::vector<double>& latencyMs) {
       throw std::invalid_argument("latency sample " + std::to_string(v) + " ms is not a finite non-negative time");
   LatencySummary s;
   s.meanMs = std::accumulate(latencyMs.begin(), latencyMs.end(), 0.0) / static_cast<double>(latencyMs.size());
-  std::vector<double> sorted = latencyMs;
-  std::sort(sorted.begin(), sorted.end());
-  size_t n = sorted.size();
-  s.medianMs = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  s.p90Ms = nearestRankPercentile(sorted, 90);
+  s.medianMs = median(latencyMs);
+  s.p90Ms = nearestRankPercentile(latencyMs, 90);
   s.qps = s.meanMs > 0 ? 1000.0 / s.meanMs : std::numeric_limits<double>::infinity();
   return s;
 }
@@ -43,4 +42,4 @@ double cpuPercent(double cpuSeconds, double wallSeconds) {
   return 100.0 * cpuSeconds / wallSeconds;
 }
 
-} // namespace dynqual::qualify
+} // namespace dynqual::stats

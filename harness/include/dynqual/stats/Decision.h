@@ -1,0 +1,96 @@
+#pragma once
+// The gate's decision rule for one A/B comparison (docs/metrics/gate-decision.md). Pure function
+// of the per-round log ratios; the round is the unit of analysis.
+#include "dynqual/stats/Bootstrap.h"
+#include "dynqual/stats/HodgesLehmann.h"
+#include "dynqual/stats/SignedRank.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dynqual::stats {
+
+/// Which way of a metric is good: latency and bytes are LowerIsBetter, QPS and TPS HigherIsBetter.
+enum class Direction { LowerIsBetter, HigherIsBetter };
+
+/// The verdict of one comparison. Inconclusive is also the state of a comparison still open at a look.
+enum class Verdict { Regression, Improvement, NoChange, Inconclusive };
+
+/// "regression", "improvement", "no-change", "inconclusive".
+const char* verdictName(Verdict v);
+
+/// Default equivalence margin m: changes within +/-2 % are "no change" (policy).
+inline constexpr double kDefaultMargin = 0.02;
+
+struct DecisionParams {
+  Direction direction = Direction::LowerIsBetter;
+  double alpha = 0.05;             ///< for this comparison, already adjusted (holmAlphas); CI level 1 - alpha
+  double margin = kDefaultMargin;  ///< m in [0, 1)
+  std::uint64_t bootstrapSeed = 1;
+  int bootstrapResamples = 2000;   ///< 0 skips the median-ratio bootstrap (its fields are NaN)
+  int exactMaxN = kSignedRankExactMaxN;
+};
+
+/// Everything the gate reports for one comparison. Ratios are head / base.
+struct Decision {
+  int n = 0;                       ///< rounds
+  double ratio = 1;                ///< exp(HL estimate of the log ratios)
+  double ratioLow = 0, ratioHigh = 0;  ///< exp of the HL interval at level 1 - alpha (0 / +inf when unbounded)
+  double ratioCoverage = 1;        ///< achieved coverage of that interval (HodgesLehmannResult)
+  double medianRatio = 1;          ///< exp(median of the log ratios)
+  double medianRatioLow = 0, medianRatioHigh = 0;  ///< exp of the percentile-bootstrap interval, level 1 - alpha
+  double pTwoSided = 1;            ///< Wilcoxon signed-rank test of the log ratios against 0
+  SignedRankResult test;
+  HodgesLehmannResult hl;          ///< on the log scale
+  std::vector<double> robustZ;     ///< robust z of each round's log ratio, round order
+  std::vector<int> outlierRounds;  ///< 0-based rounds with |z| > 3.5: flagged, never dropped
+  Verdict verdict = Verdict::Inconclusive;
+};
+
+/// The rule on a ratio interval [low, high] (head / base) and the two-sided p-value, m = margin:
+///   bad side = ratio > 1 + m for LowerIsBetter, ratio < 1 - m for HigherIsBetter;
+///   Regression:  p < alpha and the interval lies wholly on the bad side
+///                (LowerIsBetter: low > 1 + m; HigherIsBetter: high < 1 - m);
+///   Improvement: p < alpha and the interval lies wholly on the good side (the mirror image);
+///   NoChange:    1 - m <= low and high <= 1 + m;
+///   Inconclusive otherwise.
+/// Throws std::invalid_argument for alpha outside (0, 1) or margin outside [0, 1).
+Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha,
+                 double margin);
+
+/// Decides one comparison from r_i = log(head_i / base_i), one value per round (natural log).
+/// Test: signedRankTest(r). Ratio interval: exp of hodgesLehmannInterval(r, 1 - alpha). Median
+/// ratio interval: exp of bootstrapMedianInterval(r, 1 - alpha, B, seed) (exp is monotone, so
+/// these are intervals of the ratio). Robust z: robustZScores(r). Verdict: classify().
+/// Throws std::invalid_argument for an empty vector, a non-finite r_i, alpha outside (0, 1),
+/// margin outside [0, 1) or bootstrapResamples < 0.
+Decision decide(const std::vector<double>& logRatios, const DecisionParams& params);
+
+/// One comparison of a family: its per-round log ratios and its metric's direction.
+struct Comparison {
+  std::vector<double> logRatios;
+  Direction direction = Direction::LowerIsBetter;
+};
+
+/// Decides a family at family-wise level `familyAlpha`: raw signed-rank p-values of every member,
+/// then holmAlphas(p, familyAlpha) gives each member its alpha, then decide() with that alpha
+/// (common supplies margin, bootstrap and exactMaxN; its alpha and direction are ignored).
+/// Same order as `family`. An empty family gives an empty result. Errors as decide(), and
+/// std::invalid_argument for familyAlpha outside (0, 1).
+std::vector<Decision> decideFamily(const std::vector<Comparison>& family, double familyAlpha,
+                                   const DecisionParams& common);
+
+/// Smallest n at which the exact two-sided signed-rank test can give p < alpha at all: the
+/// smallest p over n untied non-zero rounds is 2 / 2^n, so n = smallest integer with 2^(1-n) < alpha.
+/// (The HL interval at level 1 - alpha is bounded from that n on as well.) Examples: 0.05 -> 6,
+/// 0.01 -> 8, 0.001 -> 11. Throws std::invalid_argument for alpha outside (0, 1).
+int minRoundsForAlpha(double alpha);
+
+/// A warning text when `maxRounds` rounds cannot reach p < alpha (maxRounds < minRoundsForAlpha),
+/// naming both numbers; std::nullopt otherwise. Pass the smallest alpha a comparison can get
+/// (for Holm over M comparisons at look level a: a / M). Errors as minRoundsForAlpha.
+std::optional<std::string> roundsWarning(int maxRounds, double alpha);
+
+} // namespace dynqual::stats
