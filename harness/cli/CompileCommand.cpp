@@ -2,6 +2,7 @@
 #include "Commands.h"
 #include "CompileBridge.h"
 
+#include "dynqual/exec/FaultInjection.h"
 #include "dynqual/onnx/ModelLoader.h"
 
 #include <fmt/format.h>
@@ -32,6 +33,7 @@ void addCompileCommand(CLI::App& app) {
       std::filesystem::path model = opts->model;
       if (std::filesystem::is_directory(model))
         model /= "model.onnx";
+      exec::applyFault(exec::FaultStage::Compile, model.string());
       if (opts->req.stage == "dqp" && opts->output == "-")
         throw UsageError("--emit dqp needs -o FILE.dqp (the constants go to FILE.dqp.bin)");
       // Open the IR output before compiling so a bad path fails at once.

@@ -1,17 +1,22 @@
 // dynqual-exec: runs one compiled program (.dqp) on a device, in its own process.
 //
 // This binary links only the MLIR-free runtime and the tensor file I/O: a crash, trap or hang here
-// is reported by the parent as a failed row, never a crashed harness.
+// is reported by the parent as a failed row, never a crashed harness. With --reps it also takes
+// the timing samples of the arm protocol (docs/commands/exec.md), so correctness and timing run
+// the same program through the same code.
+#include "dq/runtime/Device.h"
 #include "dq/runtime/Error.h"
 #include "dq/runtime/ProgramIO.h"
 #include "dq/runtime/Runtime.h"
-#include "dq/runtime/SimDevice.h"
+#include "dynqual/exec/FaultInjection.h"
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/run/TensorBridge.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -19,6 +24,14 @@ namespace {
 
 /// Exit codes: 0 ran, 1 the run failed (trap, bad input, runtime error), 2 usage error.
 constexpr int kRunFailed = 1;
+/// Version of the arm protocol this binary speaks (flags and JSON fields; docs/commands/exec.md).
+constexpr int kArmProtocol = 1;
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 nlohmann::json countersJson(const dq::rt::Counters& c) {
   nlohmann::json j = nlohmann::json::object();
@@ -27,34 +40,76 @@ nlohmann::json countersJson(const dq::rt::Counters& c) {
   return j;
 }
 
+/// Spins for `us` microseconds of wall time: the injected slowdown of the gate's own tests.
+void busyWait(double us) {
+  if (us <= 0)
+    return;
+  auto until = Clock::now() + std::chrono::duration<double, std::micro>(us);
+  while (Clock::now() < until) {
+  }
+}
+
+struct Timing {
+  int reps = 0;
+  int warmup = 1;
+  double minSampleMs = 1.0;
+  double busyWaitUs = 0;
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dynqual-exec: run a compiled dynqual program (.dqp) on a device.\n"
                "Reads inputs from TensorProto .pb files, writes output_N.pb files and prints one\n"
-               "JSON object (outputs, counters, timings) on stdout. Exit: 0 ran, 1 run failed, 2 usage."};
+               "JSON object (outputs, counters, timings) on stdout. With --reps N it then takes N\n"
+               "timing samples, each the mean of k back-to-back runs lasting at least\n"
+               "--min-sample-ms. Exit: 0 ran, 1 run failed, 2 usage."};
   std::string programPath, device = "sim", outputDir;
   std::vector<std::string> inputs;
-  app.add_option("program", programPath, "program artifact (.dqp; sidecar .dqp.bin beside it)")->required();
+  Timing timing;
+  bool printProtocol = false;
+  app.add_flag("--protocol-version", printProtocol, "print the arm protocol version and exit");
+  app.add_option("program", programPath, "program artifact (.dqp; sidecar .dqp.bin beside it)");
   app.add_option("--input", inputs, "input_N.pb files in input order")->expected(0, -1);
-  app.add_option("--output-dir", outputDir, "folder for output_N.pb files (created)")->required();
-  app.add_option("--device", device, "device to run on")->check(CLI::IsMember({"sim"}));
+  app.add_option("--output-dir", outputDir, "folder for output_N.pb files (created)");
+  app.add_option("--device", device, "device to run on")->check(CLI::IsMember(dq::rt::availableDevices()));
+  app.add_option("--reps", timing.reps, "timing samples to take after the checked run (0 = none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", timing.warmup, "discarded runs before the samples")->check(CLI::NonNegativeNumber);
+  app.add_option("--min-sample-ms", timing.minSampleMs, "shortest batch of runs one sample may time, ms")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--busy-wait-us", timing.busyWaitUs,
+                 "add this many microseconds of busy work to every timed run (slowdown injection)")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // CLI11's own codes (105, 106, ...) are not ours
   }
+  if (printProtocol) {
+    std::cout << kArmProtocol << "\n";
+    return 0;
+  }
+  if (programPath.empty() || outputDir.empty()) {
+    std::cerr << "dynqual-exec: a program and --output-dir are required (see --help)\n";
+    return 2;
+  }
+  dynqual::exec::applyFault(dynqual::exec::FaultStage::Run, programPath);
 
   nlohmann::json result;
   try {
+    auto session0 = Clock::now();
     dq::rt::Program program = dq::rt::readProgram(programPath);
+    std::unique_ptr<dq::rt::Device> dev = dq::rt::createDevice(device);
     std::vector<dq::rt::HostTensor> hostInputs;
     for (const auto& in : inputs)
       hostInputs.push_back(dynqual::run::toHostTensor(dynqual::onnxio::readTensorFile(in)));
-    dq::rt::SimDevice sim;
+    double sessionMs = msSince(session0);
     dq::rt::RunOptions options;
     options.programName = programPath;
-    dq::rt::RunResult run = dq::rt::runProgram(program, sim, hostInputs, options);
+    auto first0 = Clock::now();
+    dq::rt::RunResult run = dq::rt::runProgram(program, *dev, hostInputs, options);
+    double firstInferMs = msSince(first0);
     std::filesystem::create_directories(outputDir);
     nlohmann::json outs = nlohmann::json::array();
     for (size_t i = 0; i < run.outputs.size(); ++i) {
@@ -63,12 +118,41 @@ int main(int argc, char** argv) {
       dynqual::onnxio::writeTensorFile(file, dynqual::run::fromHostTensor(run.outputs[i]), name);
       outs.push_back(file.string());
     }
-    result = {{"ok", true}, {"outputs", outs}, {"counters", countersJson(run.counters)},
-              {"execute_ms", run.executeMs}, {"total_ms", run.totalMs}};
+    result = {{"protocol", kArmProtocol}, {"ok", true}, {"runner", "dynqual-exec"},
+              {"version", program.compilerVersion}, {"device", dev->name()},
+              {"outputs", outs}, {"counters", countersJson(run.counters)},
+              {"execute_ms", run.executeMs}, {"total_ms", run.totalMs},
+              {"session_ms", sessionMs}, {"first_infer_ms", firstInferMs}};
+
+    if (timing.reps > 0) {
+      auto once = [&] {
+        dq::rt::runProgram(program, *dev, hostInputs, options);
+        busyWait(timing.busyWaitUs);
+      };
+      double lastMs = firstInferMs;
+      for (int i = 0; i < timing.warmup; ++i) {
+        auto t = Clock::now();
+        once();
+        lastMs = msSince(t);
+      }
+      // Batch enough runs that one sample lasts minSampleMs, so clock resolution never dominates.
+      int k = lastMs > 0 ? std::max(1, static_cast<int>(std::ceil(timing.minSampleMs / lastMs))) : 1000;
+      nlohmann::json samples = nlohmann::json::array();
+      for (int r = 0; r < timing.reps; ++r) {
+        auto t = Clock::now();
+        for (int i = 0; i < k; ++i)
+          once();
+        samples.push_back(msSince(t) / k);
+      }
+      result["samples_ms"] = samples;
+      result["iterations_per_sample"] = k;
+      result["warmup"] = timing.warmup;
+      result["busy_wait_us"] = timing.busyWaitUs;
+    }
     std::cout << result.dump() << "\n";
     return 0;
   } catch (const std::exception& e) {
-    result = {{"ok", false}, {"error", e.what()}};
+    result = {{"protocol", kArmProtocol}, {"ok", false}, {"error", e.what()}};
     std::cout << result.dump() << "\n";
     std::cerr << "dynqual-exec: " << e.what() << "\n";
     return kRunFailed;

@@ -1,0 +1,110 @@
+#pragma once
+// The one typed path every command uses to run a case: case -> execute -> measure. Each compile
+// and each run happens in a child process with a time limit, so a crash, hang or OOM becomes an
+// ExecError naming the stage, never the end of the command. Correctness runs and timed
+// repetitions go through the same execute() call.
+#include "dynqual/exec/Variant.h"
+#include "dynqual/tensor/Tensor.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dynqual::exec {
+
+/// Where a case failed. Infra = the arm itself is unusable (binary missing, protocol mismatch,
+/// runner not installed): the command reports an infrastructure error (exit 4), not a failure.
+enum class Stage { Compile, Run, Infra };
+const char* stageName(Stage s);
+
+/// A failed compile or run. what() is one line: "<arm> <model>: <stage>: <why>".
+class ExecError : public std::runtime_error {
+public:
+  ExecError(Stage stage, const std::string& message) : std::runtime_error(message), stage_(stage) {}
+  Stage stage() const { return stage_; }
+
+private:
+  Stage stage_;
+};
+
+/// One side of a comparison: a variant plus the folder of the binaries that implement it
+/// (dq variants of a gate run each revision's own `dynqual` and `dynqual-exec`).
+struct Arm {
+  std::string label;           ///< "base" / "head" (or "A" / "B")
+  Variant variant;
+  std::filesystem::path binDir; ///< folder holding dynqual and dynqual-exec
+  /// Extra environment for the arm's processes (NAME=VALUE), recorded with the run.
+  std::vector<std::string> env;
+};
+
+/// Limits and places shared by every case.
+struct ExecConfig {
+  std::filesystem::path workDir;           ///< artifacts and outputs go under here (per arm)
+  double compileTimeoutSeconds = 600;
+  double runTimeoutSeconds = 300;
+  std::filesystem::path runnerConfig;      ///< JSON declaring ext:NAME runners (may be empty)
+};
+
+/// A model made ready for one arm: compiled (dq) or just located (ort, ext).
+struct PreparedModel {
+  Arm arm;
+  std::string modelName;
+  std::filesystem::path modelFile;   ///< model.onnx
+  std::filesystem::path artifact;    ///< .dqp for dq arms, else empty
+  uint64_t artifactBytes = 0;        ///< .dqp plus its .dqp.bin sidecar, bytes
+  double compileMs = 0;              ///< wall time of the compile child, ms
+};
+
+/// What a timed execution asks for (the arm protocol's --reps/--warmup/--min-sample-ms).
+struct TimingRequest {
+  int reps = 0;              ///< samples after the checked run; 0 = correctness only
+  int warmup = 1;            ///< discarded runs before the samples
+  double minSampleMs = 1.0;  ///< one sample batches k runs lasting at least this long, ms
+  double busyWaitUs = 0;     ///< injected busy work per run (dq arms only), microseconds
+};
+
+/// Typed outcome of one execution.
+struct ExecResult {
+  std::vector<Tensor> outputs;                              ///< graph output order
+  std::vector<std::pair<std::string, uint64_t>> counters;   ///< device counters of the checked run
+  std::vector<double> samplesMs;       ///< per-run latency of each sample (batch time / k), ms
+  int iterationsPerSample = 1;         ///< k
+  double sessionMs = 0;                ///< load program / create session, ms
+  double firstInferMs = 0;             ///< the checked (first) run, ms
+  std::string version;                 ///< compiler or runner version the arm reported
+};
+
+/// Runs cases on arms in child processes.
+class Executor {
+public:
+  explicit Executor(ExecConfig config);
+
+  /// Compiles (dq) or locates (ort, ext) `modelDir`/model.onnx for `arm`. Throws ExecError with
+  /// Stage::Compile for a compiler crash, timeout or error (its one-line message included), and
+  /// Stage::Infra when the arm's binaries are missing or speak another protocol version.
+  PreparedModel prepare(const Arm& arm, const std::filesystem::path& modelDir);
+
+  /// Runs `model` on `inputFiles` (TensorProto files in graph input order) in a child process,
+  /// writing outputs under `outDir`. Throws ExecError (Stage::Run) for a crash, a timeout, a
+  /// runtime error, malformed JSON, or a sample count other than timing.reps; Stage::Infra when
+  /// the runner is missing.
+  ExecResult execute(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
+                     const TimingRequest& timing, const std::filesystem::path& outDir);
+
+  const ExecConfig& config() const { return config_; }
+
+private:
+  void checkArmProtocol(const Arm& arm);
+  ExecConfig config_;
+  std::map<std::string, bool> checkedBinDirs_;
+};
+
+/// The folder of the running executable (/proc/self/exe's parent). Throws std::runtime_error
+/// when it cannot be read.
+std::filesystem::path selfBinDir();
+
+} // namespace dynqual::exec

@@ -1,0 +1,20 @@
+#pragma once
+// The executor's door to runner arms (ort:cpu, ext:NAME): the runner protocol of
+// harness/runners (docs/runners.md) mapped onto the executor's typed results and errors.
+#include "dynqual/exec/Executor.h"
+
+namespace dynqual::exec {
+
+/// Throws ExecError with Stage::Infra when the arm's runner cannot be used here (node or
+/// onnxruntime-node missing, ext:NAME not declared in `runnerConfig`, a bad config file).
+void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerConfig);
+
+/// Runs a prepared runner arm: correctness outputs always, timing samples when timing.reps > 0
+/// (a runner always takes at least one sample; it is dropped when none was asked for).
+/// Throws ExecError: Stage::Infra for an unavailable runner, Stage::Run for a crash, timeout,
+/// reported error, malformed result or bad outputs (the message names the runner and the stage).
+/// timing.busyWaitUs is not supported by runners: a non-zero value throws std::invalid_argument.
+ExecResult executeRunner(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
+                         const TimingRequest& timing, const std::filesystem::path& outDir, const ExecConfig& config);
+
+} // namespace dynqual::exec

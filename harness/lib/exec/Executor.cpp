@@ -1,0 +1,170 @@
+#include "dynqual/exec/Executor.h"
+
+#include "dynqual/exec/RunnerArm.h"
+#include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/run/ChildProcess.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::exec {
+
+namespace {
+
+/// The arm protocol version this driver speaks (dynqual-exec --protocol-version).
+constexpr int kArmProtocol = 1;
+
+std::string prefix(const PreparedModel& m) { return m.arm.label + " " + m.modelName + ": "; }
+
+/// argv with the arm's NAME=VALUE settings applied through env(1): no shell is involved.
+std::vector<std::string> withEnv(const Arm& arm, std::vector<std::string> argv) {
+  if (arm.env.empty())
+    return argv;
+  std::vector<std::string> full = {"/usr/bin/env"};
+  full.insert(full.end(), arm.env.begin(), arm.env.end());
+  full.insert(full.end(), argv.begin(), argv.end());
+  return full;
+}
+
+uint64_t fileBytes(const fs::path& p) {
+  std::error_code ec;
+  auto n = fs::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+/// One line of a child's stderr (its last non-empty line), for error messages.
+std::string lastLine(const std::string& text) {
+  size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos)
+    return "";
+  size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, const TimingRequest& timing,
+                         double limit) {
+  std::string abnormal = child.describeAbnormalEnd(limit);
+  if (!abnormal.empty())
+    throw ExecError(Stage::Run, prefix(m) + "run: runtime process " + abnormal);
+  nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw ExecError(Stage::Run, prefix(m) + "run: runtime process exited " + std::to_string(child.exitCode) +
+                                    " without a JSON result (stderr: '" + lastLine(child.err) + "')");
+  if (!j.value("ok", false))
+    throw ExecError(Stage::Run, prefix(m) + "run: " + j.value("error", std::string("unknown runtime error")));
+  ExecResult r;
+  try {
+    for (const auto& f : j.at("outputs"))
+      r.outputs.push_back(onnxio::readTensorFile(f.get<std::string>()));
+    for (const auto& [k, v] : j.at("counters").items())
+      r.counters.emplace_back(k, v.get<uint64_t>());
+    r.sessionMs = j.value("session_ms", 0.0);
+    r.firstInferMs = j.value("first_infer_ms", 0.0);
+    r.version = j.value("version", std::string());
+    if (timing.reps > 0) {
+      r.samplesMs = j.at("samples_ms").get<std::vector<double>>();
+      r.iterationsPerSample = j.at("iterations_per_sample").get<int>();
+    }
+  } catch (const std::exception& e) {
+    throw ExecError(Stage::Run, prefix(m) + "run: malformed result from the runtime process: " + e.what());
+  }
+  if (static_cast<int>(r.samplesMs.size()) != (timing.reps > 0 ? timing.reps : 0))
+    throw ExecError(Stage::Run, prefix(m) + "run: " + std::to_string(r.samplesMs.size()) + " samples, asked for " +
+                                    std::to_string(timing.reps));
+  for (double s : r.samplesMs)
+    if (!std::isfinite(s) || s < 0)
+      throw ExecError(Stage::Run, prefix(m) + "run: a timing sample is negative or not finite");
+  return r;
+}
+
+} // namespace
+
+const char* stageName(Stage s) {
+  switch (s) {
+  case Stage::Compile: return "compile";
+  case Stage::Run: return "run";
+  case Stage::Infra: return "infrastructure";
+  }
+  return "?";
+}
+
+fs::path selfBinDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
+  return exe.parent_path();
+}
+
+Executor::Executor(ExecConfig config) : config_(std::move(config)) {}
+
+void Executor::checkArmProtocol(const Arm& arm) {
+  std::string key = arm.binDir.string();
+  if (checkedBinDirs_.count(key))
+    return;
+  for (const char* bin : {"dynqual", "dynqual-exec"})
+    if (access((arm.binDir / bin).c_str(), X_OK) != 0)
+      throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / bin).string() + " is missing or not executable");
+  run::ChildResult child = run::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
+  std::string out = child.out.substr(0, child.out.find('\n'));
+  if (child.exitCode != 0 || out != std::to_string(kArmProtocol))
+    throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / "dynqual-exec").string() +
+                                      " does not speak arm protocol " + std::to_string(kArmProtocol) +
+                                      " (it predates `dynqual-exec --protocol-version`); gate revisions that have it");
+  checkedBinDirs_[key] = true;
+}
+
+PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
+  PreparedModel m;
+  m.arm = arm;
+  m.modelName = modelDir.filename().string();
+  m.modelFile = modelDir / "model.onnx";
+  if (!fs::exists(m.modelFile))
+    throw ExecError(Stage::Compile, prefix(m) + "compile: " + m.modelFile.string() + " does not exist");
+  if (arm.variant.kind != Variant::Kind::Dq) {
+    checkRunnerAvailable(arm, config_.runnerConfig);
+    return m;
+  }
+  checkArmProtocol(arm);
+  fs::path dir = config_.workDir / arm.label / m.modelName;
+  fs::create_directories(dir);
+  m.artifact = dir / "model.dqp";
+  std::vector<std::string> argv = {(arm.binDir / "dynqual").string(), "compile", m.modelFile.string(),
+                                   "--pipeline", arm.variant.pipeline, "-o", m.artifact.string()};
+  run::ChildResult child = run::runChild(withEnv(arm, argv), config_.compileTimeoutSeconds);
+  std::string abnormal = child.describeAbnormalEnd(config_.compileTimeoutSeconds);
+  if (!abnormal.empty())
+    throw ExecError(Stage::Compile, prefix(m) + "compile: compiler process " + abnormal);
+  if (child.exitCode != 0)
+    throw ExecError(Stage::Compile, prefix(m) + "compile: " + lastLine(child.err));
+  m.compileMs = child.wallMs;
+  m.artifactBytes = fileBytes(m.artifact) + fileBytes(m.artifact.string() + ".bin");
+  return m;
+}
+
+ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>& inputFiles,
+                             const TimingRequest& timing, const fs::path& outDir) {
+  if (m.arm.variant.kind != Variant::Kind::Dq)
+    return executeRunner(m, inputFiles, timing, outDir, config_);
+  std::vector<std::string> argv = {(m.arm.binDir / "dynqual-exec").string(), m.artifact.string(), "--device",
+                                   m.arm.variant.device, "--output-dir", outDir.string()};
+  for (const auto& f : inputFiles) {
+    argv.push_back("--input");
+    argv.push_back(f.string());
+  }
+  if (timing.reps > 0) {
+    argv.insert(argv.end(), {"--reps", std::to_string(timing.reps), "--warmup", std::to_string(timing.warmup),
+                             "--min-sample-ms", std::to_string(timing.minSampleMs)});
+    if (timing.busyWaitUs > 0)
+      argv.insert(argv.end(), {"--busy-wait-us", std::to_string(timing.busyWaitUs)});
+  }
+  run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds);
+  return parseDqResult(m, child, timing, config_.runTimeoutSeconds);
+}
+
+} // namespace dynqual::exec

@@ -1,0 +1,129 @@
+// The executor on real binaries: a compile and a run in child processes, and each fault the
+// test-only injector can cause becomes an ExecError naming its stage.
+#include "dynqual/exec/Executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace dynqual::exec;
+
+namespace {
+
+const fs::path kModel = fs::path(DYNQUAL_CORPUS_DIR) / "decoder_tiny";
+
+class ExecutorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    work = fs::temp_directory_path() / ("exec-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(work);
+    ExecConfig c;
+    c.workDir = work;
+    c.runTimeoutSeconds = 20;
+    c.compileTimeoutSeconds = 60;
+    executor = std::make_unique<Executor>(c);
+    arm.label = "base";
+    arm.variant = parseVariant("dq");
+    arm.binDir = DYNQUAL_BIN_DIR;
+  }
+  void TearDown() override {
+    unsetenv("DYNQUAL_TEST_FAULT");
+    fs::remove_all(work);
+  }
+  std::vector<fs::path> inputs() {
+    std::vector<fs::path> in;
+    for (int i = 0; fs::exists(kModel / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb")); ++i)
+      in.push_back(kModel / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
+    return in;
+  }
+  Stage stageOf(const std::function<void()>& f, std::string& message) {
+    try {
+      f();
+    } catch (const ExecError& e) {
+      message = e.what();
+      return e.stage();
+    }
+    ADD_FAILURE() << "no ExecError";
+    return Stage::Infra;
+  }
+  fs::path work;
+  std::unique_ptr<Executor> executor;
+  Arm arm;
+};
+
+} // namespace
+
+TEST_F(ExecutorTest, CompilesAndRunsWithTimingSamples) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  EXPECT_TRUE(fs::exists(m.artifact));
+  EXPECT_GT(m.artifactBytes, 0u);
+  TimingRequest t;
+  t.reps = 4;
+  t.minSampleMs = 2;
+  ExecResult r = executor->execute(m, inputs(), t, work / "out");
+  EXPECT_FALSE(r.outputs.empty());
+  ASSERT_EQ(r.samplesMs.size(), 4u);
+  // Each sample batches k runs lasting at least 2 ms in total.
+  for (double s : r.samplesMs)
+    EXPECT_GE(s * r.iterationsPerSample, 2.0 * 0.99);
+  EXPECT_FALSE(r.counters.empty());
+}
+
+TEST_F(ExecutorTest, BusyWaitSlowsEveryTimedRun) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  TimingRequest t;
+  t.reps = 3;
+  t.busyWaitUs = 5000;  // 5 ms of busy work per run, so every sample is at least 5 ms
+  ExecResult r = executor->execute(m, inputs(), t, work / "out");
+  for (double s : r.samplesMs)
+    EXPECT_GE(s, 5.0);
+}
+
+TEST_F(ExecutorTest, CompilerCrashIsACompileFailure) {
+  setenv("DYNQUAL_TEST_FAULT", "compile-abort", 1);
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { executor->prepare(arm, kModel); }, msg), Stage::Compile);
+  EXPECT_NE(msg.find("compile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("signal 6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("decoder_tiny"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, RuntimeCrashAndHangAreRunFailures) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  std::string msg;
+  setenv("DYNQUAL_TEST_FAULT", "run-abort", 1);
+  EXPECT_EQ(stageOf([&] { executor->execute(m, inputs(), {}, work / "o1"); }, msg), Stage::Run);
+  EXPECT_NE(msg.find("signal 6"), std::string::npos) << msg;
+
+  ExecConfig quick = executor->config();
+  quick.runTimeoutSeconds = 1;
+  Executor fast(quick);
+  setenv("DYNQUAL_TEST_FAULT", "run-hang", 1);
+  EXPECT_EQ(stageOf([&] { fast.execute(m, inputs(), {}, work / "o2"); }, msg), Stage::Run);
+  EXPECT_NE(msg.find("timed out"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, FaultFilterSparesOtherModels) {
+  setenv("DYNQUAL_TEST_FAULT", "compile-abort:some_other_model", 1);
+  EXPECT_NO_THROW(executor->prepare(arm, kModel));
+}
+
+TEST_F(ExecutorTest, MissingBinariesAreInfrastructure) {
+  arm.binDir = work / "nowhere";
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { executor->prepare(arm, kModel); }, msg), Stage::Infra);
+  EXPECT_NE(msg.find("nowhere"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, WrongInputShapeIsARunFailureNamingTheInput) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  auto in = inputs();
+  ASSERT_GE(in.size(), 2u);
+  std::swap(in[0], in[1]);
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { executor->execute(m, in, {}, work / "o3"); }, msg), Stage::Run);
+  EXPECT_NE(msg.find("input"), std::string::npos) << msg;
+}
