@@ -140,12 +140,74 @@ CREATE TABLE verdicts(
 CREATE INDEX runs_by_kind_start ON runs(kind, started_at);
 )sql";
 
+// Version 3: typed results of A/B runs (ab, gate, calibrate): every timing sample with its round
+// and ABBA position, the correctness check and exact counters of each model and arm, and the
+// numbers that decided each comparison. The policy lives in run_params, so a run can be
+// reanalysed from these rows alone.
+const char* kV3 = R"sql(
+CREATE TABLE ab_samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK(arm IN ('base', 'head')),
+  round INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  PRIMARY KEY(run_id, model, arm, round, position, rep));
+CREATE TABLE ab_checks(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  detail TEXT NOT NULL,
+  bit_exact INTEGER NOT NULL,
+  cases INTEGER NOT NULL,
+  base_artifact_bytes INTEGER NOT NULL,
+  head_artifact_bytes INTEGER NOT NULL,
+  base_compile_ms REAL,
+  head_compile_ms REAL,
+  PRIMARY KEY(run_id, model));
+CREATE TABLE ab_counters(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK(arm IN ('base', 'head')),
+  name TEXT NOT NULL,
+  value INTEGER NOT NULL,
+  PRIMARY KEY(run_id, model, arm, name));
+CREATE TABLE ab_comparisons(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  direction TEXT NOT NULL,
+  rounds INTEGER NOT NULL,
+  base_median REAL, head_median REAL,
+  ratio REAL, ci_low REAL, ci_high REAL,
+  median_ratio REAL, bootstrap_low REAL, bootstrap_high REAL,
+  p REAL, p_holm REAL, alpha REAL,
+  decided_at_rounds INTEGER NOT NULL,
+  outlier_rounds TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  PRIMARY KEY(run_id, model, metric));
+CREATE TABLE noise_calibrations(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  machine_id INTEGER NOT NULL REFERENCES machines(id),
+  model TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  rounds INTEGER NOT NULL,
+  scaled_mad_log_ratio REAL NOT NULL,
+  sd_log_ratio REAL NOT NULL,
+  PRIMARY KEY(run_id, model, metric));
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> all = {
       {1, "core results tables", kV1},
       {2, "fuzz findings and verdicts", kV2},
+      {3, "A/B samples, checks, counters, comparisons and noise calibrations", kV3},
   };
   return all;
 }
