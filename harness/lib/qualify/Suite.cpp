@@ -68,6 +68,21 @@ fs::path sharedModelsDir(const fs::path& selfExe) {
   return src.empty() ? fs::path() : (src / ".." / "shared" / "models").lexically_normal();
 }
 
+std::vector<fs::path> perfSuite(const fs::path& selfExe) {
+  std::vector<fs::path> models;
+  std::error_code ec;
+  fs::path shared = sharedModelsDir(selfExe);
+  if (!shared.empty() && fs::is_directory(shared, ec))
+    for (const auto& e : fs::directory_iterator(shared, ec))
+      if (fs::exists(e.path() / "model.onnx"))
+        models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  fs::path src = sourceTree(selfExe);
+  if (!src.empty() && fs::exists(src / "corpus" / "decoder_tiny" / "model.onnx", ec))
+    models.push_back(src / "corpus" / "decoder_tiny");
+  return models;
+}
+
 std::vector<fs::path> embeddedSuite(const fs::path& selfExe) {
   std::vector<fs::path> suite;
   std::error_code ec;

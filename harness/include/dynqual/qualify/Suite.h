@@ -22,6 +22,10 @@ std::filesystem::path sharedModelsDir(const std::filesystem::path& selfExe);
 /// (/usr/share/libonnx-testdata/data/node) and sharedModelsDir(), each only when it exists.
 std::vector<std::filesystem::path> embeddedSuite(const std::filesystem::path& selfExe);
 
+/// The default perf suite of ab, gate and calibrate: each model folder of sharedModelsDir() (sorted)
+/// and <source>/corpus/decoder_tiny, each only when it exists. A perf suite, not the node tests,
+/// which are a correctness suite.
+std::vector<std::filesystem::path> perfSuite(const std::filesystem::path& selfExe);
 /// Runs `argv` (the qualify-one command line, model folder included) as a child with a wall
 /// limit of `timeoutSeconds` and returns its JSON (QualifyModel.h toJson). A crash, a timeout or
 /// output that is not that JSON becomes a failed entry for `modelDir` whose accuracy verdict is

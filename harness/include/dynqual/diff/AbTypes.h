@@ -1,0 +1,140 @@
+#pragma once
+// Typed inputs and results of the differential engine (`dynqual ab`, `gate`, `calibrate`): one
+// struct from where a value is measured to where it is stored and rendered.
+#include "dynqual/compare/Compare.h"
+#include "dynqual/exec/Executor.h"
+#include "dynqual/stats/Decision.h"
+#include "dynqual/stats/Sequential.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dynqual::diff {
+
+/// The comparison policy. Nothing a run measures can change it (docs/metrics/gate-decision.md).
+struct Policy {
+  double alpha = 0.05;    ///< suite-level family-wise error rate, split over looks, Holm over the suite
+  double margin = 0.02;   ///< m: changes within [1-m, 1+m] of the ratio are "no change"
+  std::vector<int> looks = stats::kDefaultLookRounds;  ///< rounds at which the data is analysed
+  int bootstrapResamples = 2000;
+  uint64_t seed = 1;      ///< bootstrap and generated-input seed
+};
+
+/// How the suite is measured.
+struct Measurement {
+  int samplesPerPosition = 3;  ///< samples each ABBA position takes
+  int warmup = 1;              ///< discarded runs at the start of each position
+  double minSampleMs = 1.0;    ///< one sample batches runs lasting at least this long, ms
+  double budgetSeconds = 600;  ///< wall budget for the timed rounds; it may only cut looks short
+  /// model name -> X: the head arm of that model gets busy work equal to X % of the model's
+  /// median base latency measured in the first round (the gate's self-test).
+  std::map<std::string, double> injectSlowdownPercent;
+};
+
+struct AbOptions {
+  std::vector<std::filesystem::path> models;  ///< model folders (expanded suite)
+  exec::Arm base, head;
+  Policy policy;
+  Measurement measure;
+  compare::CompareOptions compare;            ///< bitExact is set per model
+  bool progress = false;                      ///< progress line on stderr
+};
+
+/// One timing sample. Latency per run in ms; round r uses the order base,head,head,base when r is
+/// even and head,base,base,head when odd (ABBA), position 0..3 within the round.
+struct Sample {
+  std::string model;
+  std::string arm;   ///< "base" or "head"
+  int round = 0;
+  int position = 0;
+  int rep = 0;       ///< sample index within the position
+  double valueMs = 0;
+  int iterations = 1;  ///< runs batched into this sample
+};
+
+/// Correctness of one case (stored data set or generated binding) on both arms.
+struct CaseCheck {
+  std::string name;            ///< "test_data_set_0" or "binding ones"
+  std::string baseError, headError;  ///< execution errors ("" when it ran)
+  compare::Comparison baseVsReference, headVsReference, headVsBase;
+  bool passed = false;
+};
+
+/// Correctness of one model: every case, and the first failure.
+struct ModelCheck {
+  std::string model;
+  bool bitExact = false;       ///< data-movement graph: outputs compared bit for bit
+  bool passed = false;
+  std::string detail;          ///< first failure, naming the arm and the case
+  std::vector<CaseCheck> cases;
+  std::map<std::string, uint64_t> baseCounters, headCounters;  ///< first case, exact
+  uint64_t baseArtifactBytes = 0, headArtifactBytes = 0;
+  double baseCompileMs = 0, headCompileMs = 0;
+  std::string baseVersion, headVersion;
+};
+
+using Direction = stats::Direction;
+using Verdict = stats::Verdict;
+
+/// One statistical comparison (model x metric). Ratio = head / base.
+struct MetricComparison {
+  std::string model, metric, unit;
+  Direction direction = Direction::LowerIsBetter;
+  int rounds = 0;
+  double baseMedian = 0, headMedian = 0;  ///< medians of the per-round arm values
+  double ratio = 1;                ///< Hodges-Lehmann estimate of head/base
+  double ciLow = 1, ciHigh = 1;    ///< its CI at level 1 - alphaUsed
+  double medianRatio = 1;          ///< exp(median of per-round log ratios)
+  double bootLow = 1, bootHigh = 1;  ///< percentile bootstrap CI of the median ratio, same level
+  double p = 1;                    ///< Wilcoxon signed-rank, two-sided
+  double pAdjusted = 1;            ///< Holm over the suite's comparisons at the deciding look
+  double alphaUsed = 0;            ///< this comparison's alpha at that look (Holm step of the look's share)
+  int decidedAtRounds = 0;         ///< rounds at the look that closed it; 0 while open
+  std::vector<int> outlierRounds;  ///< rounds with |robust z| > 3.5 (flagged, kept)
+  Verdict verdict = Verdict::Inconclusive;
+};
+
+/// A deterministic signal that differs between the arms (exact, so any difference is definite).
+struct CounterChange {
+  std::string model, name;
+  int64_t base = 0, head = 0;
+};
+
+/// What the machine looked like; compared between the start and the end of the timed rounds.
+struct Environment {
+  std::string machine;          ///< CPU model, cores, memory
+  double loadAverage1 = -1;     ///< /proc/loadavg, -1 when unreadable
+  std::string affinity;         ///< CPUs this process may run on
+  std::string governor;         ///< cpufreq governor of cpu0, "" when unreadable
+  std::map<std::string, std::string> kernelEnv;  ///< env vars that change kernels (OMP_*, CUDA_*, ...)
+};
+
+/// Everything one A/B run produced.
+struct AbResult {
+  std::vector<ModelCheck> checks;
+  std::vector<Sample> samples;
+  std::vector<MetricComparison> comparisons;
+  std::vector<CounterChange> counterChanges;
+  Environment envStart, envEnd;
+  std::vector<std::string> envWarnings;  ///< differences the verdict mentions
+  std::vector<std::string> warnings;     ///< e.g. budget cannot reach the adjusted alpha
+  std::vector<std::string> infraErrors;  ///< arms or runners that could not be used
+  std::map<std::string, double> slowdownUs;  ///< injected busy work per model, microseconds
+  int rounds = 0;
+  int looksDone = 0;             ///< looks analysed (the last one decided)
+  bool budgetExhausted = false;
+  double wallSeconds = 0;
+};
+
+/// Exit codes shared by ab, gate and calibrate: 0 pass, 1 regression or accuracy failure,
+/// 2 usage or input error, 3 inconclusive within budget, 4 infrastructure error. Several apply:
+/// 1 wins over 4, 4 over 3.
+enum ExitCode { kPass = 0, kRegression = 1, kUsage = 2, kInconclusive = 3, kInfra = 4 };
+int exitCodeFor(const AbResult& r);
+/// One line: "regression: tiny_bert latency_ms +9.8% [...]", "pass: 4 models no change", ...
+std::string verdictLine(const AbResult& r);
+
+} // namespace dynqual::diff

@@ -1,0 +1,34 @@
+#pragma once
+// The statistics of an A/B run, as a pure function of its stored samples, so that
+// `dynqual gate --reanalyze RUN` recomputes every verdict exactly (docs/metrics/gate-decision.md).
+#include "dynqual/diff/AbTypes.h"
+
+namespace dynqual::diff {
+
+/// Per-round value of one arm of one model: the median of that arm's samples in that round
+/// (its two ABBA positions), in ms. Returns round -> value; a round missing either arm is absent.
+std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model);
+
+/// The verdicts of a run and how far its looks got.
+struct AnalysisOutcome {
+  std::vector<MetricComparison> comparisons;  ///< one per model, empty when no look was reached
+  int looksDone = 0;                          ///< looks whose rounds were all present
+  bool allClosed = false;                     ///< every comparison got a decisive verdict
+};
+
+/// Replays the looks of policy.looks over `samples` for `models`: at each look whose rounds are
+/// all present, the family of per-round log ratios r = ln(head/base) (roundValues, latency_ms,
+/// lower is better) is decided by stats::applyLook: Wilcoxon signed-rank p, Holm over the
+/// family at the look's Bonferroni share of policy.alpha, Hodges-Lehmann ratio and CI at the
+/// matching level, bootstrap CI of the median ratio, verdict by stats::classify with
+/// policy.margin. A comparison closed by a decisive verdict keeps it and that look's numbers;
+/// open ones show the last look. A pure function of its arguments, so `gate --reanalyze` gives
+/// the same verdicts. Throws std::invalid_argument for a malformed look schedule.
+AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
+                        const Policy& policy);
+
+/// Warnings when the schedule cannot reach the adjusted alpha: the exact two-sided signed-rank
+/// test needs n >= minRoundsForAlpha(alpha_look / m) rounds to reject at all.
+std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons);
+
+} // namespace dynqual::diff

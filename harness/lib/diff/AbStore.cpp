@@ -1,0 +1,292 @@
+#include "dynqual/diff/AbStore.h"
+
+#include "dynqual/diff/Analysis.h"
+#include "dynqual/stats/Descriptive.h"
+
+#include <algorithm>
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+namespace dynqual::diff {
+
+namespace {
+
+std::string joinInts(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v)
+    s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+std::vector<int> splitInts(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty())
+      v.push_back(std::stoi(part));
+  return v;
+}
+
+void bindReal(SQLite::Statement& q, int i, double v) {
+  if (std::isfinite(v))
+    q.bind(i, v);
+  else
+    q.bind(i);  // NULL: SQLite has no infinity in every reader
+}
+
+double realOr(const SQLite::Column& c, double fallback) { return c.isNull() ? fallback : c.getDouble(); }
+
+void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<MetricComparison>& cs) {
+  SQLite::Statement q(db, "INSERT INTO ab_comparisons VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& c : cs) {
+    q.bind(1, static_cast<int64_t>(runId));
+    q.bind(2, c.model);
+    q.bind(3, c.metric);
+    q.bind(4, c.unit);
+    q.bind(5, c.direction == Direction::LowerIsBetter ? "lower_is_better" : "higher_is_better");
+    q.bind(6, c.rounds);
+    int i = 7;
+    for (double v : {c.baseMedian, c.headMedian, c.ratio, c.ciLow, c.ciHigh, c.medianRatio, c.bootLow, c.bootHigh, c.p,
+                     c.pAdjusted, c.alphaUsed})
+      bindReal(q, i++, v);
+    q.bind(18, c.decidedAtRounds);
+    q.bind(19, joinInts(c.outlierRounds));
+    q.bind(20, stats::verdictName(c.verdict));
+    q.exec();
+    q.reset();
+  }
+}
+
+Verdict verdictFromName(const std::string& s) {
+  for (Verdict v : {Verdict::Regression, Verdict::Improvement, Verdict::NoChange, Verdict::Inconclusive})
+    if (s == stats::verdictName(v))
+      return v;
+  throw std::runtime_error("stored verdict '" + s + "' is not one this dynqual knows");
+}
+
+} // namespace
+
+std::map<std::string, std::string> policyParams(const Policy& p, const Measurement& m) {
+  return {{"alpha", fmt::format("{}", p.alpha)},
+          {"margin", fmt::format("{}", p.margin)},
+          {"looks", joinInts(p.looks)},
+          {"bootstrap_resamples", std::to_string(p.bootstrapResamples)},
+          {"seed", std::to_string(p.seed)},
+          {"samples_per_position", std::to_string(m.samplesPerPosition)},
+          {"warmup", std::to_string(m.warmup)},
+          {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
+          {"budget_s", fmt::format("{}", m.budgetSeconds)}};
+}
+
+Policy policyFromParams(const std::map<std::string, std::string>& params) {
+  auto get = [&](const char* k) {
+    auto it = params.find(k);
+    if (it == params.end())
+      throw std::runtime_error(std::string("run parameter '") + k + "' is missing: not an A/B run of this format");
+    return it->second;
+  };
+  Policy p;
+  try {
+    p.alpha = std::stod(get("alpha"));
+    p.margin = std::stod(get("margin"));
+    p.looks = splitInts(get("looks"));
+    p.bootstrapResamples = std::stoi(get("bootstrap_resamples"));
+    p.seed = std::stoull(get("seed"));
+  } catch (const std::logic_error& e) {
+    throw std::runtime_error(std::string("malformed A/B run parameter: ") + e.what());
+  }
+  return p;
+}
+
+void recordAbResult(store::Store& store, int64_t runId, const AbResult& r) {
+  auto& db = store.db();
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement check(db, "INSERT INTO ab_checks VALUES(?,?,?,?,?,?,?,?,?,?)");
+  SQLite::Statement counter(db, "INSERT INTO ab_counters VALUES(?,?,?,?,?)");
+  for (const auto& c : r.checks) {
+    check.bind(1, static_cast<int64_t>(runId));
+    check.bind(2, c.model);
+    check.bind(3, c.passed ? 1 : 0);
+    check.bind(4, c.detail);
+    check.bind(5, c.bitExact ? 1 : 0);
+    check.bind(6, static_cast<int64_t>(c.cases.size()));
+    check.bind(7, static_cast<int64_t>(c.baseArtifactBytes));
+    check.bind(8, static_cast<int64_t>(c.headArtifactBytes));
+    bindReal(check, 9, c.baseCompileMs);
+    bindReal(check, 10, c.headCompileMs);
+    check.exec();
+    check.reset();
+    for (const auto* arm : {"base", "head"})
+      for (const auto& [name, value] : std::string(arm) == "base" ? c.baseCounters : c.headCounters) {
+        counter.bind(1, static_cast<int64_t>(runId));
+        counter.bind(2, c.model);
+        counter.bind(3, arm);
+        counter.bind(4, name);
+        counter.bind(5, static_cast<int64_t>(value));
+        counter.exec();
+        counter.reset();
+      }
+  }
+  SQLite::Statement sample(db, "INSERT INTO ab_samples VALUES(?,?,?,?,?,?,?,?,?)");
+  for (const auto& s : r.samples) {
+    sample.bind(1, static_cast<int64_t>(runId));
+    sample.bind(2, s.model);
+    sample.bind(3, s.arm);
+    sample.bind(4, s.round);
+    sample.bind(5, s.position);
+    sample.bind(6, s.rep);
+    sample.bind(7, s.valueMs);
+    sample.bind(8, "ms");
+    sample.bind(9, s.iterations);
+    sample.exec();
+    sample.reset();
+  }
+  insertComparisons(db, runId, r.comparisons);
+  tx.commit();
+}
+
+void recordComparisons(store::Store& store, int64_t runId, const std::vector<MetricComparison>& comparisons) {
+  auto& db = store.db();
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement del(db, "DELETE FROM ab_comparisons WHERE run_id = ?");
+  del.bind(1, static_cast<int64_t>(runId));
+  del.exec();
+  insertComparisons(db, runId, comparisons);
+  tx.commit();
+}
+
+int64_t latestAbRun(store::Store& store) {
+  SQLite::Statement q(store.db(), "SELECT id FROM runs WHERE kind IN ('ab','gate','calibrate') "
+                                  "ORDER BY started_at DESC, id DESC LIMIT 1");
+  if (!q.executeStep())
+    throw std::runtime_error(store.path().string() + ": holds no ab, gate or calibrate run");
+  return q.getColumn(0).getInt64();
+}
+
+StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
+  auto& db = store.db();
+  StoredAbRun out;
+  out.runId = runId;
+  SQLite::Statement run(db, "SELECT kind FROM runs WHERE id = ?");
+  run.bind(1, static_cast<int64_t>(runId));
+  if (!run.executeStep())
+    throw std::runtime_error(store.path().string() + ": no run " + std::to_string(runId));
+  out.kind = run.getColumn(0).getString();
+  if (out.kind != "ab" && out.kind != "gate" && out.kind != "calibrate")
+    throw std::runtime_error(fmt::format("run {} is a '{}' run, not an ab, gate or calibrate run", runId, out.kind));
+  SQLite::Statement params(db, "SELECT key, value FROM run_params WHERE run_id = ?");
+  params.bind(1, static_cast<int64_t>(runId));
+  while (params.executeStep())
+    out.params[params.getColumn(0).getString()] = params.getColumn(1).getString();
+  SQLite::Statement samples(db, "SELECT model, arm, round, position, rep, value, iterations FROM ab_samples "
+                                "WHERE run_id = ? ORDER BY round, model, position, rep");
+  samples.bind(1, static_cast<int64_t>(runId));
+  while (samples.executeStep())
+    out.samples.push_back({samples.getColumn(0).getString(), samples.getColumn(1).getString(),
+                           samples.getColumn(2).getInt(), samples.getColumn(3).getInt(), samples.getColumn(4).getInt(),
+                           samples.getColumn(5).getDouble(), samples.getColumn(6).getInt()});
+  SQLite::Statement comps(db, "SELECT * FROM ab_comparisons WHERE run_id = ? ORDER BY rowid");
+  comps.bind(1, static_cast<int64_t>(runId));
+  while (comps.executeStep()) {
+    MetricComparison c;
+    c.model = comps.getColumn(1).getString();
+    c.metric = comps.getColumn(2).getString();
+    c.unit = comps.getColumn(3).getString();
+    c.direction = comps.getColumn(4).getString() == "lower_is_better" ? Direction::LowerIsBetter
+                                                                       : Direction::HigherIsBetter;
+    c.rounds = comps.getColumn(5).getInt();
+    double* fields[] = {&c.baseMedian, &c.headMedian, &c.ratio, &c.ciLow, &c.ciHigh, &c.medianRatio,
+                        &c.bootLow, &c.bootHigh, &c.p, &c.pAdjusted, &c.alphaUsed};
+    for (int i = 0; i < 11; ++i)
+      *fields[i] = realOr(comps.getColumn(6 + i), std::numeric_limits<double>::infinity());
+    c.decidedAtRounds = comps.getColumn(17).getInt();
+    c.outlierRounds = splitInts(comps.getColumn(18).getString());
+    c.verdict = verdictFromName(comps.getColumn(19).getString());
+    out.comparisons.push_back(std::move(c));
+  }
+  SQLite::Statement checks(db, "SELECT model, passed, detail, bit_exact, base_artifact_bytes, head_artifact_bytes "
+                               "FROM ab_checks WHERE run_id = ? ORDER BY rowid");
+  checks.bind(1, static_cast<int64_t>(runId));
+  while (checks.executeStep()) {
+    ModelCheck c;
+    c.model = checks.getColumn(0).getString();
+    c.passed = checks.getColumn(1).getInt() != 0;
+    c.detail = checks.getColumn(2).getString();
+    c.bitExact = checks.getColumn(3).getInt() != 0;
+    c.baseArtifactBytes = checks.getColumn(4).getInt64();
+    c.headArtifactBytes = checks.getColumn(5).getInt64();
+    out.checks.push_back(std::move(c));
+  }
+  SQLite::Statement counters(db, "SELECT model, arm, name, value FROM ab_counters WHERE run_id = ?");
+  counters.bind(1, static_cast<int64_t>(runId));
+  while (counters.executeStep())
+    for (auto& c : out.checks)
+      if (c.model == counters.getColumn(0).getString())
+        (counters.getColumn(1).getString() == "base" ? c.baseCounters : c.headCounters)[counters.getColumn(2).getString()] =
+            counters.getColumn(3).getInt64();
+  return out;
+}
+
+std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples) {
+  std::map<std::string, std::vector<double>> out;
+  std::map<std::string, bool> seen;
+  for (const auto& s : samples)
+    seen[s.model] = true;
+  for (const auto& [model, _] : seen)
+    for (const auto& [round, bh] : roundValues(samples, model))
+      out[model].push_back(std::log(bh.second / bh.first));
+  return out;
+}
+
+std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples) {
+  std::vector<NoiseEstimate> out;
+  for (const auto& [model, r] : logRatiosByModel(samples)) {
+    if (r.size() < 2)
+      continue;
+    double m = stats::mean(r), ss = 0;
+    for (double x : r)
+      ss += (x - m) * (x - m);
+    out.push_back({model, static_cast<int>(r.size()), stats::scaledMad(r), std::sqrt(ss / (r.size() - 1))});
+  }
+  return out;
+}
+
+void recordNoise(store::Store& store, int64_t runId, const std::vector<NoiseEstimate>& noise) {
+  auto& db = store.db();
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement q(db, "INSERT INTO noise_calibrations SELECT ?, machine_id, ?, 'latency_ms', ?, ?, ? FROM runs "
+                          "WHERE id = ?");
+  for (const auto& n : noise) {
+    q.bind(1, static_cast<int64_t>(runId));
+    q.bind(2, n.model);
+    q.bind(3, n.rounds);
+    q.bind(4, n.scaledMad);
+    q.bind(5, n.sd);
+    q.bind(6, static_cast<int64_t>(runId));
+    q.exec();
+    q.reset();
+  }
+  tx.commit();
+}
+
+std::vector<NoiseEstimate> noiseHistory(store::Store& store, const std::string& machineFingerprint,
+                                        const std::string& model) {
+  SQLite::Statement q(store.db(), "SELECT n.rounds, n.scaled_mad_log_ratio, n.sd_log_ratio FROM noise_calibrations n "
+                                  "JOIN machines m ON m.id = n.machine_id JOIN runs r ON r.id = n.run_id "
+                                  "WHERE m.fingerprint = ? AND n.model = ? ORDER BY r.started_at, r.id");
+  q.bind(1, machineFingerprint);
+  q.bind(2, model);
+  std::vector<NoiseEstimate> out;
+  while (q.executeStep())
+    out.push_back({model, q.getColumn(0).getInt(), q.getColumn(1).getDouble(), q.getColumn(2).getDouble()});
+  return out;
+}
+
+} // namespace dynqual::diff

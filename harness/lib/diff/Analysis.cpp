@@ -1,0 +1,130 @@
+#include "dynqual/diff/Analysis.h"
+
+#include "dynqual/stats/Descriptive.h"
+#include "dynqual/stats/MultipleTesting.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace dynqual::diff {
+
+std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model) {
+  std::map<int, std::pair<std::vector<double>, std::vector<double>>> byRound;
+  for (const auto& s : samples)
+    if (s.model == model)
+      (s.arm == "base" ? byRound[s.round].first : byRound[s.round].second).push_back(s.valueMs);
+  std::map<int, std::pair<double, double>> out;
+  for (const auto& [round, v] : byRound)
+    if (!v.first.empty() && !v.second.empty())
+      out[round] = {stats::median(v.first), stats::median(v.second)};
+  return out;
+}
+
+AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
+                        const Policy& policy) {
+  stats::LookSchedule schedule;
+  schedule.rounds = policy.looks;
+  schedule.validate();
+  stats::DecisionParams common;
+  common.margin = policy.margin;
+  common.bootstrapSeed = policy.seed;
+  common.bootstrapResamples = policy.bootstrapResamples;
+
+  std::vector<std::map<int, std::pair<double, double>>> values;
+  for (const auto& m : models)
+    values.push_back(roundValues(samples, m));
+
+  AnalysisOutcome out;
+  stats::SuiteState state = stats::startSuite(static_cast<int>(models.size()));
+  std::vector<MetricComparison> result(models.size());
+  for (size_t look = 0; look < schedule.rounds.size() && !models.empty(); ++look) {
+    int n = schedule.rounds[look];
+    std::vector<stats::Comparison> family;
+    bool complete = true;
+    for (const auto& v : values) {
+      stats::Comparison c;
+      for (const auto& [round, bh] : v)
+        if (round < n)
+          c.logRatios.push_back(std::log(bh.second / bh.first));
+      complete = complete && static_cast<int>(c.logRatios.size()) == n;
+      family.push_back(std::move(c));
+    }
+    if (!complete)
+      break;  // the rounds for this look were never taken
+    std::vector<bool> wasOpen;
+    for (auto v : state.verdict)
+      wasOpen.push_back(v == Verdict::Inconclusive);
+    double lookAlpha = schedule.alphaAt(static_cast<int>(look), policy.alpha);
+    auto decisions = stats::applyLook(state, schedule, policy.alpha, family, common);
+    std::vector<double> p;
+    for (const auto& d : decisions)
+      p.push_back(d.pTwoSided);
+    auto adjusted = stats::holmAdjust(p);
+    auto alphas = stats::holmAlphas(p, lookAlpha);
+    for (size_t i = 0; i < models.size(); ++i) {
+      if (!wasOpen[i])
+        continue;  // closed at an earlier look: keeps that look's numbers
+      const auto& d = decisions[i];
+      MetricComparison& c = result[i];
+      c.model = models[i];
+      c.metric = "latency_ms";
+      c.unit = "ms";
+      c.direction = Direction::LowerIsBetter;
+      c.rounds = n;
+      std::vector<double> b, h;
+      for (const auto& [round, bh] : values[i])
+        if (round < n) {
+          b.push_back(bh.first);
+          h.push_back(bh.second);
+        }
+      c.baseMedian = stats::median(b);
+      c.headMedian = stats::median(h);
+      c.ratio = d.ratio;
+      c.ciLow = d.ratioLow;
+      c.ciHigh = d.ratioHigh;
+      c.medianRatio = d.medianRatio;
+      c.bootLow = d.medianRatioLow;
+      c.bootHigh = d.medianRatioHigh;
+      c.p = d.pTwoSided;
+      c.pAdjusted = adjusted[i];
+      c.alphaUsed = alphas[i];
+      c.outlierRounds = d.outlierRounds;
+      c.verdict = state.verdict[i];
+      c.decidedAtRounds = state.closedAtRounds[i];
+    }
+    out.looksDone = static_cast<int>(look) + 1;
+    if (state.done)
+      break;
+  }
+  if (out.looksDone > 0)
+    out.comparisons = std::move(result);
+  out.allClosed = state.done || (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
+                                                                     [](const MetricComparison& c) {
+                                                                       return c.verdict == Verdict::Inconclusive;
+                                                                     }));
+  return out;
+}
+
+std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons) {
+  std::vector<std::string> w;
+  if (comparisons <= 0 || policy.looks.empty())
+    return w;
+  stats::LookSchedule schedule;
+  schedule.rounds = policy.looks;
+  double smallest = schedule.alphaAt(0, policy.alpha) / comparisons;
+  for (size_t k = 0; k < policy.looks.size(); ++k)
+    smallest = std::min(smallest, schedule.alphaAt(static_cast<int>(k), policy.alpha) / comparisons);
+  if (auto msg = stats::roundsWarning(policy.looks.back(), smallest))
+    w.push_back(*msg + "; raise the last look (--looks) or lower the number of models");
+  int need = stats::minRoundsForAlpha(smallest);
+  if (policy.looks.front() < need)
+    w.push_back(fmt::format("looks before round {} cannot reject at alpha {:.2g} per comparison; they can still "
+                            "close a comparison as no change",
+                            need, smallest));
+  return w;
+}
+
+} // namespace dynqual::diff

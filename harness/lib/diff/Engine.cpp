@@ -1,0 +1,194 @@
+#include "dynqual/diff/Engine.h"
+
+#include "dynqual/diff/Analysis.h"
+#include "dynqual/diff/Correctness.h"
+#include "dynqual/diff/EnvironmentCheck.h"
+#include "dynqual/stats/Descriptive.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::diff {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct TimedModel {
+  std::string name;
+  PreparedPair pair;
+  double busyWaitUs = 0;
+  size_t checkIndex = 0;
+};
+
+} // namespace
+
+std::vector<CounterChange> counterChanges(const std::vector<ModelCheck>& checks) {
+  std::vector<CounterChange> out;
+  for (const auto& c : checks) {
+    if (c.baseCounters.empty() || c.headCounters.empty())
+      continue;
+    std::set<std::string> names;
+    for (const auto& [k, v] : c.baseCounters)
+      names.insert(k);
+    for (const auto& [k, v] : c.headCounters)
+      names.insert(k);
+    for (const auto& n : names) {
+      auto b = c.baseCounters.count(n) ? c.baseCounters.at(n) : 0;
+      auto h = c.headCounters.count(n) ? c.headCounters.at(n) : 0;
+      if (b != h)
+        out.push_back({c.model, n, static_cast<int64_t>(b), static_cast<int64_t>(h)});
+    }
+    if (c.baseArtifactBytes != c.headArtifactBytes)
+      out.push_back({c.model, "artifact_bytes", static_cast<int64_t>(c.baseArtifactBytes),
+                     static_cast<int64_t>(c.headArtifactBytes)});
+  }
+  return out;
+}
+
+AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(const std::string&)>& onProgress) {
+  auto t0 = Clock::now();
+  auto progress = [&](const std::string& s) {
+    if (onProgress)
+      onProgress(s);
+  };
+  AbResult r;
+  r.envStart = captureEnvironment();
+
+  std::vector<TimedModel> timed;
+  for (size_t i = 0; i < o.models.size(); ++i) {
+    ModelCheck check;
+    progress(fmt::format("checking {}/{} {} ({:.0f} s)", i + 1, o.models.size(), o.models[i].filename().string(),
+                         secondsSince(t0)));
+    PreparedPair pair;
+    try {
+      pair = checkModel(o.models[i], o, ex, check);
+    } catch (const exec::ExecError& e) {
+      r.infraErrors.push_back(e.what());
+      r.wallSeconds = secondsSince(t0);
+      return r;
+    }
+    if (check.passed && !pair.timedInputs.empty())
+      timed.push_back({check.model, std::move(pair), 0, r.checks.size()});
+    r.checks.push_back(std::move(check));
+  }
+  r.counterChanges = counterChanges(r.checks);
+
+  r.warnings = reachabilityWarnings(o.policy, static_cast<int>(timed.size()));
+
+  auto timeOne = [&](TimedModel& t, const exec::PreparedModel& pm, double busyUs, const fs::path& out) {
+    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs};
+    return ex.execute(pm, t.pair.timedInputs, req, out);
+  };
+  // A model whose timed run fails stops being timed; its check records the failure.
+  auto failTiming = [&](TimedModel& t, const std::string& why) {
+    ModelCheck& c = r.checks[t.checkIndex];
+    c.passed = false;
+    c.detail = "timing: " + why;
+    t.name.clear();
+  };
+
+  // Injected slowdowns are sized from a base measurement taken before round 0 (not analysed).
+  for (auto& t : timed) {
+    auto it = o.measure.injectSlowdownPercent.find(t.name);
+    if (it == o.measure.injectSlowdownPercent.end())
+      continue;
+    try {
+      auto res = timeOne(t, *t.pair.base, 0, ex.config().workDir / "inject" / t.name);
+      t.busyWaitUs = it->second / 100.0 * stats::median(res.samplesMs) * 1000.0;
+      r.slowdownUs[t.name] = t.busyWaitUs;
+    } catch (const exec::ExecError& e) {
+      failTiming(t, e.what());
+    }
+  }
+
+  auto activeNames = [&] {
+    std::vector<std::string> n;
+    for (const auto& t : timed)
+      if (!t.name.empty())
+        n.push_back(t.name);
+    return n;
+  };
+  const auto& looks = o.policy.looks;
+  size_t look = 0;
+  double roundSeconds = 0;
+  for (int round = 0; !activeNames().empty() && look < looks.size(); ++round) {
+    auto roundStart = Clock::now();
+    for (auto& t : timed) {
+      if (t.name.empty())
+        continue;
+      static const char* kEven[4] = {"base", "head", "head", "base"};
+      static const char* kOdd[4] = {"head", "base", "base", "head"};
+      for (int pos = 0; pos < 4 && !t.name.empty(); ++pos) {
+        std::string arm = (round % 2 == 0 ? kEven : kOdd)[pos];
+        bool isHead = arm == "head";
+        double elapsed = secondsSince(t0);
+        progress(fmt::format("round {}/{} {} {} {:.0f} s, budget left {:.0f} s", round + 1, looks[look], arm, t.name,
+                             elapsed, std::max(0.0, o.measure.budgetSeconds - elapsed)));
+        try {
+          auto res = timeOne(t, isHead ? *t.pair.head : *t.pair.base, isHead ? t.busyWaitUs : 0,
+                             ex.config().workDir / "timing" / arm / t.name);
+          for (size_t k = 0; k < res.samplesMs.size(); ++k)
+            r.samples.push_back({t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k],
+                                 res.iterationsPerSample});
+        } catch (const exec::ExecError& e) {
+          failTiming(t, e.what());
+        }
+      }
+    }
+    r.rounds = round + 1;
+    roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
+    if (r.rounds == looks[look]) {
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy);
+      r.comparisons = std::move(a.comparisons);
+      r.looksDone = a.looksDone;
+      ++look;
+      if (a.allClosed)
+        break;
+    }
+    // The budget only cuts looks short: stop when the next look cannot be reached in time.
+    if (look < looks.size() && secondsSince(t0) + roundSeconds * (looks[look] - r.rounds) > o.measure.budgetSeconds) {
+      r.budgetExhausted = true;
+      break;
+    }
+  }
+  if (r.looksDone == 0 && r.rounds > 0) {
+    // No look was reached: nothing is decided, every timed model stays inconclusive.
+    for (const auto& name : activeNames()) {
+      MetricComparison c;
+      c.model = name;
+      c.metric = "latency_ms";
+      c.unit = "ms";
+      auto v = roundValues(r.samples, name);
+      c.rounds = static_cast<int>(v.size());
+      std::vector<double> b, h;
+      for (const auto& [round, bh] : v) {
+        b.push_back(bh.first);
+        h.push_back(bh.second);
+      }
+      if (!b.empty()) {
+        c.baseMedian = stats::median(b);
+        c.headMedian = stats::median(h);
+      }
+      r.comparisons.push_back(c);
+    }
+    r.warnings.push_back(fmt::format("the budget ended after {} rounds, before the first look at {}: nothing was "
+                                     "decided; raise --budget",
+                                     r.rounds, looks.front()));
+  }
+  r.envEnd = captureEnvironment();
+  r.envWarnings = compareEnvironments(r.envStart, r.envEnd, o.base, o.head);
+  r.wallSeconds = secondsSince(t0);
+  return r;
+}
+
+} // namespace dynqual::diff

@@ -1,0 +1,187 @@
+// The analysis of stored samples: round values, verdicts on constructed samples whose answer is
+// known by construction, reanalysis through the store, counter changes and exit codes.
+#include "dynqual/diff/AbStore.h"
+#include "dynqual/diff/Analysis.h"
+#include "dynqual/diff/Engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace dynqual::diff;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Samples for `rounds` ABBA rounds: base ~ 10 ms * (1 + noise), head = base-level * ratio, noise
+/// uniform in +-noise from a fixed seed, 2 positions x 2 samples per arm and round.
+std::vector<Sample> make(const std::string& model, int rounds, double ratio, double noise, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-noise, noise);
+  std::vector<Sample> s;
+  const char* order[2][4] = {{"base", "head", "head", "base"}, {"head", "base", "base", "head"}};
+  for (int r = 0; r < rounds; ++r)
+    for (int p = 0; p < 4; ++p)
+      for (int k = 0; k < 2; ++k) {
+        std::string arm = order[r % 2][p];
+        double v = 10.0 * (1 + u(gen)) * (arm == "head" ? ratio : 1.0);
+        s.push_back({model, arm, r, p, k, v, 1});
+      }
+  return s;
+}
+
+Policy policy(std::vector<int> looks) {
+  Policy p;
+  p.looks = std::move(looks);
+  p.bootstrapResamples = 200;
+  return p;
+}
+
+} // namespace
+
+TEST(RoundValues, MedianOfEachArmInTheRound) {
+  // Round 0: base samples 1, 3, 2 -> median 2; head samples 4, 6 -> median 5.
+  std::vector<Sample> s = {{"m", "base", 0, 0, 0, 1, 1}, {"m", "base", 0, 3, 0, 3, 1}, {"m", "base", 0, 3, 1, 2, 1},
+                           {"m", "head", 0, 1, 0, 4, 1}, {"m", "head", 0, 2, 0, 6, 1}, {"m", "base", 1, 0, 0, 7, 1},
+                           {"x", "head", 0, 1, 0, 99, 1}};
+  auto v = roundValues(s, "m");
+  ASSERT_EQ(v.size(), 1u);  // round 1 lacks a head value
+  EXPECT_DOUBLE_EQ(v.at(0).first, 2);
+  EXPECT_DOUBLE_EQ(v.at(0).second, 5);
+}
+
+TEST(Analysis, ClearSlowdownIsARegressionAndEqualArmsAreNoChange) {
+  // Model "slow": head is 10% slower with +-0.5% noise; "same": equal arms with the same noise.
+  auto s = make("slow", 24, 1.10, 0.005, 1);
+  auto t = make("same", 24, 1.00, 0.005, 2);
+  s.insert(s.end(), t.begin(), t.end());
+  AnalysisOutcome a = analyze(s, {"slow", "same"}, policy({12, 16, 24}));
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Regression);
+  EXPECT_NEAR(a.comparisons[0].ratio, 1.10, 0.01);
+  EXPECT_GT(a.comparisons[0].ciLow, 1.02);
+  EXPECT_EQ(a.comparisons[1].verdict, Verdict::NoChange);
+  EXPECT_GE(a.comparisons[1].ciLow, 0.98);
+  EXPECT_LE(a.comparisons[1].ciHigh, 1.02);
+  // Both are closed at the first look, so the replay stops there.
+  EXPECT_EQ(a.looksDone, 1);
+  EXPECT_TRUE(a.allClosed);
+  EXPECT_EQ(a.comparisons[0].decidedAtRounds, 12);
+}
+
+TEST(Analysis, NoisyArmsStayInconclusiveAndMissingRoundsStopTheReplay) {
+  // +-10% noise: a 2% margin cannot be settled in 12 rounds.
+  auto s = make("noisy", 12, 1.0, 0.10, 3);
+  AnalysisOutcome a = analyze(s, {"noisy"}, policy({12, 16}));
+  ASSERT_EQ(a.comparisons.size(), 1u);
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Inconclusive);
+  EXPECT_EQ(a.looksDone, 1);  // rounds for the look at 16 were never taken
+  EXPECT_FALSE(a.allClosed);
+  AnalysisOutcome none = analyze(make("m", 5, 1.0, 0.01, 4), {"m"}, policy({12}));
+  EXPECT_EQ(none.looksDone, 0);
+  EXPECT_TRUE(none.comparisons.empty());
+}
+
+TEST(Analysis, ReachabilityWarningNamesTheRoundsNeeded) {
+  // alpha 0.05 over 6 looks and 10 comparisons: 0.05/60 needs 2^(1-n) < 8.3e-4 -> n >= 12, so a
+  // last look at 8 rounds can never reject.
+  auto w = reachabilityWarnings(policy({4, 8}), 10);
+  ASSERT_FALSE(w.empty());
+  EXPECT_TRUE(reachabilityWarnings(policy({12, 16, 24, 32, 48, 64}), 4).empty());
+}
+
+TEST(CounterChanges, ListsEveryDifferingCounterAndTheArtifactSize) {
+  ModelCheck c;
+  c.model = "m";
+  c.baseCounters = {{"syncs", 2}, {"kernel_launches", 10}, {"peak_device_bytes", 100}};
+  c.headCounters = {{"syncs", 2}, {"kernel_launches", 12}, {"peak_device_bytes", 10000}};
+  c.baseArtifactBytes = 500;
+  c.headArtifactBytes = 520;
+  auto ch = counterChanges({c});
+  ASSERT_EQ(ch.size(), 3u);
+  EXPECT_EQ(ch[0].name, "kernel_launches");
+  EXPECT_EQ(ch[1].name, "peak_device_bytes");
+  EXPECT_EQ(ch[1].head - ch[1].base, 9900);
+  EXPECT_EQ(ch[2].name, "artifact_bytes");
+}
+
+TEST(ExitCode, PrecedenceIsRegressionThenInfrastructureThenInconclusive) {
+  AbResult r;
+  EXPECT_EQ(exitCodeFor(r), kPass);
+  MetricComparison open;
+  open.verdict = Verdict::Inconclusive;
+  r.comparisons.push_back(open);
+  EXPECT_EQ(exitCodeFor(r), kInconclusive);
+  r.infraErrors.push_back("runner missing");
+  EXPECT_EQ(exitCodeFor(r), kInfra);
+  ModelCheck bad;
+  bad.passed = false;
+  r.checks.push_back(bad);
+  EXPECT_EQ(exitCodeFor(r), kRegression);
+}
+
+TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
+  fs::path dbPath = fs::temp_directory_path() / ("ab-store-" + std::to_string(::getpid()) + ".db");
+  fs::remove(dbPath);
+  Policy p = policy({12, 16});
+  Measurement m;
+  AbResult r;
+  r.samples = make("slow", 16, 1.05, 0.01, 5);
+  auto t = make("same", 16, 1.0, 0.01, 6);
+  r.samples.insert(r.samples.end(), t.begin(), t.end());
+  r.comparisons = analyze(r.samples, {"slow", "same"}, p).comparisons;
+  ModelCheck c;
+  c.model = "slow";
+  c.passed = true;
+  c.baseCounters = {{"syncs", 3}};
+  c.headCounters = {{"syncs", 4}};
+  r.checks.push_back(c);
+  int64_t runId = 0;
+  {
+    dynqual::store::Store db(dbPath);
+    auto params = policyParams(p, m);
+    auto header = dynqual::store::RunRecord{};
+    header.key = "ab-test-run";
+    header.kind = "ab";
+    header.startedAt = "2026-01-01T00:00:00Z";
+    header.machine.fingerprint = "test-machine";
+    header.machine.cpuModel = "cpu";
+    header.machine.os = "os";
+    header.params = params;
+    runId = db.beginRun(header);
+    recordAbResult(db, runId, r);
+  }
+  dynqual::store::Store db(dbPath);
+  StoredAbRun s = loadAbRun(db, runId);
+  EXPECT_EQ(s.samples.size(), r.samples.size());
+  ASSERT_EQ(s.comparisons.size(), 2u);
+  EXPECT_EQ(s.checks.at(0).headCounters.at("syncs"), 4u);
+  Policy back = policyFromParams(s.params);
+  EXPECT_EQ(back.looks, p.looks);
+  std::vector<std::string> models = {s.comparisons[0].model, s.comparisons[1].model};
+  auto again = analyze(s.samples, models, back).comparisons;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(again[i].verdict, s.comparisons[i].verdict);
+    EXPECT_DOUBLE_EQ(again[i].p, s.comparisons[i].p);
+    EXPECT_DOUBLE_EQ(again[i].ratio, s.comparisons[i].ratio);
+    EXPECT_DOUBLE_EQ(again[i].ciLow, s.comparisons[i].ciLow);
+  }
+  EXPECT_EQ(latestAbRun(db), runId);
+  fs::remove(dbPath);
+}
+
+TEST(Noise, ScaledMadOfPerRoundLogRatios) {
+  // Four rounds with head/base = e^0.01, e^-0.01, e^0.02, e^0: log ratios {0.01,-0.01,0.02,0};
+  // median 0.005, |dev| {0.005,0.015,0.015,0.005} -> MAD 0.01, scaled 0.014826.
+  std::vector<Sample> s;
+  double r[] = {0.01, -0.01, 0.02, 0.0};
+  for (int i = 0; i < 4; ++i) {
+    s.push_back({"m", "base", i, 0, 0, 10.0, 1});
+    s.push_back({"m", "head", i, 1, 0, 10.0 * std::exp(r[i]), 1});
+  }
+  auto n = estimateNoise(s);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].rounds, 4);
+  EXPECT_NEAR(n[0].scaledMad, 0.014826, 1e-9);
+}
