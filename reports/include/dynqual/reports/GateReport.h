@@ -1,0 +1,38 @@
+#pragma once
+// Renderers of an A/B result (`dynqual ab`, `gate`, `calibrate`): Markdown for a PR comment,
+// JSON for machines, JUnit XML for CI test tabs. They read only the typed AbResult.
+#include "dynqual/diff/AbTypes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace dynqual::reports {
+
+/// What the renderers say about the run besides the result itself.
+struct GateContext {
+  std::string command;   ///< "ab", "gate" or "calibrate"
+  std::string baseLabel, headLabel;  ///< variant text, plus the revision for gates
+  diff::Policy policy;
+  diff::Measurement measure;
+  int64_t runId = 0;     ///< store row id, 0 when not recorded
+};
+
+/// The hidden marker a CI bot searches for to update one sticky PR comment.
+inline constexpr const char* kGateStickyMarker = "<!-- dynqual-gate-comment -->";
+
+/// Markdown: the sticky marker, one verdict line, then per model and metric base, head, change %,
+/// CI, p (raw and Holm), rounds and verdict; the accuracy table; the deterministic counters that
+/// changed; artifact sizes This/Base/Delta; the environment check; the policy.
+std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx);
+
+/// JSON document {"format":"dynqual-ab","version":1,...} with every field of the result,
+/// the samples included. Non-finite numbers are written as null.
+nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx);
+
+/// JUnit XML: one testcase per model for accuracy and one per model and metric for timing.
+/// A regression or accuracy failure is a <failure>, inconclusive is <skipped>, an infrastructure
+/// error is an <error> testcase.
+std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx);
+
+} // namespace dynqual::reports

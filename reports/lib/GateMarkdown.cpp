@@ -1,0 +1,114 @@
+#include "dynqual/reports/GateReport.h"
+#include "dynqual/reports/Report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace dynqual::reports {
+
+namespace {
+
+std::string pct(double ratio) {
+  if (!std::isfinite(ratio) || ratio <= 0)
+    return "unbounded";
+  return fmt::format("{:+.2f}%", (ratio - 1) * 100);
+}
+
+std::string worstRelL2(const diff::ModelCheck& c, bool head) {
+  double worst = 0;
+  bool any = false;
+  for (const auto& cc : c.cases) {
+    const auto& cmp = head ? cc.headVsReference : cc.baseVsReference;
+    if (cmp.outputs.empty())
+      continue;
+    any = true;
+    worst = std::max(worst, cmp.combinedRelL2);
+  }
+  if (!any)
+    return "-";
+  return c.bitExact ? (worst == 0 ? "bit-exact" : fmt::format("{:.2e}", worst)) : fmt::format("{:.2e}", worst);
+}
+
+} // namespace
+
+std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) {
+  std::ostringstream md;
+  md << kGateStickyMarker << "\n";
+  md << "**dynqual " << ctx.command << ": " << escapeMarkdown(diff::verdictLine(r)) << "**\n\n";
+  md << "base `" << escapeMarkdown(ctx.baseLabel) << "` vs head `" << escapeMarkdown(ctx.headLabel) << "`\n\n";
+
+  md << "### Timing\n\n";
+  if (r.comparisons.empty()) {
+    md << "No model was timed.\n\n";
+  } else {
+    md << "| model | metric | base | head | change | CI | p | p (Holm) | rounds | verdict |\n"
+          "|---|---|---:|---:|---:|---|---:|---:|---:|---|\n";
+    for (const auto& c : r.comparisons) {
+      std::string flag = c.outlierRounds.empty() ? "" : fmt::format(" ({} outlier rounds)", c.outlierRounds.size());
+      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {}{} |\n",
+                        escapeMarkdown(c.model), c.metric, c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
+                        pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
+                        flag);
+    }
+    md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios; CI at each "
+                      "comparison's Holm level (alpha {:.3g} over the suite, margin {:.3g}%).\n\n",
+                      ctx.policy.alpha, ctx.policy.margin * 100);
+  }
+
+  md << "### Accuracy\n\n| model | cases | base vs reference | head vs reference | head vs base | verdict |\n"
+        "|---|---:|---|---|---|---|\n";
+  for (const auto& c : r.checks) {
+    std::string hb = "-";
+    bool anyHb = std::any_of(c.cases.begin(), c.cases.end(), [](const auto& cc) { return !cc.headVsBase.outputs.empty(); });
+    if (anyHb)
+      hb = std::all_of(c.cases.begin(), c.cases.end(),
+                       [](const auto& cc) { return cc.headVsBase.verdict == compare::Verdict::Pass; })
+               ? (c.bitExact ? "bit-exact" : "equal within gate")
+               : "differs";
+    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", escapeMarkdown(c.model), c.cases.size(), worstRelL2(c, false),
+                      worstRelL2(c, true), hb, c.passed ? "pass" : "FAIL: " + escapeMarkdown(c.detail));
+  }
+  md << "\n(max combined relative L2 over the cases)\n\n";
+
+  md << "### Deterministic counters that changed\n\n";
+  if (r.counterChanges.empty()) {
+    md << "None: every device counter and artifact size is equal.\n\n";
+  } else {
+    md << "| model | counter | base | head | delta |\n|---|---|---:|---:|---:|\n";
+    for (const auto& c : r.counterChanges)
+      md << fmt::format("| {} | {} | {} | {} | {:+d} |\n", escapeMarkdown(c.model), c.name, c.base, c.head,
+                        c.head - c.base);
+    md << "\n";
+  }
+
+  md << "### Sizes\n\n| model | artifact | This | Base | Delta |\n|---|---|---:|---:|---:|\n";
+  for (const auto& c : r.checks)
+    if (c.baseArtifactBytes || c.headArtifactBytes)
+      md << fmt::format("| {} | .dqp + .dqp.bin | {} | {} | {:+d} |\n", escapeMarkdown(c.model), c.headArtifactBytes,
+                        c.baseArtifactBytes,
+                        static_cast<int64_t>(c.headArtifactBytes) - static_cast<int64_t>(c.baseArtifactBytes));
+  md << "\n### Environment\n\n";
+  md << fmt::format("{}; load {:.2f} -> {:.2f}; affinity {}; governor {}\n\n", escapeMarkdown(r.envStart.machine),
+                    r.envStart.loadAverage1, r.envEnd.loadAverage1, r.envStart.affinity.empty() ? "?" : r.envStart.affinity,
+                    r.envStart.governor.empty() ? "unreadable" : r.envStart.governor);
+  for (const auto& w : r.envWarnings)
+    md << "- warning: " << escapeMarkdown(w) << "\n";
+  for (const auto& w : r.warnings)
+    md << "- note: " << escapeMarkdown(w) << "\n";
+  for (const auto& [model, us] : r.slowdownUs)
+    md << fmt::format("- injected slowdown: {} head +{:.1f} us per run\n", escapeMarkdown(model), us);
+  if (r.budgetExhausted)
+    md << "- the time budget ended before the next look\n";
+  md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s.",
+                    r.rounds, r.looksDone, r.wallSeconds, ctx.measure.samplesPerPosition, ctx.measure.minSampleMs,
+                    ctx.measure.budgetSeconds);
+  if (ctx.runId)
+    md << fmt::format(" Stored as run {}.", ctx.runId);
+  md << "\n";
+  return md.str();
+}
+
+} // namespace dynqual::reports
