@@ -27,6 +27,14 @@ void addMakeModelCommand(CLI::App& app);
 void addDbCommand(CLI::App& app);
 /// `dynqual report RUN|latest [--db FILE] [--format md|json|html] [--base RUN] [-o FILE]`
 void addReportCommand(CLI::App& app);
+/// `dynqual ab [SUITE...] --a VARIANT --b VARIANT ...` (AbDriver.h lists the shared flags)
+void addAbCommand(CLI::App& app);
+/// `dynqual calibrate [SUITE...] [--variant V] ...`: A/A noise per machine and model, stored
+void addCalibrateCommand(CLI::App& app);
+/// `dynqual gate --base REV --head REV|WORKTREE [SUITE...]`, or `--reanalyze RUN`
+void addGateCommand(CLI::App& app);
+/// `dynqual bench stats [--calibration RUN] ...`: false-positive rate and power of the gate
+void addBenchCommand(CLI::App& app);
 /// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
 /// check is 1.
 struct UsageError : std::runtime_error {

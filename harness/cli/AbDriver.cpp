@@ -1,0 +1,225 @@
+#include "AbDriver.h"
+#include "Commands.h"
+
+#include "dynqual/diff/AbStore.h"
+#include "dynqual/diff/Engine.h"
+#include "dynqual/exec/Executor.h"
+#include "dynqual/qualify/Suite.h"
+#include "dynqual/run/ModelRun.h"
+#include "dynqual/store/RunRecording.h"
+#include "dynqual/store/Store.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::cli {
+
+void addAbFlags(CLI::App* cmd, AbFlags& f) {
+  cmd->add_option("suite", f.suites, "model folders or folders of them (default: the perf suite: ../shared/models and "
+                                     "corpus/decoder_tiny)");
+  cmd->add_option("--alpha", f.alpha, "suite-level false-positive rate, split over looks, Holm over models")
+      ->check(CLI::Range(1e-6, 0.5))->capture_default_str();
+  cmd->add_option("--margin", f.margin, "relative change treated as no change (policy, e.g. 0.02 = 2%)")
+      ->check(CLI::Range(0.0, 0.5))->capture_default_str();
+  cmd->add_option("--looks", f.looks, "rounds at which the data is analysed (fixed in advance)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--budget", f.budget, "seconds of timed rounds; may only cut looks short")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--samples", f.samples, "samples per ABBA position")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--warmup", f.warmup, "discarded runs at the start of each position")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--min-sample-ms", f.minSampleMs, "one sample batches runs lasting at least this long, ms")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", f.seed, "bootstrap and generated-input seed")->capture_default_str();
+  cmd->add_option("--bootstrap", f.bootstrap, "bootstrap resamples")->check(CLI::Range(0, 1000000))->capture_default_str();
+  cmd->add_option("--inject-slowdown", f.inject,
+                  "MODEL=PERCENT: slow the head arm of MODEL by PERCENT % of its measured median latency (self-test)");
+  cmd->add_option("--runner-config", f.runnerConfig, "JSON file declaring ext:NAME runners (docs/runners.md)");
+  cmd->add_option("--work-dir", f.workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
+  cmd->add_option("--format", f.format, "stdout format")->check(CLI::IsMember({"md", "json", "junit"}))->capture_default_str();
+  cmd->add_option("--out", f.outDir, "also write report.md, report.json and junit.xml into this folder");
+  cmd->add_option("--db", f.db, "results database (default: $DYNQUAL_DB, else ./dynqual.db)");
+  cmd->add_flag("--no-db", f.noDb, "do not record the run");
+  cmd->add_option("--compile-timeout", f.compileTimeout, "seconds allowed for each compile")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--run-timeout", f.runTimeout, "seconds allowed for each run process")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+}
+
+exec::Arm makeArm(const std::string& label, const std::string& text, const std::string& flag) {
+  exec::Arm arm;
+  arm.label = label;
+  try {
+    arm.variant = exec::parseVariant(text);
+  } catch (const exec::VariantError& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+  arm.binDir = exec::selfBinDir();
+  return arm;
+}
+
+void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::GateContext& ctx) {
+  std::string md = reports::renderGateMarkdown(r, ctx);
+  std::string js = reports::renderGateJson(r, ctx).dump(2) + "\n";
+  std::string ju = reports::renderGateJunit(r, ctx);
+  std::cout << (f.format == "json" ? js : f.format == "junit" ? ju : md);
+  if (!f.outDir.empty()) {
+    for (const auto& [name, text] : {std::pair{"report.md", &md}, {"report.json", &js}, {"junit.xml", &ju}}) {
+      std::ofstream out(fs::path(f.outDir) / name);
+      out << *text;
+      if (!out)
+        std::cerr << "dynqual: cannot write " << (fs::path(f.outDir) / name).string() << "\n";
+    }
+  }
+}
+
+namespace {
+
+fs::path makeTempDir(const std::string& kind) {
+  std::string tmpl = (fs::temp_directory_path() / ("dynqual-" + kind + "-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
+  return tmpl;
+}
+
+std::map<std::string, double> parseInject(const std::vector<std::string>& items) {
+  std::map<std::string, double> out;
+  for (const auto& s : items) {
+    auto eq = s.find('=');
+    double pct = -1;
+    try {
+      if (eq != std::string::npos)
+        pct = std::stod(s.substr(eq + 1));
+    } catch (const std::exception&) {
+    }
+    if (eq == std::string::npos || eq == 0 || pct < 0)
+      throw UsageError("--inject-slowdown '" + s + "': expected MODEL=PERCENT with PERCENT >= 0");
+    out[s.substr(0, eq)] = pct;
+  }
+  return out;
+}
+
+} // namespace
+
+int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
+                 const std::map<std::string, std::string>& extraParams,
+                 const std::function<void(int64_t, const diff::AbResult&, const std::string&)>& afterRecord) {
+  // Everything that can be wrong with the request fails here, before any work.
+  std::vector<fs::path> suites(f.suites.begin(), f.suites.end());
+  std::vector<fs::path> models;
+  try {
+    models = suites.empty() ? qualify::perfSuite(exec::selfBinDir() / "dynqual") : run::expandModelDirs(suites);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  if (models.empty())
+    throw UsageError("the suite holds no model (pass SUITE folders holding model.onnx)");
+  o.models = models;
+  o.policy.alpha = f.alpha;
+  o.policy.margin = f.margin;
+  o.policy.looks = f.looks;
+  o.policy.bootstrapResamples = f.bootstrap;
+  o.policy.seed = f.seed;
+  try {
+    stats::LookSchedule s;
+    s.rounds = f.looks;
+    s.validate();
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--looks: ") + e.what());
+  }
+  o.measure.samplesPerPosition = f.samples;
+  o.measure.warmup = f.warmup;
+  o.measure.minSampleMs = f.minSampleMs;
+  o.measure.budgetSeconds = f.budget;
+  o.measure.injectSlowdownPercent = parseInject(f.inject);
+  for (const auto& [model, pct] : o.measure.injectSlowdownPercent) {
+    if (std::none_of(models.begin(), models.end(), [&](const fs::path& m) { return m.filename() == model; }))
+      throw UsageError("--inject-slowdown: no model named '" + model + "' in the suite");
+    if (o.head.variant.kind != exec::Variant::Kind::Dq)
+      throw UsageError("--inject-slowdown needs a dq head arm");
+  }
+  if (!f.outDir.empty()) {
+    std::error_code ec;
+    fs::create_directories(f.outDir, ec);
+    std::ofstream probe(fs::path(f.outDir) / "report.md");
+    if (!probe)
+      throw UsageError("--out " + f.outDir + ": cannot write there");
+  }
+  if (!f.runnerConfig.empty() && !fs::exists(f.runnerConfig))
+    throw UsageError("--runner-config " + f.runnerConfig + ": no such file");
+  o.progress = isatty(STDERR_FILENO);
+
+  std::unique_ptr<store::Store> db;
+  if (!f.noDb)
+    db = std::make_unique<store::Store>(f.db.empty() ? store::defaultDbPath() : fs::path(f.db));
+  bool tempWork = f.workDir.empty();
+  fs::path work = tempWork ? makeTempDir(kind) : fs::path(f.workDir);
+  fs::create_directories(work);
+
+  exec::ExecConfig ec;
+  ec.workDir = work;
+  ec.compileTimeoutSeconds = f.compileTimeout;
+  ec.runTimeoutSeconds = f.runTimeout;
+  ec.runnerConfig = f.runnerConfig;
+  exec::Executor executor(ec);
+
+  auto params = diff::policyParams(o.policy, o.measure);
+  params["base"] = o.base.variant.text();
+  params["head"] = o.head.variant.text();
+  params["base_bin"] = o.base.binDir.string();
+  params["head_bin"] = o.head.binDir.string();
+  for (const auto& [k, v] : extraParams)
+    params[k] = v;
+  for (const auto& [m, pct] : o.measure.injectSlowdownPercent)
+    params["inject_slowdown." + m] = fmt::format("{}", pct);
+  store::RunRecord header =
+      store::newRunHeader(kind, o.head.variant.device, o.head.variant.text(), {exec::selfBinDir() / "dynqual"}, params);
+  int64_t runId = 0;
+  std::string recordError;
+  try {
+    if (db)
+      runId = db->beginRun(header);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+
+  diff::AbResult r = diff::runAb(o, executor, [&](const std::string& line) {
+    if (o.progress)
+      std::cerr << "\r\033[K" << line << std::flush;
+  });
+  if (o.progress)
+    std::cerr << "\r\033[K";
+  if (db) {
+    try {
+      diff::recordAbResult(*db, runId, r);
+      if (afterRecord)
+        afterRecord(runId, r, header.machine.fingerprint);
+      db->finishRun(runId);
+    } catch (const std::exception& e) {
+      recordError = e.what();
+    }
+  }
+  reports::GateContext ctx{kind, o.base.variant.text(), o.head.variant.text(), o.policy, o.measure, runId};
+  if (extraParams.count("base_rev"))
+    ctx.baseLabel += " @ " + extraParams.at("base_rev");
+  if (extraParams.count("head_rev"))
+    ctx.headLabel += " @ " + extraParams.at("head_rev");
+  emitAbReport(f, r, ctx);
+  if (tempWork)
+    fs::remove_all(work);
+  std::cerr << "dynqual " << kind << ": " << diff::verdictLine(r) << "\n";
+  if (!recordError.empty()) {
+    std::cerr << "dynqual " << kind << ": recording into the store failed (results above are complete): "
+              << recordError << "\n";
+    return 2;
+  }
+  return diff::exitCodeFor(r);
+}
+
+} // namespace dynqual::cli

@@ -1,0 +1,48 @@
+#pragma once
+// What ab, gate and calibrate share: their statistics and measurement flags, the suite, the
+// outputs (Markdown, JSON, JUnit, --out DIR), progress, and recording into the store.
+#include "dynqual/diff/AbTypes.h"
+#include "dynqual/reports/GateReport.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dynqual::cli {
+
+struct AbFlags {
+  std::vector<std::string> suites;
+  double alpha = 0.05, margin = 0.02;
+  std::vector<int> looks = stats::kDefaultLookRounds;
+  double budget = 600;
+  int samples = 3, warmup = 1, bootstrap = 2000;
+  double minSampleMs = 1.0;
+  uint64_t seed = 1;
+  std::vector<std::string> inject;  ///< MODEL=PERCENT
+  std::string runnerConfig, workDir, format = "md", outDir, db;
+  bool noDb = false;
+  double compileTimeout = 600, runTimeout = 300;
+};
+
+/// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
+/// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
+/// --format, --out, --db, --no-db, --compile-timeout, --run-timeout).
+void addAbFlags(CLI::App* cmd, AbFlags& f);
+
+/// Runs one A/B comparison of `base` against `head` with the flags, prints the report in
+/// --format on stdout, writes --out files, records into the store unless --no-db, and returns
+/// the exit code (diff::exitCodeFor; 2 when recording failed). `kind` is "ab", "gate" or
+/// "calibrate"; `extraParams` are stored with the run. Throws for usage errors before any work.
+int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions options,
+                 const std::map<std::string, std::string>& extraParams = {},
+                 const std::function<void(int64_t runId, const diff::AbResult&, const std::string& machine)>& afterRecord = {});
+
+/// Writes the report of `r` in --format to stdout and the three files of --out.
+void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::GateContext& ctx);
+
+/// A variant for an arm; throws UsageError naming the flag for a variant that does not parse.
+exec::Arm makeArm(const std::string& label, const std::string& variantText, const std::string& flag);
+
+} // namespace dynqual::cli

@@ -1,0 +1,147 @@
+// `dynqual bench stats`: the operating characteristics of the gate's statistics, by simulation
+// over the residuals of a stored A/A calibration (docs/commands/bench.md).
+#include "Commands.h"
+
+#include "dynqual/diff/AbStore.h"
+#include "dynqual/stats/Descriptive.h"
+#include "dynqual/stats/HodgesLehmann.h"
+#include "dynqual/stats/Simulation.h"
+#include "dynqual/store/Store.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace dynqual::cli {
+
+namespace {
+
+std::string rate(const stats::RateEstimate& r) {
+  return fmt::format("{:6.2f}% [{:5.2f}, {:5.2f}]", r.rate * 100, r.low * 100, r.high * 100);
+}
+
+struct StatsOpts {
+  std::string db, calibration = "latest";
+  int trials = 2000, suite = 20;
+  double alpha = 0.05, margin = 0.02;
+  std::vector<int> looks = stats::kDefaultLookRounds;
+  std::vector<double> effects = {0.01, 0.02, 0.03, 0.05, 0.10};
+  uint64_t seed = 1;
+  double drift = 0, outlierRate = 0, outlierMagnitude = 0, tailDf = 0;
+};
+
+void benchStats(const StatsOpts& o) {
+  store::OpenOptions ro;
+  ro.mode = store::OpenOptions::Mode::ReadOnly;
+  store::Store db(o.db.empty() ? store::defaultDbPath() : fs::path(o.db), ro);
+  int64_t runId = 0;
+  if (o.calibration == "latest") {
+    SQLite::Statement q(db.db(), "SELECT id FROM runs WHERE kind = 'calibrate' ORDER BY started_at DESC, id DESC LIMIT 1");
+    if (!q.executeStep())
+      throw UsageError(db.path().string() + ": holds no calibrate run (run `dynqual calibrate` first)");
+    runId = q.getColumn(0).getInt64();
+  } else {
+    runId = std::stoll(o.calibration);
+  }
+  diff::StoredAbRun run = diff::loadAbRun(db, runId);
+  if (run.kind != "calibrate")
+    throw UsageError(fmt::format("run {} is a {} run, not a calibration", runId, run.kind));
+  // Residuals of every model pooled, each model centred on its own location first.
+  std::vector<double> residuals;
+  for (auto [model, r] : diff::logRatiosByModel(run.samples)) {
+    if (r.size() < 2)
+      continue;
+    double centre = stats::hodgesLehmann(r);
+    for (double x : r)
+      residuals.push_back(x - centre);
+  }
+  if (residuals.size() < 2)
+    throw UsageError(fmt::format("calibration run {} has fewer than 2 rounds of residuals", runId));
+
+  stats::SimulationParams base;
+  base.residuals = residuals;
+  base.centre = false;
+  base.trials = o.trials;
+  base.alpha = o.alpha;
+  base.margin = o.margin;
+  base.schedule.rounds = o.looks;
+  base.seed = o.seed;
+  base.driftPerRound = o.drift;
+  base.outlierRate = o.outlierRate;
+  base.outlierMagnitude = o.outlierMagnitude;
+  base.tailDf = o.tailDf;
+
+  std::cout << fmt::format("dynqual bench stats: residuals of calibration run {} ({} per-round log ratios, scaled MAD "
+                           "{:.3f}%)\n",
+                           runId, residuals.size(), stats::scaledMad(residuals) * 100);
+  std::cout << fmt::format("policy: alpha {} over the suite (Bonferroni over {} looks at rounds {}, Holm over the "
+                           "models), margin {}%, {} trials per point, seed {}\n",
+                           o.alpha, o.looks.size(), fmt::join(o.looks, ","), o.margin * 100, o.trials, o.seed);
+  std::cout << fmt::format("perturbations: drift {} log/round, outlier rate {} x {} log, t tails df {}\n", o.drift,
+                           o.outlierRate, o.outlierMagnitude, o.tailDf);
+  std::cout << "rates with Clopper-Pearson 95% intervals, in %\n\n";
+
+  auto t0 = std::chrono::steady_clock::now();
+  for (int m : {1, o.suite}) {
+    stats::SimulationParams p = base;
+    p.comparisons = m;
+    auto r = stats::simulateGate(p);
+    std::cout << fmt::format("A/A, suite of {:2d}: false positives per comparison {}  per suite {}  no change {}  "
+                             "mean rounds {:.1f}\n",
+                             m, rate(r.falsePositivePerComparison), rate(r.falsePositivePerSuite), rate(r.noChange),
+                             r.meanRounds);
+  }
+  std::cout << "\n";
+  for (double e : o.effects) {
+    stats::SimulationParams p = base;
+    p.comparisons = 1;
+    p.effect = e;
+    auto r = stats::simulateGate(p);
+    std::cout << fmt::format("slowdown {:5.1f}%: detected {}  wrong-direction flags {}  mean rounds {:.1f}\n", e * 100,
+                             rate(r.detection), rate(r.falsePositivePerComparison), r.meanRounds);
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("\n{:.1f} s\n", s);
+}
+
+} // namespace
+
+void addBenchCommand(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks of dynqual itself.");
+  bench->require_subcommand(1);
+  auto* st = bench->add_subcommand(
+      "stats", "Simulate the gate's sequential decision on the residuals of a stored A/A calibration (resampled\n"
+               "with replacement, optionally with drift, outliers and heavy tails): false-positive rate per\n"
+               "comparison and per suite, rate of 'no change' on A/A, and detection power per slowdown, each\n"
+               "with a Clopper-Pearson 95% interval (docs/commands/bench.md).");
+  auto o = std::make_shared<StatsOpts>();
+  st->add_option("--db", o->db, "results database holding the calibration (default: $DYNQUAL_DB, else ./dynqual.db)");
+  st->add_option("--calibration", o->calibration, "calibrate run id, or 'latest'")->capture_default_str();
+  st->add_option("--trials", o->trials, "simulated gates per point")->check(CLI::Range(1, 10000000))->capture_default_str();
+  st->add_option("--suite", o->suite, "models per suite for the per-suite rate")->check(CLI::Range(1, 1000))->capture_default_str();
+  st->add_option("--alpha", o->alpha, "suite-level alpha")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
+  st->add_option("--margin", o->margin, "no-change margin")->check(CLI::Range(0.0, 0.5))->capture_default_str();
+  st->add_option("--looks", o->looks, "rounds at each look")->delimiter(',')->capture_default_str();
+  st->add_option("--effects", o->effects, "true slowdowns to simulate (0.03 = 3%)")->delimiter(',')->capture_default_str();
+  st->add_option("--seed", o->seed, "simulation seed")->capture_default_str();
+  st->add_option("--drift", o->drift, "log-ratio drift added per round")->capture_default_str();
+  st->add_option("--outlier-rate", o->outlierRate, "probability of an outlier round")->check(CLI::Range(0.0, 1.0));
+  st->add_option("--outlier-magnitude", o->outlierMagnitude, "log units an outlier round moves");
+  st->add_option("--tail-df", o->tailDf, "t-type heavy tails with this many degrees of freedom (0 = off)");
+  st->callback([o] {
+    try {
+      benchStats(*o);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual bench stats: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+}
+
+} // namespace dynqual::cli
