@@ -1,5 +1,6 @@
 #include "Tables.h"
 
+#include "dynqual/stats/Descriptive.h"
 #include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
@@ -134,7 +135,7 @@ json chartData(const ReportInput& in) {
       [](const CaseRecord& c, const std::string& m) {
         for (const auto& s : c.samples)
           if (s.metric == m)
-            return store::median(s.values);
+            return s.values.empty() ? std::nan("") : stats::median(s.values);
         return std::nan("");
       },
       [&](const std::string& m) { return "median " + m + " (" + units[m] + ")"; });

@@ -1,5 +1,7 @@
 #include "Tables.h"
 
+#include "dynqual/stats/Descriptive.h"
+
 #include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
@@ -27,7 +29,7 @@ std::optional<double> metricValue(const CaseRecord* c, const MetricColumn& col) 
   const auto* s = series(*c, col.metric);
   if (!s || s->values.empty())
     return std::nullopt;
-  return store::median(s->values) * col.scale;
+  return stats::median(s->values) * col.scale;
 }
 
 std::optional<double> counterValue(const CaseRecord* c, const std::string& name) {

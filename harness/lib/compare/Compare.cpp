@@ -1,5 +1,7 @@
 #include "dynqual/compare/Compare.h"
 
+#include "dynqual/stats/Accuracy.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -90,10 +92,7 @@ void compareFloat(OutputComparison& r, const Tensor& a, const Tensor& b, const C
   r.l2 = std::sqrt(r.sumSquaredDiff);
   r.expectedNorm = std::sqrt(r.sumSquaredExpected);
   const double normA = std::sqrt(sumSqA);
-  if (r.expectedNorm > 0)
-    r.relL2 = r.l2 / r.expectedNorm;
-  else
-    r.relL2 = r.l2 > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  r.relL2 = stats::relativeL2(r.sumSquaredDiff, r.sumSquaredExpected);
   if (normA == 0 && r.expectedNorm == 0)
     r.cosine = 1;
   else if (normA == 0 || r.expectedNorm == 0)
@@ -173,8 +172,7 @@ Comparison compareOutputs(const std::vector<std::string>& names, const std::vect
     c.outputs.push_back(std::move(r));
   }
   c.combinedL2 = std::sqrt(sumDiff);
-  c.combinedRelL2 = sumExpected > 0 ? c.combinedL2 / std::sqrt(sumExpected)
-                                    : (sumDiff > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+  c.combinedRelL2 = stats::relativeL2(sumDiff, sumExpected);
   c.verdict = c.reason.empty() ? Verdict::Pass : Verdict::Fail;
   return c;
 }

@@ -4,6 +4,7 @@
 #include "dq/runtime/Runtime.h"
 #include "dq/runtime/SimDevice.h"
 #include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/stats/Accuracy.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/run/TensorBridge.h"
 #include "dynqual/stats/Latency.h"
@@ -139,7 +140,7 @@ nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
   if (compared == 0)
     return summary;
   double l2 = std::sqrt(diff);
-  double rel = expected > 0 ? l2 / std::sqrt(expected) : (l2 > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+  double rel = stats::relativeL2(diff, expected);
   return {{"combined_l2", l2}, {"relative_l2", rel}, {"elements", elements}, {"nan_inf_skipped", skipped},
           {"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
 }

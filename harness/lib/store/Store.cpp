@@ -171,14 +171,6 @@ fs::path defaultDbPath() {
   return env && *env ? fs::path(env) : fs::path("dynqual.db");
 }
 
-double median(std::vector<double> v) {
-  if (v.empty())
-    return std::nan("");
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 Store::Store(const fs::path& path, const OpenOptions& options) : path_(path), options_(options) {
   try {
     int flags = 0;

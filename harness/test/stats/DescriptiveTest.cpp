@@ -62,3 +62,14 @@ TEST(Descriptive, RobustZFallsBackToMeanAbsoluteDeviation) {
   EXPECT_THROW(stats::robustZScores({}), std::invalid_argument);
   EXPECT_THROW(stats::robustZScores({1, INFINITY}), std::invalid_argument);
 }
+
+#include "dynqual/stats/Accuracy.h"
+
+TEST(RelativeL2, FormulaAndZeroNormRule) {
+  // a = (1, 2), b = (1, 4): sum (a-b)^2 = 4, sum b^2 = 17 -> 2 / sqrt(17).
+  EXPECT_DOUBLE_EQ(dynqual::stats::relativeL2(4, 17), 2 / std::sqrt(17.0));
+  EXPECT_EQ(dynqual::stats::relativeL2(0, 0), 0);
+  EXPECT_TRUE(std::isinf(dynqual::stats::relativeL2(1e-3, 0)));
+  EXPECT_THROW(dynqual::stats::relativeL2(-1, 1), std::invalid_argument);
+  EXPECT_THROW(dynqual::stats::relativeL2(std::nan(""), 1), std::invalid_argument);
+}

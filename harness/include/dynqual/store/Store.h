@@ -121,8 +121,4 @@ std::string dbCommandHint(const std::string& sub, const std::filesystem::path& d
 /// The database `--db` defaults to: $DYNQUAL_DB when set and not empty, else ./dynqual.db.
 std::filesystem::path defaultDbPath();
 
-/// Median of `values` (middle element of the sorted values; mean of the two middle ones for an
-/// even count); NaN for an empty vector. Reports show it for metrics with several samples.
-double median(std::vector<double> values);
-
 } // namespace dynqual::store
