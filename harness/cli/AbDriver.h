@@ -17,7 +17,7 @@ struct AbFlags {
   double alpha = 0.05, margin = 0.02;
   std::vector<int> looks = stats::kDefaultLookRounds;
   double budget = 600;
-  int samples = 3, warmup = 1, bootstrap = 2000;
+  int samples = 5, warmup = 2, bootstrap = 2000;
   double minSampleMs = 1.0;
   uint64_t seed = 1;
   std::vector<std::string> inject;  ///< MODEL=PERCENT

@@ -1,7 +1,8 @@
 // `dynqual run`: compile each model once, run stored data sets and extra shape bindings in a
 // separate runtime process, compare with stored outputs and the CPU reference.
 #include "Commands.h"
-#include "CompileBridge.h"
+
+#include "dynqual/exec/Executor.h"
 
 #include "dynqual/run/ModelRun.h"
 #include "dynqual/run/RunReport.h"
@@ -47,6 +48,7 @@ void addRunCommand(CLI::App& app) {
   struct Opts {
     std::vector<std::string> dirs;
     std::string format = "text", workDir, exec;
+    double compileTimeout = 600;
     std::string db = store::defaultDbPath().string();
     bool keep = false, listSkipped = false, noDb = false;
     run::RunConfig config;
@@ -58,6 +60,8 @@ void addRunCommand(CLI::App& app) {
   cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->config.seed, "seed for generated inputs and random bindings");
   cmd->add_option("--timeout", o->config.execTimeoutSeconds, "seconds allowed for each runtime process")->check(CLI::PositiveNumber);
+  cmd->add_option("--compile-timeout", o->compileTimeout, "seconds allowed for each compiler process")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--work-dir", o->workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
   cmd->add_option("--exec", o->exec, "dynqual-exec binary (default: beside dynqual)");
@@ -80,7 +84,6 @@ void addRunCommand(CLI::App& app) {
       fs::create_directories(o->config.workDir);
       bool progress = isatty(STDERR_FILENO);
       auto start = std::chrono::steady_clock::now();
-      run::CompileFn compile = compileArtifact;
       int64_t runId = 0;
       if (db)
         runId = db->beginRun(store::newRunHeader(
@@ -91,6 +94,11 @@ void addRunCommand(CLI::App& app) {
       RecordGuard record(db);
       std::vector<run::ModelResult> results;
       for (size_t i = 0; i < models.size(); ++i) {
+        // The compiler runs in its own process, so a compiler crash is this model's failure only.
+        run::CompileFn compile = [&, dir = models[i]](const onnx::ModelProto&, const std::string& pipeline,
+                                                      const fs::path& artifact) {
+          exec::compileInChild(exec::selfBinDir(), dir / "model.onnx", pipeline, artifact, o->compileTimeout, "", "");
+        };
         results.push_back(run::runModel(models[i], o->config, compile));
         record([&] {  // one transaction per model
           db->recordCases(runId, store::casesFromRunModel(run::renderJson({results.back()})["models"][0], o->config.seed));

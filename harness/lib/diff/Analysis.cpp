@@ -19,7 +19,8 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
   std::map<int, std::pair<double, double>> out;
   for (const auto& [round, v] : byRound)
     if (!v.first.empty() && !v.second.empty())
-      out[round] = {stats::median(v.first), stats::median(v.second)};
+      out[round] = {*std::min_element(v.first.begin(), v.first.end()),
+                    *std::min_element(v.second.begin(), v.second.end())};
   return out;
 }
 

@@ -101,6 +101,23 @@ fs::path selfBinDir() {
   return exe.parent_path();
 }
 
+double compileInChild(const fs::path& binDir, const fs::path& modelFile, const std::string& pipeline,
+                      const fs::path& artifact, double timeoutSeconds, const std::string& label,
+                      const std::string& model, const std::vector<std::string>& env) {
+  std::string where = label.empty() ? "" : label + " " + model + ": compile: ";
+  std::vector<std::string> argv = {(binDir / "dynqual").string(), "compile", modelFile.string(), "--pipeline", pipeline,
+                                   "-o", artifact.string()};
+  Arm envOnly;
+  envOnly.env = env;
+  run::ChildResult child = run::runChild(withEnv(envOnly, argv), timeoutSeconds);
+  std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
+  if (!abnormal.empty())
+    throw ExecError(Stage::Compile, where + "compiler process " + abnormal);
+  if (child.exitCode != 0)
+    throw ExecError(Stage::Compile, where + lastLine(child.err));
+  return child.wallMs;
+}
+
 Executor::Executor(ExecConfig config) : config_(std::move(config)) {}
 
 void Executor::checkArmProtocol(const Arm& arm) {
@@ -134,15 +151,8 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   fs::path dir = config_.workDir / arm.label / m.modelName;
   fs::create_directories(dir);
   m.artifact = dir / "model.dqp";
-  std::vector<std::string> argv = {(arm.binDir / "dynqual").string(), "compile", m.modelFile.string(),
-                                   "--pipeline", arm.variant.pipeline, "-o", m.artifact.string()};
-  run::ChildResult child = run::runChild(withEnv(arm, argv), config_.compileTimeoutSeconds);
-  std::string abnormal = child.describeAbnormalEnd(config_.compileTimeoutSeconds);
-  if (!abnormal.empty())
-    throw ExecError(Stage::Compile, prefix(m) + "compile: compiler process " + abnormal);
-  if (child.exitCode != 0)
-    throw ExecError(Stage::Compile, prefix(m) + "compile: " + lastLine(child.err));
-  m.compileMs = child.wallMs;
+  m.compileMs = compileInChild(arm.binDir, m.modelFile, arm.variant.pipeline, m.artifact,
+                               config_.compileTimeoutSeconds, arm.label, m.modelName, arm.env);
   m.artifactBytes = fileBytes(m.artifact) + fileBytes(m.artifact.string() + ".bin");
   return m;
 }

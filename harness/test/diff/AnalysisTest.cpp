@@ -40,15 +40,15 @@ Policy policy(std::vector<int> looks) {
 
 } // namespace
 
-TEST(RoundValues, MedianOfEachArmInTheRound) {
-  // Round 0: base samples 1, 3, 2 -> median 2; head samples 4, 6 -> median 5.
+TEST(RoundValues, MinimumOfEachArmInTheRound) {
+  // Round 0: base samples 1, 3, 2 -> minimum 1; head samples 4, 6 -> minimum 4.
   std::vector<Sample> s = {{"m", "base", 0, 0, 0, 1, 1}, {"m", "base", 0, 3, 0, 3, 1}, {"m", "base", 0, 3, 1, 2, 1},
                            {"m", "head", 0, 1, 0, 4, 1}, {"m", "head", 0, 2, 0, 6, 1}, {"m", "base", 1, 0, 0, 7, 1},
                            {"x", "head", 0, 1, 0, 99, 1}};
   auto v = roundValues(s, "m");
   ASSERT_EQ(v.size(), 1u);  // round 1 lacks a head value
-  EXPECT_DOUBLE_EQ(v.at(0).first, 2);
-  EXPECT_DOUBLE_EQ(v.at(0).second, 5);
+  EXPECT_DOUBLE_EQ(v.at(0).first, 1);
+  EXPECT_DOUBLE_EQ(v.at(0).second, 4);
 }
 
 TEST(Analysis, ClearSlowdownIsARegressionAndEqualArmsAreNoChange) {

@@ -25,8 +25,8 @@ struct Policy {
 
 /// How the suite is measured.
 struct Measurement {
-  int samplesPerPosition = 3;  ///< samples each ABBA position takes
-  int warmup = 1;              ///< discarded runs at the start of each position
+  int samplesPerPosition = 5;  ///< samples each ABBA position takes
+  int warmup = 2;              ///< discarded runs at the start of each position
   double minSampleMs = 1.0;    ///< one sample batches runs lasting at least this long, ms
   double budgetSeconds = 600;  ///< wall budget for the timed rounds; it may only cut looks short
   /// model name -> X: the head arm of that model gets busy work equal to X % of the model's

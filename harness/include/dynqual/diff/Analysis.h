@@ -5,8 +5,11 @@
 
 namespace dynqual::diff {
 
-/// Per-round value of one arm of one model: the median of that arm's samples in that round
-/// (its two ABBA positions), in ms. Returns round -> value; a round missing either arm is absent.
+/// Per-round value of one arm of one model: the minimum of that arm's samples in that round (its
+/// two ABBA positions), in ms. The minimum, because interference on a shared machine only adds
+/// time: the samples are bounded below by the cost of the code and skewed to the right, and the
+/// minimum of several is the least disturbed estimate of that bound (docs/metrics/gate-decision.md
+/// gives the measured effect). Returns round -> (base, head); a round missing either arm is absent.
 std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model);
 
 /// The verdicts of a run and how far its looks got.

@@ -103,6 +103,15 @@ private:
   std::map<std::string, bool> checkedBinDirs_;
 };
 
+/// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running
+/// `<binDir>/dynqual compile` in a child process limited to `timeoutSeconds`. Returns the child's
+/// wall time in ms. Throws ExecError (Stage::Compile) naming `label` and `model` for a crash, a
+/// timeout or a compile error (the compiler's last stderr line); an empty `label` leaves the
+/// "<label> <model>: compile: " prefix out, for callers that add their own.
+double compileInChild(const std::filesystem::path& binDir, const std::filesystem::path& modelFile,
+                      const std::string& pipeline, const std::filesystem::path& artifact, double timeoutSeconds,
+                      const std::string& label, const std::string& model, const std::vector<std::string>& env = {});
+
 /// The folder of the running executable (/proc/self/exe's parent). Throws std::runtime_error
 /// when it cannot be read.
 std::filesystem::path selfBinDir();

@@ -1,0 +1,188 @@
+// `dynqual ab`, `gate` and `run` end to end on a tiny suite: an A/A comparison, an injected
+// slowdown found on exactly its model, a crash that becomes an accuracy failure naming its model
+// and stage, the pass-order comparison, the store round trip of --reanalyze, and the exit codes.
+#include "dynqual/run/ChildProcess.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBin = DYNQUAL_BIN;
+const fs::path kCorpus = DYNQUAL_CORPUS_DIR;
+const std::string kSlice = (kCorpus / "slice_negative_step").string();
+const std::string kExpand = (kCorpus / "expand_where_shape").string();
+// Short schedule for a test: one look at 12 rounds, one sample per position.
+const std::vector<std::string> kQuick = {"--looks", "12", "--samples", "1", "--warmup", "0", "--no-db",
+                                         "--format", "json"};
+
+struct Outcome {
+  int code = -1;
+  json doc;
+  std::string err;
+};
+
+Outcome run(std::vector<std::string> args, bool parseJson = true) {
+  args.insert(args.begin(), kBin);
+  dynqual::run::ChildResult c = dynqual::run::runChild(args, 120);
+  Outcome o;
+  o.code = c.exitCode;
+  o.err = c.err;
+  if (parseJson)
+    o.doc = json::parse(c.out, nullptr, false);
+  return o;
+}
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const json* comparison(const json& doc, const std::string& model) {
+  for (const auto& c : doc["comparisons"])
+    if (c["model"] == model)
+      return &c;
+  return nullptr;
+}
+
+const json* accuracy(const json& doc, const std::string& model) {
+  for (const auto& c : doc["accuracy"])
+    if (c["model"] == model)
+      return &c;
+  return nullptr;
+}
+
+} // namespace
+
+TEST(AbCommand, AaOnATinySuiteFlagsNothing) {
+  Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq:production@sim"}, kQuick));
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_TRUE(o.code == 0 || o.code == 3) << o.err;
+  ASSERT_EQ(o.doc["comparisons"].size(), 2u);
+  for (const auto& c : o.doc["comparisons"]) {
+    EXPECT_NE(c["verdict"], "regression") << c.dump();
+    EXPECT_NE(c["verdict"], "improvement") << c.dump();
+  }
+  for (const auto& a : o.doc["accuracy"])
+    EXPECT_TRUE(a["passed"].get<bool>()) << a.dump();
+  // 12 rounds x 2 models x 4 ABBA positions x 1 sample.
+  EXPECT_EQ(o.doc["samples"].size(), 96u);
+  EXPECT_TRUE(o.doc["counter_changes"].empty());
+}
+
+TEST(AbCommand, InjectedSlowdownIsARegressionOnThatModelOnly) {
+  // Busy work of 300 % of the model's median latency: head/base is about 4.
+  Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",
+                        "slice_negative_step=300"},
+                       kQuick));
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_EQ(o.code, 1) << o.err;
+  const json* slow = comparison(o.doc, "slice_negative_step");
+  const json* other = comparison(o.doc, "expand_where_shape");
+  ASSERT_TRUE(slow && other);
+  EXPECT_EQ((*slow)["verdict"], "regression") << slow->dump();
+  EXPECT_GT((*slow)["ci_low"].get<double>(), 1.02);
+  EXPECT_NE((*other)["verdict"], "regression") << other->dump();
+  EXPECT_GT(o.doc["slowdown_us"]["slice_negative_step"].get<double>(), 0);
+}
+
+TEST(AbCommand, CrashingRunIsAnAccuracyFailureNamingModelAndStage) {
+  setenv("DYNQUAL_TEST_FAULT", "run-abort:slice_negative_step", 1);
+  Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq"}, kQuick));
+  unsetenv("DYNQUAL_TEST_FAULT");
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_EQ(o.code, 1);
+  const json* bad = accuracy(o.doc, "slice_negative_step");
+  const json* good = accuracy(o.doc, "expand_where_shape");
+  ASSERT_TRUE(bad && good);
+  EXPECT_FALSE((*bad)["passed"].get<bool>());
+  std::string detail = (*bad)["detail"];
+  EXPECT_NE(detail.find("run"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("signal 6"), std::string::npos) << detail;
+  EXPECT_TRUE((*good)["passed"].get<bool>());
+  EXPECT_EQ(o.doc["comparisons"].size(), 1u);  // the other model is still timed
+  EXPECT_NE(o.err.find("accuracy failure: slice_negative_step"), std::string::npos) << o.err;
+}
+
+TEST(AbCommand, PassOrderComparisonRunsEndToEnd) {
+  std::string reordered =
+      "dq:builtin.module(dq-convert-onnx,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries=true "
+      "function-boundary-type-conversion=identity-layout-map},func.func(dq-use-output-allocator,"
+      "dq-materialize-host-scalars,dq-promote-strided-operands,dq-optimize-memrefs,dq-pool-allocs,dq-lower-copies))";
+  Outcome o = run(with({"ab", (kCorpus / "decoder_tiny").string(), "--a", "dq", "--b", reordered}, kQuick));
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_NE(o.code, 2) << o.err;
+  EXPECT_NE(o.code, 4) << o.err;
+  ASSERT_EQ(o.doc["accuracy"].size(), 1u);
+  EXPECT_TRUE(o.doc["accuracy"][0]["passed"].get<bool>()) << o.doc["accuracy"][0].dump();
+  EXPECT_EQ(o.doc["comparisons"].size(), 1u);
+}
+
+TEST(AbCommand, UsageAndInfrastructureErrorsHaveTheirExitCodes) {
+  Outcome bad = run({"ab", kSlice, "--a", "dq@tpu", "--b", "dq", "--no-db"}, false);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("'dq@tpu'"), std::string::npos) << bad.err;
+  fs::path empty = fs::temp_directory_path() / ("ab-empty-" + std::to_string(getpid()));
+  fs::create_directories(empty);
+  Outcome none = run({"ab", empty.string(), "--a", "dq", "--b", "dq", "--no-db"}, false);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no model"), std::string::npos) << none.err;
+  fs::remove_all(empty);
+  Outcome unknown = run({"ab", kSlice, "--a", "dq", "--b", "dq", "--inject-slowdown", "nosuch=5", "--no-db"}, false);
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
+  Outcome infra = run(with({"ab", kSlice, "--a", "dq", "--b", "ext:nothing"}, kQuick));
+  EXPECT_EQ(infra.code, 4) << infra.err;
+  EXPECT_NE(infra.err.find("ext:nothing"), std::string::npos) << infra.err;
+}
+
+TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
+  fs::path db = fs::temp_directory_path() / ("gate-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
+                   "--warmup", "0", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
+  EXPECT_GT(g.doc["run_id"].get<int64_t>(), 0);
+  Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(r.doc.is_discarded()) << r.err;
+  EXPECT_EQ(r.code, g.code) << r.err;
+  EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
+  EXPECT_EQ(r.doc["comparisons"][0]["p"], g.doc["comparisons"][0]["p"]);
+  EXPECT_EQ(r.doc["comparisons"][0]["verdict"], g.doc["comparisons"][0]["verdict"]);
+  fs::remove(db);
+}
+
+TEST(GateCommand, MissingRevisionIsAUsageErrorNamingIt) {
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome o = run({"gate", "--repo", kCorpus.parent_path().string(), "--base", "no-such-revision-xyz", "--head-bin",
+                   bin, kSlice, "--no-db"},
+                  false);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("no-such-revision-xyz"), std::string::npos) << o.err;
+}
+
+TEST(RunCommand, CompilerCrashFailsThatModelAndTheRunGoesOn) {
+  setenv("DYNQUAL_TEST_FAULT", "compile-abort:slice_negative_step", 1);
+  Outcome o = run({"run", kSlice, kExpand, "--no-db", "--format", "json"});
+  unsetenv("DYNQUAL_TEST_FAULT");
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_EQ(o.code, 1);
+  ASSERT_EQ(o.doc["models"].size(), 2u);
+  for (const auto& m : o.doc["models"]) {
+    if (m["name"] == "slice_negative_step") {
+      EXPECT_EQ(m["status"], "FAIL");
+      EXPECT_NE(m["detail"].get<std::string>().find("signal 6"), std::string::npos) << m.dump();
+    } else {
+      EXPECT_EQ(m["status"], "pass") << m.dump();
+    }
+  }
+}
