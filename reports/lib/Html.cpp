@@ -1,3 +1,4 @@
+#include "HtmlPage.h"
 #include "Tables.h"
 
 #include "dynqual/stats/Descriptive.h"
@@ -26,46 +27,18 @@ using store::RunRecord;
 
 namespace {
 
+/// The chart sections of the run report, filled by the template's script.
+constexpr const char* kReportSections =
+    "<section id=\"history\"><h3>History of each metric over commits, per machine</h3></section>\n"
+    "<section id=\"distribution\"><h3>Sample distributions</h3></section>\n"
+    "<section id=\"counters\"><h3>Device counters over time</h3></section>";
+
 constexpr size_t kMaxSeries = 12;  // more lines than this are unreadable in one chart
-
-std::string cell(const std::string& text, bool num) {
-  return std::string(num ? "<td class=\"num\">" : "<td>") + escapeHtml(text) + "</td>";
-}
-
-void table(std::ostringstream& os, const std::vector<std::string>& cols, const std::vector<std::vector<std::string>>& rows) {
-  os << "<table><tr>";
-  for (const auto& c : cols)
-    os << "<th>" << escapeHtml(c) << "</th>";
-  os << "</tr>\n";
-  for (const auto& r : rows) {
-    os << "<tr>";
-    for (size_t i = 0; i < r.size(); ++i)
-      os << cell(r[i], i > 0);
-    os << "</tr>\n";
-  }
-  os << "</table>\n";
-}
 
 std::string withChange(const Pair& p, int precision, bool hasBase) {
   if (!hasBase)
     return fixed(p.head, precision);
   return fixed(p.base, precision) + " → " + fixed(p.head, precision) + " (" + changePercent(p) + ")";
-}
-
-/// JSON safe inside <script>: no "<", ">" or "&" outside escapes, so "</script>" cannot occur.
-std::string scriptSafe(const json& j) {
-  std::string s = j.dump(), out;
-  for (char c : s) {
-    if (c == '<')
-      out += "\\u003c";
-    else if (c == '>')
-      out += "\\u003e";
-    else if (c == '&')
-      out += "\\u0026";
-    else
-      out += c;
-  }
-  return out;
 }
 
 json value(double v) { return std::isnan(v) || std::isinf(v) ? json(nullptr) : json(v); }
@@ -165,46 +138,12 @@ json chartData(const ReportInput& in) {
   return {{"charts", charts}};
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(path + ": cannot read Chart.js; install libjs-chart.js (scripts/setup) or pass --chartjs FILE");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string fill(const std::string& tpl, const std::map<std::string, std::string>& values) {
-  std::string out;
-  size_t pos = 0;
-  while (true) {
-    size_t a = tpl.find("@@", pos);
-    if (a == std::string::npos)
-      break;
-    size_t b = tpl.find("@@", a + 2);
-    if (b == std::string::npos)
-      break;
-    auto it = values.find(tpl.substr(a + 2, b - a - 2));
-    if (it == values.end()) {
-      out += tpl.substr(pos, a + 2 - pos);
-      pos = a + 2;
-      continue;
-    }
-    out += tpl.substr(pos, a - pos) + it->second;
-    pos = b + 2;
-  }
-  return out + tpl.substr(pos);
-}
-
 } // namespace
 
 std::string defaultChartJsPath() { return DYNQUAL_CHARTJS_PATH; }
 
 std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
-  std::string chartJs = readFile(chartJsPath);
-  // An inlined script ends at the first "</script"; Chart.js must not contain one.
-  for (size_t p = chartJs.find("</"); p != std::string::npos; p = chartJs.find("</", p + 3))
-    chartJs.replace(p, 2, "<\\/");
+  std::string chartJs = inlineScript(chartJsPath);
   Tables t = buildTables(in);
   std::ostringstream body;
   body << "<h1>" << escapeHtml(t.title) << "</h1>\n";
@@ -288,6 +227,7 @@ std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
 
   return fill(kReportTemplate, {{"TITLE", escapeHtml(t.title)},
                                 {"BODY", body.str()},
+                                {"SECTIONS", kReportSections},
                                 {"FOOTER", footer.str()},
                                 {"DATA", scriptSafe(chartData(in))},
                                 {"CHARTJS", chartJs}});
