@@ -51,7 +51,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
     samples.push_back({s.model, s.arm, s.round, s.position, s.rep, s.valueMs, s.iterations});
   auto env = [](const diff::Environment& e) {
     return json{{"machine", e.machine}, {"load_average_1m", num(e.loadAverage1)}, {"affinity", e.affinity},
-                {"governor", e.governor}, {"kernel_env", e.kernelEnv}};
+                {"governor", e.governor}, {"gpu_clocks", e.gpuClocks}, {"kernel_env", e.kernelEnv}};
   };
   return {{"format", "dynqual-ab"},
           {"version", 1},
@@ -74,6 +74,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"comparisons", comps},
           {"counter_changes", counters},
           {"slowdown_us", r.slowdownUs},
+          {"binary_bytes", r.binaryBytes},
           {"environment", {{"start", env(r.envStart)}, {"end", env(r.envEnd)}, {"warnings", r.envWarnings}}},
           {"warnings", r.warnings},
           {"infrastructure_errors", r.infraErrors},

@@ -49,7 +49,7 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
     for (const auto& c : r.comparisons) {
       std::string flag = c.outlierRounds.empty() ? "" : fmt::format(" ({} outlier rounds)", c.outlierRounds.size());
       md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {}{} |\n",
-                        escapeMarkdown(c.model), c.metric, c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
+                        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
                         pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
                         flag);
     }
@@ -74,12 +74,17 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   md << "\n(max combined relative L2 over the cases)\n\n";
 
   md << "### Deterministic counters that changed\n\n";
+  bool uncounted = std::any_of(r.checks.begin(), r.checks.end(),
+                               [](const diff::ModelCheck& c) { return c.baseCounters.empty() != c.headCounters.empty(); });
+  if (uncounted)
+    md << "One arm reports no device counters (a runner arm), so its counters cannot be compared.\n\n";
   if (r.counterChanges.empty()) {
-    md << "None: every device counter and artifact size is equal.\n\n";
+    if (!uncounted)
+      md << "None: every device counter and artifact size is equal.\n\n";
   } else {
     md << "| model | counter | base | head | delta |\n|---|---|---:|---:|---:|\n";
     for (const auto& c : r.counterChanges)
-      md << fmt::format("| {} | {} | {} | {} | {:+d} |\n", escapeMarkdown(c.model), c.name, c.base, c.head,
+      md << fmt::format("| {} | {} | {} | {} | {:+d} |\n", escapeMarkdown(c.model), escapeMarkdown(c.name), c.base, c.head,
                         c.head - c.base);
     md << "\n";
   }
@@ -87,13 +92,22 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   md << "### Sizes\n\n| model | artifact | This | Base | Delta |\n|---|---|---:|---:|---:|\n";
   for (const auto& c : r.checks)
     if (c.baseArtifactBytes || c.headArtifactBytes)
-      md << fmt::format("| {} | .dqp + .dqp.bin | {} | {} | {:+d} |\n", escapeMarkdown(c.model), c.headArtifactBytes,
-                        c.baseArtifactBytes,
-                        static_cast<int64_t>(c.headArtifactBytes) - static_cast<int64_t>(c.baseArtifactBytes));
+      md << fmt::format("| {} | .dqp + .dqp.bin | {} | {} | {} |\n", escapeMarkdown(c.model),
+                        c.headArtifactBytes ? std::to_string(c.headArtifactBytes) : "-",
+                        c.baseArtifactBytes ? std::to_string(c.baseArtifactBytes) : "-",
+                        c.headArtifactBytes && c.baseArtifactBytes
+                            ? fmt::format("{:+d}", static_cast<int64_t>(c.headArtifactBytes) -
+                                                       static_cast<int64_t>(c.baseArtifactBytes))
+                            : "-");
+  for (const auto& [bin, bytes] : r.binaryBytes)
+    md << fmt::format("| (binary) | {} | {} | {} | {:+d} |\n", bin, bytes.second, bytes.first,
+                      static_cast<int64_t>(bytes.second) - static_cast<int64_t>(bytes.first));
   md << "\n### Environment\n\n";
   md << fmt::format("{}; load {:.2f} -> {:.2f}; affinity {}; governor {}\n\n", escapeMarkdown(r.envStart.machine),
                     r.envStart.loadAverage1, r.envEnd.loadAverage1, r.envStart.affinity.empty() ? "?" : r.envStart.affinity,
                     r.envStart.governor.empty() ? "unreadable" : r.envStart.governor);
+  if (!r.envStart.gpuClocks.empty())
+    md << "GPU: " << escapeMarkdown(r.envStart.gpuClocks) << "\n\n";
   for (const auto& w : r.envWarnings)
     md << "- warning: " << escapeMarkdown(w) << "\n";
   for (const auto& w : r.warnings)

@@ -35,4 +35,10 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx);
 /// error is an <error> testcase.
 std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx);
 
+/// Self-contained HTML gate page (Chart.js from `chartJsPath` inlined): the timing, accuracy and
+/// counter tables, per model the samples of both arms side by side over the rounds, and each
+/// model's ratio with its interval against the no-change band. Throws std::runtime_error when
+/// Chart.js cannot be read.
+std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, const std::string& chartJsPath);
+
 } // namespace dynqual::reports

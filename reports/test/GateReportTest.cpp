@@ -1,0 +1,140 @@
+// The A/B renderers on a result built by hand: the Markdown verdict line and tables, JUnit's
+// failure / skipped / error mapping, the JSON fields, and the HTML gate page opened in headless
+// Chromium (its charts hold both arms' samples and every model's ratio).
+#include "dynqual/reports/GateReport.h"
+#include "dynqual/reports/Report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace dynqual;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+diff::AbResult sample() {
+  diff::AbResult r;
+  diff::ModelCheck ok, bad;
+  ok.model = "fast";
+  ok.passed = true;
+  ok.baseArtifactBytes = 100;
+  ok.headArtifactBytes = 120;
+  bad.model = "broken";
+  bad.passed = false;
+  bad.detail = "test_data_set_0: head vs reference: rel-L2 1e-2 > 1e-05";
+  r.checks = {ok, bad};
+  diff::MetricComparison slow;
+  slow.model = "fast";
+  slow.metric = "latency_ms";
+  slow.unit = "ms";
+  slow.rounds = 12;
+  slow.ratio = 1.10;
+  slow.ciLow = 1.07;
+  slow.ciHigh = 1.13;
+  slow.p = 0.0005;
+  slow.pAdjusted = 0.001;
+  slow.verdict = diff::Verdict::Regression;
+  diff::MetricComparison open = slow;
+  open.model = "other";
+  open.ratio = 1.01;
+  open.ciLow = 0.97;
+  open.ciHigh = 1.05;
+  open.verdict = diff::Verdict::Inconclusive;
+  r.comparisons = {slow, open};
+  r.counterChanges = {{"fast", "kernel_launches", 10, 12}};
+  for (int round = 0; round < 12; ++round)
+    for (const char* arm : {"base", "head"})
+      for (const char* model : {"fast", "other"})
+        r.samples.push_back({model, arm, round, 0, 0, std::string(arm) == "head" ? 1.1 : 1.0, 1});
+  r.rounds = 12;
+  r.looksDone = 1;
+  return r;
+}
+
+reports::GateContext context() {
+  reports::GateContext c;
+  c.command = "ab";
+  c.baseLabel = "dq:production@sim";
+  c.headLabel = "dq:custom@sim";
+  return c;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+TEST(GateMarkdown, VerdictLineTablesAndMarker) {
+  std::string md = reports::renderGateMarkdown(sample(), context());
+  EXPECT_EQ(md.rfind(reports::kGateStickyMarker, 0), 0u);
+  EXPECT_NE(md.find("**dynqual ab: FAIL:"), std::string::npos) << md;
+  EXPECT_NE(md.find("regression: fast latency\\_ms +10.0%"), std::string::npos) << md;
+  EXPECT_NE(md.find("accuracy failure: broken"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fast | kernel\\_launches | 10 | 12 | +2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fast | .dqp + .dqp.bin | 120 | 100 | +20 |"), std::string::npos) << md;
+}
+
+TEST(GateJunit, RegressionFailsInconclusiveSkipsInfrastructureErrors) {
+  diff::AbResult r = sample();
+  r.infraErrors.push_back("head ort:cpu: onnxruntime-node is not installed");
+  std::string xml = reports::renderGateJunit(r, context());
+  EXPECT_NE(xml.find("tests=\"5\" failures=\"2\" errors=\"1\" skipped=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"regression: ratio 1.1000"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"inconclusive"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error message=\"head ort:cpu"), std::string::npos) << xml;
+}
+
+TEST(GateJson, CarriesVerdictsSamplesAndExitCode) {
+  json j = reports::renderGateJson(sample(), context());
+  EXPECT_EQ(j["format"], "dynqual-ab");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["comparisons"].size(), 2u);
+  EXPECT_EQ(j["comparisons"][0]["verdict"], "regression");
+  EXPECT_EQ(j["samples"].size(), 48u);
+  EXPECT_EQ(j["counter_changes"][0]["head"], 12);
+}
+
+TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
+  std::string chartJs = reports::defaultChartJsPath();
+  if (!fs::exists(chartJs))
+    GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
+  std::string html = reports::renderGateHtml(sample(), context(), chartJs);
+  EXPECT_NE(html.find("gate-samples"), std::string::npos);
+  EXPECT_EQ(html.find("@@"), std::string::npos) << "unfilled placeholder";
+  const char* chromium = fs::exists("/usr/bin/chromium") ? "/usr/bin/chromium" : nullptr;
+  if (!chromium)
+    GTEST_SKIP() << "no /usr/bin/chromium (scripts/setup installs it)";
+  fs::path work = fs::temp_directory_path() / ("gate-html-" + std::to_string(getpid()));
+  fs::create_directories(work);
+  std::ofstream(work / "gate.html") << html;
+  std::string cmd = std::string("timeout 120 ") + chromium +
+                    " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir='" +
+                    (work / "profile").string() + "' --dump-dom 'file://" + (work / "gate.html").string() + "' >'" +
+                    (work / "dom.html").string() + "' 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string dom = slurp(work / "dom.html");
+  auto a = dom.find("<pre id=\"chart-state\">"), b = dom.find("</pre>", a);
+  ASSERT_NE(a, std::string::npos);
+  std::string text = dom.substr(a + 22, b - a - 22);
+  for (auto [from, to] : {std::pair{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + 1))
+      text.replace(p, std::string(from).size(), to);
+  json state = json::parse(text);
+  ASSERT_EQ(state["charts"].size(), 3u);  // two sample charts and the ratio chart
+  EXPECT_EQ(state["charts"][0]["id"], "samples-fast");
+  EXPECT_EQ(state["charts"][0]["datasets"].size(), 2u);
+  EXPECT_EQ(state["charts"][0]["datasets"][0]["data"].size(), 12u);
+  EXPECT_EQ(state["charts"][2]["id"], "ratios");
+  EXPECT_DOUBLE_EQ(state["charts"][2]["datasets"][1]["data"][0].get<double>(), 1.10);
+  EXPECT_TRUE(state["resources"].empty()) << "the page fetched something";
+  fs::remove_all(work);
+}
