@@ -2,6 +2,8 @@
 // separate runtime process, compare with stored outputs and the CPU reference.
 #include "Commands.h"
 
+#include "dq/runtime/Device.h"
+
 #include "dynqual/exec/Executor.h"
 
 #include "dynqual/run/ModelRun.h"
@@ -55,7 +57,8 @@ void addRunCommand(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--device", o->config.device, "device to run on")->check(CLI::IsMember({"sim"}));
+  cmd->add_option("--device", o->config.device, "device to run on (sim, or hip when built with DYNQUAL_WITH_HIP)")
+      ->check(CLI::IsMember(dq::rt::availableDevices()));
   cmd->add_option("--pipeline", o->config.pipeline, "'production' or an MLIR pass-pipeline spec");
   cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->config.seed, "seed for generated inputs and random bindings");

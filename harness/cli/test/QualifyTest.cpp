@@ -149,12 +149,13 @@ TEST(Qualify, TimeoutIsAFailedRowAndTheSuiteGoesOn) {
   fs::remove_all(suite);
 }
 
-TEST(Qualify, HipIsReserved) {
+TEST(Qualify, HipWithoutTheHipBuildIsAnUnsupportedDevice) {
   int rc = -1;
   std::string err;
   runQualify({DYNQUAL_CORPUS_DIR, "--device", "hip", "--no-db"}, rc, err);
   EXPECT_EQ(rc, 2);
-  EXPECT_NE(err.find("unsupported: --device hip is reserved"), std::string::npos) << err;
+  // This build has no HIP (CI machines have no GPU): the runtime's own error names the option.
+  EXPECT_NE(err.find("unsupported: device 'hip' is not built into this runtime"), std::string::npos) << err;
 }
 
 TEST(GeneratedDecoder, RunPassesEverySetAndBinding) {

@@ -69,6 +69,7 @@ ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, 
     if (timing.reps > 0) {
       r.samplesMs = j.at("samples_ms").get<std::vector<double>>();
       r.iterationsPerSample = j.at("iterations_per_sample").get<int>();
+      r.cpuPercent = j.value("cpu_percent", 0.0);
     }
   } catch (const std::exception& e) {
     throw ExecError(Stage::Run, prefix(m) + "run: malformed result from the runtime process: " + e.what());

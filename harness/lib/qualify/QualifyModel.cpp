@@ -1,17 +1,13 @@
 #include "dynqual/qualify/QualifyModel.h"
 
 #include "dq/runtime/ProgramIO.h"
-#include "dq/runtime/Runtime.h"
-#include "dq/runtime/SimDevice.h"
-#include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/exec/Executor.h"
 #include "dynqual/stats/Accuracy.h"
 #include "dynqual/run/RunReport.h"
-#include "dynqual/run/TensorBridge.h"
 #include "dynqual/stats/Latency.h"
 
 #include <sys/resource.h>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -21,19 +17,9 @@ namespace dynqual::qualify {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// User + system CPU seconds of this process so far.
-double cpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto sec = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; };
-  return sec(u.ru_utime) + sec(u.ru_stime);
-}
+/// A minimum sample length far below one run, so that every sample is exactly one run (the
+/// latency table reports single-run latencies; docs/metrics/latency.md).
+constexpr double kOneRunPerSample = 1e-6;
 
 /// The case whose inputs are timed: the first passed stored data set, else the first passed binding.
 const run::CaseResult* timedCase(const run::ModelResult& r) {
@@ -52,41 +38,31 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
     return p;
   }
   p.timedCase = c->name;
+  // The same executor and dynqual-exec as every other timed run, on the requested device.
+  exec::PreparedModel m;
+  m.arm.label = "qualify";
+  m.arm.variant.device = config.run.device;
+  m.arm.binDir = config.run.execPath.parent_path();
+  m.modelName = r.name;
+  m.artifact = r.artifact;
+  exec::ExecConfig ec;
+  ec.workDir = config.run.workDir;
+  ec.runTimeoutSeconds = config.run.execTimeoutSeconds;
+  exec::Executor executor(ec);
+  exec::TimingRequest t;
+  t.reps = config.reps;
+  t.warmup = config.warmup;
+  t.minSampleMs = kOneRunPerSample;
   try {
-    auto t0 = Clock::now();
-    dq::rt::Program program = dq::rt::readProgram(r.artifact.string());
-    dq::rt::SimDevice sim;
-    p.sessionMs = msSince(t0);
-
-    std::vector<dq::rt::HostTensor> inputs;
-    for (const auto& f : c->inputFiles)
-      inputs.push_back(run::toHostTensor(onnxio::readTensorFile(f)));
-    dq::rt::RunOptions options;
-    options.programName = r.artifact.string();
-
-    auto t1 = Clock::now();
-    dq::rt::runProgram(program, sim, inputs, options);
-    p.firstInferMs = msSince(t1);
-    for (int i = 0; i < config.warmup; ++i)
-      dq::rt::runProgram(program, sim, inputs, options);
-
-    double cpu0 = cpuSeconds();
-    auto wall0 = Clock::now();
-    for (int i = 0; i < config.reps; ++i) {
-      auto t = Clock::now();
-      dq::rt::RunResult res = dq::rt::runProgram(program, sim, inputs, options);
-      p.latencyMs.push_back(msSince(t));
-      if (i + 1 == config.reps)
-        p.counters = res.counters.items();
-    }
-    double wallS = msSince(wall0) / 1000.0;
-    double cpuS = cpuSeconds() - cpu0;
-    // A run shorter than the rusage resolution reads as 0 s wall; report 0 % rather than fail.
-    p.cpuPercent = wallS > 0 ? stats::cpuPercent(std::max(cpuS, 0.0), wallS) : 0;
+    exec::ExecResult res = executor.execute(m, c->inputFiles, t, config.run.workDir / r.name / "timed");
+    p.sessionMs = res.sessionMs;
+    p.firstInferMs = res.firstInferMs;
+    p.latencyMs = res.samplesMs;
+    p.counters = res.counters;
+    p.cpuPercent = res.cpuPercent;
     p.measured = true;
   } catch (const std::exception& e) {
     p.error = std::string("timed run of ") + c->name + ": " + e.what();
-    p.latencyMs.clear();
   }
   return p;
 }

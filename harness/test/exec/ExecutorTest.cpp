@@ -66,9 +66,11 @@ TEST_F(ExecutorTest, CompilesAndRunsWithTimingSamples) {
   ExecResult r = executor->execute(m, inputs(), t, work / "out");
   EXPECT_FALSE(r.outputs.empty());
   ASSERT_EQ(r.samplesMs.size(), 4u);
-  // Each sample batches k runs lasting at least 2 ms in total.
+  // decoder_tiny runs in well under 1 ms here, so 2 ms batches need k >= 2 runs. k is sized on the
+  // fastest warm-up run, so a batch lasts about 2 ms; half of it bounds timer and scheduling noise.
+  EXPECT_GE(r.iterationsPerSample, 2);
   for (double s : r.samplesMs)
-    EXPECT_GE(s * r.iterationsPerSample, 2.0 * 0.99);
+    EXPECT_GE(s * r.iterationsPerSample, 1.0);
   EXPECT_FALSE(r.counters.empty());
 }
 

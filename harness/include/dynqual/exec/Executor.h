@@ -75,6 +75,7 @@ struct ExecResult {
   int iterationsPerSample = 1;         ///< k
   double sessionMs = 0;                ///< load program / create session, ms
   double firstInferMs = 0;             ///< the checked (first) run, ms
+  double cpuPercent = 0;               ///< 100 * CPU s / wall s over the samples (dq arms; 0 for runners)
   std::string version;                 ///< compiler or runner version the arm reported
 };
 
