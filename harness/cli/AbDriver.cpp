@@ -5,6 +5,9 @@
 #include "dynqual/diff/Engine.h"
 #include "dynqual/exec/Executor.h"
 #include "dynqual/qualify/Suite.h"
+#include "dynqual/reports/Report.h"
+#include "dynqual/stats/Descriptive.h"
+#include "dynqual/stats/Sequential.h"
 #include "dynqual/run/ModelRun.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
@@ -13,6 +16,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <boost/math/distributions/normal.hpp>
+
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -42,8 +48,8 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "MODEL=PERCENT: slow the head arm of MODEL by PERCENT % of its measured median latency (self-test)");
   cmd->add_option("--runner-config", f.runnerConfig, "JSON file declaring ext:NAME runners (docs/runners.md)");
   cmd->add_option("--work-dir", f.workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
-  cmd->add_option("--format", f.format, "stdout format")->check(CLI::IsMember({"md", "json", "junit"}))->capture_default_str();
-  cmd->add_option("--out", f.outDir, "also write report.md, report.json and junit.xml into this folder");
+  cmd->add_option("--format", f.format, "stdout format")->check(CLI::IsMember({"md", "json", "junit", "html"}))->capture_default_str();
+  cmd->add_option("--out", f.outDir, "also write report.md, report.json, junit.xml and report.html into this folder");
   cmd->add_option("--db", f.db, "results database (default: $DYNQUAL_DB, else ./dynqual.db)");
   cmd->add_flag("--no-db", f.noDb, "do not record the run");
   cmd->add_option("--compile-timeout", f.compileTimeout, "seconds allowed for each compile")
@@ -68,9 +74,20 @@ void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::Gate
   std::string md = reports::renderGateMarkdown(r, ctx);
   std::string js = reports::renderGateJson(r, ctx).dump(2) + "\n";
   std::string ju = reports::renderGateJunit(r, ctx);
-  std::cout << (f.format == "json" ? js : f.format == "junit" ? ju : md);
+  std::string html;
+  if (f.format == "html" || !f.outDir.empty()) {
+    try {
+      html = reports::renderGateHtml(r, ctx, reports::defaultChartJsPath());
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual: no HTML page: " << e.what() << "\n";
+    }
+  }
+  std::cout << (f.format == "json" ? js : f.format == "junit" ? ju : f.format == "html" ? html : md);
   if (!f.outDir.empty()) {
-    for (const auto& [name, text] : {std::pair{"report.md", &md}, {"report.json", &js}, {"junit.xml", &ju}}) {
+    for (const auto& [name, text] :
+         {std::pair{"report.md", &md}, {"report.json", &js}, {"junit.xml", &ju}, {"report.html", &html}}) {
+      if (text->empty())
+        continue;
       std::ofstream out(fs::path(f.outDir) / name);
       out << *text;
       if (!out)
@@ -103,6 +120,56 @@ std::map<std::string, double> parseInject(const std::vector<std::string>& items)
     out[s.substr(0, eq)] = pct;
   }
   return out;
+}
+
+/// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
+/// sqrt(n) (docs/metrics/noise.md), and "no change" needs it below the margin, so
+/// n = ceil((z * 1.05 * sigma / m)^2), z the normal quantile at the smallest per-comparison alpha.
+std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
+                                               const std::vector<fs::path>& models, const diff::Policy& p) {
+  std::vector<std::string> notes;
+  if (models.empty())
+    return notes;
+  stats::LookSchedule schedule;
+  schedule.rounds = p.looks;
+  double alpha = schedule.alphaAt(0, p.alpha) / static_cast<double>(models.size());
+  double z = boost::math::quantile(boost::math::complement(boost::math::normal(), alpha / 2));
+  for (const auto& m : models) {
+    auto history = diff::noiseHistory(db, machine, m.filename().string());
+    if (history.empty())
+      continue;
+    double sigma = history.back().scaledMad;
+    int need = static_cast<int>(std::ceil(std::pow(z * 1.05 * sigma / std::max(p.margin, 1e-9), 2)));
+    notes.push_back(fmt::format("{}: calibrated noise {:.2f}% per round asks for about {} rounds to settle within "
+                                "+-{}%{}",
+                                m.filename().string(), sigma * 100, need, p.margin * 100,
+                                need > p.looks.back() ? fmt::format(" -- more than the last look ({}); expect "
+                                                                    "inconclusive, or lengthen --looks",
+                                                                    p.looks.back())
+                                                      : ""));
+  }
+  return notes;
+}
+
+/// Models whose noise in this run (scaled MAD of the per-round log ratios, docs/metrics/noise.md)
+/// is more than twice the median of their calibrations on this machine: the machine is noisier
+/// than its history, so an inconclusive verdict says more about the machine than the change.
+std::vector<std::string> noisierThanHistory(store::Store& db, const std::string& machine, const diff::AbResult& r) {
+  std::vector<std::string> notes;
+  for (const auto& n : diff::estimateNoise(r.samples)) {
+    auto history = diff::noiseHistory(db, machine, n.model);
+    if (history.empty())
+      continue;
+    std::vector<double> past;
+    for (const auto& h : history)
+      past.push_back(h.scaledMad);
+    double typical = stats::median(past);
+    if (n.scaledMad > 2 * typical)
+      notes.push_back(fmt::format("{}: this run's noise {:.2f}% per round is more than twice its calibrated {:.2f}% "
+                                  "on this machine: the machine is noisier than its history",
+                                  n.model, n.scaledMad * 100, typical * 100));
+  }
+  return notes;
 }
 
 } // namespace
@@ -189,12 +256,31 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     throw UsageError(e.what());
   }
 
+  std::vector<std::string> sizing;
+  if (db) {
+    try {
+      sizing = sizingFromCalibration(*db, header.machine.fingerprint, models, o.policy);
+    } catch (const std::exception& e) {
+      sizing.push_back(std::string("calibration history unreadable: ") + e.what());
+    }
+    for (const auto& n : sizing)
+      std::cerr << "dynqual " << kind << ": " << n << "\n";
+  }
   diff::AbResult r = diff::runAb(o, executor, [&](const std::string& line) {
     if (o.progress)
       std::cerr << "\r\033[K" << line << std::flush;
   });
   if (o.progress)
     std::cerr << "\r\033[K";
+  r.warnings.insert(r.warnings.end(), sizing.begin(), sizing.end());
+  if (db) {
+    try {
+      for (const auto& n : noisierThanHistory(*db, header.machine.fingerprint, r))
+        r.warnings.push_back(n);
+    } catch (const std::exception& e) {
+      r.warnings.push_back(std::string("calibration history unreadable: ") + e.what());
+    }
+  }
   if (db) {
     try {
       diff::recordAbResult(*db, runId, r);

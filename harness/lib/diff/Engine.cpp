@@ -63,6 +63,13 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   };
   AbResult r;
   r.envStart = captureEnvironment();
+  if (o.base.variant.kind == exec::Variant::Kind::Dq && o.head.variant.kind == exec::Variant::Kind::Dq)
+    for (const char* bin : {"dynqual", "dynqual-exec"}) {
+      std::error_code eb, eh;
+      auto b = fs::file_size(o.base.binDir / bin, eb), h = fs::file_size(o.head.binDir / bin, eh);
+      if (!eb && !eh)
+        r.binaryBytes[bin] = {b, h};
+    }
 
   std::vector<TimedModel> timed;
   for (size_t i = 0; i < o.models.size(); ++i) {

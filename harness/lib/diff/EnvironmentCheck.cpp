@@ -1,5 +1,7 @@
 #include "dynqual/diff/EnvironmentCheck.h"
 
+#include "dynqual/run/ChildProcess.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -47,6 +49,21 @@ bool kernelVariable(const std::string& name) {
   return false;
 }
 
+/// SM and memory clocks of each GPU through nvidia-smi, when it exists; no shell involved.
+std::string gpuClocks() {
+  for (const char* smi : {"/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"})
+    if (access(smi, X_OK) == 0) {
+      auto r = run::runChild({smi, "--query-gpu=name,clocks.sm,clocks.mem", "--format=csv,noheader"}, 10);
+      if (r.exitCode == 0) {
+        std::string out = r.out;
+        while (!out.empty() && out.back() == '\n')
+          out.pop_back();
+        return out;
+      }
+    }
+  return "";
+}
+
 } // namespace
 
 Environment captureEnvironment() {
@@ -61,6 +78,7 @@ Environment captureEnvironment() {
     e.loadAverage1 = std::stod(load.substr(0, load.find(' ')));
   e.affinity = affinity();
   e.governor = firstLine("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  e.gpuClocks = gpuClocks();
   for (char** v = environ; v && *v; ++v) {
     std::string kv = *v;
     auto eq = kv.find('=');
@@ -79,6 +97,8 @@ std::vector<std::string> compareEnvironments(const Environment& start, const Env
     w.push_back("CPU affinity changed: " + start.affinity + " -> " + end.affinity);
   if (start.governor != end.governor)
     w.push_back("frequency governor changed: " + start.governor + " -> " + end.governor);
+  if (start.gpuClocks != end.gpuClocks)
+    w.push_back("GPU clocks changed during the run: " + start.gpuClocks + " -> " + end.gpuClocks);
   if (start.kernelEnv != end.kernelEnv)
     w.push_back("kernel-affecting environment variables changed during the run");
   double cores = std::thread::hardware_concurrency();

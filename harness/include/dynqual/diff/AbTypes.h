@@ -110,6 +110,7 @@ struct Environment {
   std::string affinity;         ///< CPUs this process may run on
   std::string governor;         ///< cpufreq governor of cpu0, "" when unreadable
   std::map<std::string, std::string> kernelEnv;  ///< env vars that change kernels (OMP_*, CUDA_*, ...)
+  std::string gpuClocks;        ///< nvidia-smi SM and memory clocks (MHz) per GPU, "" without a GPU
 };
 
 /// Everything one A/B run produced.
@@ -123,6 +124,8 @@ struct AbResult {
   std::vector<std::string> warnings;     ///< e.g. budget cannot reach the adjusted alpha
   std::vector<std::string> infraErrors;  ///< arms or runners that could not be used
   std::map<std::string, double> slowdownUs;  ///< injected busy work per model, microseconds
+  /// Sizes of the arms' binaries (dq arms): file name -> (base bytes, head bytes).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
   int rounds = 0;
   int looksDone = 0;             ///< looks analysed (the last one decided)
   bool budgetExhausted = false;
