@@ -123,6 +123,23 @@ function outputToProto(name, t, model) {
   return encodeTensorProto({ name, dataType: code, dims: t.dims.map(Number), data });
 }
 
+/// onnxruntime's own thread-pool sizes unless DYNQUAL_ORT_INTRA_OP_THREADS /
+/// DYNQUAL_ORT_INTER_OP_THREADS set them: one thread per arm is far less noisy for same-machine
+/// A/B timing on a small machine (docs/runners.md).
+function sessionOptions() {
+  const opts = { executionProviders: ['cpu'] };
+  for (const [env, key] of [['DYNQUAL_ORT_INTRA_OP_THREADS', 'intraOpNumThreads'],
+                            ['DYNQUAL_ORT_INTER_OP_THREADS', 'interOpNumThreads']]) {
+    const v = process.env[env];
+    if (v !== undefined && v !== '') {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) throw new Error(`${env}='${v}' is not a thread count`);
+      opts[key] = n;
+    }
+  }
+  return opts;
+}
+
 async function run(a) {
   const { ort, version } = loadOrt();
   const modelName = path.basename(a.model);
@@ -132,7 +149,7 @@ async function run(a) {
   const t0 = nowMs();
   let session;
   try {
-    session = await ort.InferenceSession.create(a.model, { executionProviders: ['cpu'] });
+    session = await ort.InferenceSession.create(a.model, sessionOptions());
   } catch (e) {
     throw new Error(`session creation failed for ${a.model}: ${oneLine(e.message)}`);
   }
