@@ -100,7 +100,10 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   for (const auto& c : r.counterChanges)
     rows.push_back({c.model, c.name, std::to_string(c.base), std::to_string(c.head),
                     fmt::format("{:+d}", c.head - c.base)});
-  table(body, {"Model", "Counter", "Base", "Head", "Delta"}, rows);
+  if (rows.empty())
+    body << "<p>None: every device counter and artifact size is equal, or an arm reports none.</p>\n";
+  else
+    table(body, {"Model", "Counter", "Base", "Head", "Delta"}, rows);
   for (const auto& w : r.envWarnings)
     body << "<p class=\"warning\">" << escapeHtml(w) << "</p>\n";
   std::string sections = "<section id=\"gate-samples\"><h3>Samples of both arms by round</h3></section>\n"
