@@ -98,13 +98,6 @@ void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::Gate
 
 namespace {
 
-fs::path makeTempDir(const std::string& kind) {
-  std::string tmpl = (fs::temp_directory_path() / ("dynqual-" + kind + "-XXXXXX")).string();
-  if (!mkdtemp(tmpl.data()))
-    throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
-  return tmpl;
-}
-
 std::map<std::string, double> parseInject(const std::vector<std::string>& items) {
   std::map<std::string, double> out;
   for (const auto& s : items) {
@@ -226,7 +219,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   if (!f.noDb)
     db = std::make_unique<store::Store>(f.db.empty() ? store::defaultDbPath() : fs::path(f.db));
   bool tempWork = f.workDir.empty();
-  fs::path work = tempWork ? makeTempDir(kind) : fs::path(f.workDir);
+  fs::path work = tempWork ? makeTempWorkDir(kind) : fs::path(f.workDir);
   fs::create_directories(work);
 
   exec::ExecConfig ec;

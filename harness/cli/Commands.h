@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -40,6 +41,10 @@ void addBenchCommand(CLI::App& app);
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// A fresh folder dynqual-KIND-XXXXXX under the system temp folder (mkdtemp) for a command's
+/// work files. Throws std::runtime_error naming the temp folder when it cannot be created.
+std::filesystem::path makeTempWorkDir(const std::string& kind);
 
 /// Exit code set by the subcommand that ran (0 success, 1 a check failed, 2 usage/input error).
 int exitCode();

@@ -35,13 +35,6 @@ fs::path selfExe() {
   return ec ? fs::path("dynqual") : self;
 }
 
-fs::path makeWorkDir() {
-  std::string tmpl = (fs::temp_directory_path() / "dynqual-qualify-XXXXXX").string();
-  if (!mkdtemp(tmpl.data()))
-    throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
-  return tmpl;
-}
-
 /// Options shared by qualify and qualify-one.
 struct CommonOpts {
   std::string device = "sim", pipeline = "production", exec;
@@ -164,7 +157,7 @@ void addQualifyCommand(CLI::App& app) {
       if (!o->noDb)
         db = std::make_unique<store::Store>(o->db);
       bool tempWork = o->workDir.empty();
-      fs::path work = tempWork ? makeWorkDir() : fs::path(o->workDir);
+      fs::path work = tempWork ? makeTempWorkDir("qualify") : fs::path(o->workDir);
       fs::create_directories(work);
 
       std::string pipelineSpec = o->pipeline;

@@ -31,13 +31,6 @@ fs::path siblingExec() {
   return (ec ? fs::path(".") : self.parent_path()) / "dynqual-exec";
 }
 
-fs::path makeWorkDir() {
-  std::string tmpl = (fs::temp_directory_path() / "dynqual-run-XXXXXX").string();
-  if (!mkdtemp(tmpl.data()))
-    throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
-  return tmpl;
-}
-
 } // namespace
 
 void addRunCommand(CLI::App& app) {
@@ -83,7 +76,7 @@ void addRunCommand(CLI::App& app) {
       if (!fs::exists(o->config.execPath))
         throw std::runtime_error(o->config.execPath.string() + ": runtime executable not found (use --exec)");
       bool tempWork = o->workDir.empty();
-      o->config.workDir = tempWork ? makeWorkDir() : fs::path(o->workDir);
+      o->config.workDir = tempWork ? makeTempWorkDir("run") : fs::path(o->workDir);
       fs::create_directories(o->config.workDir);
       bool progress = isatty(STDERR_FILENO);
       auto start = std::chrono::steady_clock::now();
