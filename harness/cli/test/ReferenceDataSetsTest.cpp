@@ -34,6 +34,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"collapse3_dynamic", {"a=2,b=3,c=4", "a=3,b=1,c=1", "a=2,b=0,c=3"}},
       {"collapse4_static", {}},
       {"collapse3_static", {}},
+      {"slice_declared_static", {"a=2,n=5", "a=3,n=2", "a=1,n=3"}},
   };
   return sets;
 }
