@@ -49,6 +49,9 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
   json samples = json::array();
   for (const auto& s : r.samples)
     samples.push_back({s.model, s.arm, s.round, s.position, s.rep, s.valueMs, s.iterations});
+  json compileSamples = json::array();
+  for (const auto& s : r.compileSamples)
+    compileSamples.push_back({s.model, s.arm, s.round, s.position, s.valueMs});
   auto env = [](const diff::Environment& e) {
     return json{{"machine", e.machine}, {"load_average_1m", num(e.loadAverage1)}, {"affinity", e.affinity},
                 {"governor", e.governor}, {"gpu_clocks", e.gpuClocks}, {"kernel_env", e.kernelEnv}};
@@ -65,7 +68,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
                       {"bootstrap_resamples", ctx.policy.bootstrapResamples}, {"seed", ctx.policy.seed},
                       {"family_correction", "holm"}, {"alpha_spending", "bonferroni over looks"}}},
           {"measurement", {{"samples_per_position", ctx.measure.samplesPerPosition}, {"warmup", ctx.measure.warmup},
-                           {"min_sample_ms", ctx.measure.minSampleMs}, {"budget_s", ctx.measure.budgetSeconds}}},
+                           {"min_sample_ms", ctx.measure.minSampleMs}, {"budget_s", ctx.measure.budgetSeconds},
+                           {"clock", exec::timingClockName(r.clock)}}},
           {"rounds", r.rounds},
           {"looks_done", r.looksDone},
           {"budget_exhausted", r.budgetExhausted},
@@ -74,6 +78,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"comparisons", comps},
           {"counter_changes", counters},
           {"slowdown_us", r.slowdownUs},
+          {"compile_samples", compileSamples},
           {"binary_bytes", r.binaryBytes},
           {"environment", {{"start", env(r.envStart)}, {"end", env(r.envEnd)}, {"warnings", r.envWarnings}}},
           {"warnings", r.warnings},

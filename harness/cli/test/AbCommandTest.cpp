@@ -77,6 +77,21 @@ TEST(AbCommand, AaOnATinySuiteFlagsNothing) {
   EXPECT_TRUE(o.doc["counter_changes"].empty());
 }
 
+TEST(AbCommand, ClockIsThreadCpuOnSimAndWallWhenAsked) {
+  Outcome a = run(with({"ab", kSlice, "--a", "dq", "--b", "dq"}, kQuick));
+  ASSERT_FALSE(a.doc.is_discarded()) << a.err;
+  EXPECT_EQ(a.doc["measurement"]["clock"], "thread-cpu");
+  EXPECT_EQ(a.doc["comparisons"][0]["metric"], "cpu_time_ms");
+  Outcome w = run(with({"ab", kSlice, "--a", "dq", "--b", "dq", "--clock", "wall"}, kQuick));
+  ASSERT_FALSE(w.doc.is_discarded()) << w.err;
+  EXPECT_EQ(w.doc["measurement"]["clock"], "wall");
+  EXPECT_EQ(w.doc["comparisons"][0]["metric"], "latency_ms");
+  // A runner times its own process: thread CPU time cannot be asked of it.
+  Outcome bad = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--clock", "thread-cpu", "--no-db"}, false);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("not dq on sim"), std::string::npos) << bad.err;
+}
+
 TEST(AbCommand, InjectedSlowdownIsARegressionOnThatModelOnly) {
   // Busy work of 300 % of the model's median latency: head/base is about 4.
   Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",
@@ -158,6 +173,29 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
   EXPECT_EQ(r.doc["comparisons"][0]["p"], g.doc["comparisons"][0]["p"]);
   EXPECT_EQ(r.doc["comparisons"][0]["verdict"], g.doc["comparisons"][0]["verdict"]);
+  fs::remove(db);
+}
+
+TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
+  fs::path db = fs::temp_directory_path() / ("gate-compile-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
+                   "--warmup", "0", "--compile-time", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  ASSERT_EQ(g.doc["comparisons"].size(), 2u) << g.doc["comparisons"].dump();
+  EXPECT_EQ(g.doc["comparisons"][1]["metric"], "compile_cpu_ms");
+  EXPECT_EQ(g.doc["comparisons"][1]["rounds"], 12);
+  EXPECT_EQ(g.doc["compile_samples"].size(), 24u);  // 12 rounds x 2 arms
+  for (const auto& c : g.doc["comparisons"])
+    EXPECT_NE(c["verdict"], "regression") << c.dump();
+  Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(r.doc.is_discarded()) << r.err;
+  EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
+  EXPECT_EQ(r.doc["comparisons"][1]["p"], g.doc["comparisons"][1]["p"]);
+  Outcome ort = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--compile-time", "--no-db"}, false);
+  EXPECT_EQ(ort.code, 2);
+  EXPECT_NE(ort.err.find("two dq arms"), std::string::npos) << ort.err;
   fs::remove(db);
 }
 

@@ -62,6 +62,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       onProgress(s);
   };
   AbResult r;
+  r.clock = o.measure.clock;
   r.envStart = captureEnvironment();
   if (o.base.variant.kind == exec::Variant::Kind::Dq && o.head.variant.kind == exec::Variant::Kind::Dq)
     for (const char* bin : {"dynqual", "dynqual-exec"}) {
@@ -93,7 +94,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.warnings = reachabilityWarnings(o.policy, static_cast<int>(timed.size()));
 
   auto timeOne = [&](TimedModel& t, const exec::PreparedModel& pm, double busyUs, const fs::path& out) {
-    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs};
+    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs,
+                            o.measure.clock};
     return ex.execute(pm, t.pair.timedInputs, req, out);
   };
   // A model whose timed run fails stops being timed; its check records the failure.
@@ -151,11 +153,27 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
           failTiming(t, e.what());
         }
       }
+      if (o.measure.compileTime && !t.name.empty()) {
+        static const char* kCompileOrder[2][2] = {{"base", "head"}, {"head", "base"}};
+        for (int pos = 0; pos < 2 && !t.name.empty(); ++pos) {
+          std::string arm = kCompileOrder[round % 2][pos];
+          progress(fmt::format("round {}/{} compile {} {}", round + 1, looks[look], arm, t.name));
+          try {
+            double ms = ex.timeCompile(arm == "head" ? *t.pair.head : *t.pair.base,
+                                       ex.config().workDir / "compile-timing" / arm / t.name / "model.dqp",
+                                       o.measure.clock);
+            r.compileSamples.push_back({t.name, arm, round, pos, 0, ms, 1});
+          } catch (const exec::ExecError& e) {
+            failTiming(t, e.what());
+          }
+        }
+      }
     }
     r.rounds = round + 1;
     roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
     if (r.rounds == looks[look]) {
-      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy);
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, timingMetric(o.measure.clock),
+                                  r.compileSamples, compileMetric(o.measure.clock));
       r.comparisons = std::move(a.comparisons);
       r.looksDone = a.looksDone;
       ++look;
@@ -173,7 +191,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     for (const auto& name : activeNames()) {
       MetricComparison c;
       c.model = name;
-      c.metric = "latency_ms";
+      c.metric = timingMetric(o.measure.clock);
       c.unit = "ms";
       auto v = roundValues(r.samples, name);
       c.rounds = static_cast<int>(v.size());
@@ -196,6 +214,18 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.envWarnings = compareEnvironments(r.envStart, r.envEnd, o.base, o.head);
   r.wallSeconds = secondsSince(t0);
   return r;
+}
+
+} // namespace dynqual::diff
+
+namespace dynqual::diff {
+
+const char* timingMetric(exec::TimingClock clock) {
+  return clock == exec::TimingClock::ThreadCpu ? "cpu_time_ms" : "latency_ms";
+}
+
+const char* compileMetric(exec::TimingClock clock) {
+  return clock == exec::TimingClock::ThreadCpu ? "compile_cpu_ms" : "compile_ms";
 }
 
 } // namespace dynqual::diff
