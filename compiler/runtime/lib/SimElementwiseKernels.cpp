@@ -42,6 +42,22 @@ int64_t intPow(int64_t a, int64_t e) {
 }
 
 // NaN-propagating max/min (numpy maximum/minimum, the ONNX reference semantics).
+// ONNX Mod with fmod = 0 (integers only): the remainder takes the divisor's sign (Python %).
+int64_t floorMod(int64_t a, int64_t b) {
+  if (b == 0) throw RuntimeError("integer modulo by zero");
+  if (b == -1) return 0;  // INT64_MIN % -1 overflows
+  int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+
+// ONNX Mod with fmod = 1 on integers: the remainder takes the dividend's sign (C fmod).
+int64_t truncMod(int64_t a, int64_t b) {
+  if (b == 0) throw RuntimeError("integer modulo by zero");
+  return b == -1 ? 0 : a % b;
+}
+
+constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
+
 const Binary kBinary[] = {
     {"add", [](double a, double b) { return a + b; }, wrapAdd, false, kAllTypes, 0},
     {"sub", [](double a, double b) { return a - b; }, wrapSub, false, kAllTypes, 0},
@@ -57,6 +73,9 @@ const Binary kBinary[] = {
     {"less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a <= b; }, true, kNumericTypes, 0},
     {"greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a > b; }, true, kNumericTypes, 0},
     {"greater_equal", [](double a, double b) { return a >= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a >= b; }, true, kNumericTypes, 0},
+    {"xor", nullptr, [](int64_t a, int64_t b) -> int64_t { return (a != 0) != (b != 0); }, false, kBoolTypes, 0},
+    {"mod", nullptr, floorMod, false, kIntegerTypes, 0},
+    {"fmod", [](double a, double b) { return std::fmod(a, b); }, truncMod, false, kNumericTypes, 0},
 };
 
 void runBinary(const Binary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -103,6 +122,15 @@ const Unary kUnary[] = {
     {"sin", [](double x) { return std::sin(x); }, nullptr, false, kFloatTypes},
     {"not", nullptr, [](int64_t x) -> int64_t { return x == 0; }, false, kBoolTypes},
     {"isnan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }, nullptr, true, kFloatTypes},
+    // NaN stays NaN in relu and sign (every comparison with it is false).
+    {"relu", [](double x) { return x < 0 ? 0.0 : x; }, [](int64_t x) -> int64_t { return x < 0 ? 0 : x; }, false, kSignedTypes},
+    {"abs", [](double x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; }, false, kNumericTypes},
+    {"log", [](double x) { return std::log(x); }, nullptr, false, kFloatTypes},
+    {"floor", [](double x) { return std::floor(x); }, nullptr, false, kFloatTypes},
+    {"ceil", [](double x) { return std::ceil(x); }, nullptr, false, kFloatTypes},
+    // Halves round to even (the default rounding mode), as ONNX Round specifies.
+    {"round", [](double x) { return std::nearbyint(x); }, nullptr, false, kFloatTypes},
+    {"sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }, [](int64_t x) -> int64_t { return (x > 0) - (x < 0); }, false, kNumericTypes},
 };
 
 void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -164,6 +192,22 @@ void kCast(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
 }
 
 
+// LeakyRelu: out = x < 0 ? alpha * x : x with alpha = fimm[0], in double, rounded once.
+void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("leaky_relu", ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("leaky_relu", in, kFloatTypes);
+  checkSameDType("leaky_relu", in, out);
+  checkShape("leaky_relu", out, in.sizes);
+  if (args.fattrs.size() != 1) fail("leaky_relu", "expects alpha as fimm[0]");
+  const double alpha = args.fattrs[0];
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    const double x = loadF(in, at(in, idx));
+    storeF(out, at(out, idx), x < 0 ? alpha * x : x);
+  });
+}
+
 }  // namespace
 
 void addElementwiseKernels(KernelTable &table) {
@@ -173,6 +217,7 @@ void addElementwiseKernels(KernelTable &table) {
     table[u.name] = [&u](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) { runUnary(u, ins, outs); };
   table["where"] = kWhere;
   table["cast"] = kCast;
+  table["leaky_relu"] = kLeakyRelu;
 }
 
 }  // namespace dq::rt::sim

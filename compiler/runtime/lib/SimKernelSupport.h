@@ -29,8 +29,10 @@ void addElementwiseKernels(KernelTable &table);
 /// Registers the data-movement kernels (expand, slice, transpose, concat, gather, range,
 /// range_length, fill, trilu, gather_elements, gather_nd).
 void addDataKernels(KernelTable &table);
-/// Registers matmul, softmax, layer_norm, the reductions and cumsum.
+/// Registers matmul, softmax, log_softmax, layer_norm, the reductions and cumsum.
 void addMathKernels(KernelTable &table);
+/// Registers arg_max, arg_min and one_hot.
+void addIndexKernels(KernelTable &table);
 
 inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;

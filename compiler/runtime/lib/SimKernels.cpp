@@ -11,6 +11,7 @@ const KernelTable &kernels() {
     addElementwiseKernels(t);
     addDataKernels(t);
     addMathKernels(t);
+    addIndexKernels(t);
     return t;
   }();
   return table;

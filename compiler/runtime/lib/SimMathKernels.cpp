@@ -1,4 +1,5 @@
-// Math kernels of the sim device: matmul, softmax, layer norm, reductions and cumsum.
+// Math kernels of the sim device: matmul, softmax and log_softmax, layer norm, reductions and
+// cumsum.
 #include "SimKernelSupport.h"
 
 namespace dq::rt::sim {
@@ -53,14 +54,16 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   });
 }
 
-void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("softmax", ins, outs, 1);
+// Softmax (exp(x - max) / sum) or, when `log`, LogSoftmax ((x - max) - log sum exp(x - max)).
+void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vector<Operand> &outs,
+             const KernelArgs &args) {
+  checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits("softmax", in, kFloatTypes);
-  checkSameDType("softmax", in, out);
-  checkShape("softmax", out, in.sizes);
-  const size_t axis = axisAttr("softmax", args, 0, in.sizes.size(), false);
+  checkAdmits(kernel, in, kFloatTypes);
+  checkSameDType(kernel, in, out);
+  checkShape(kernel, out, in.sizes);
+  const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
   const int64_t n = in.sizes[axis];
   std::vector<double> e(static_cast<size_t>(n));
   forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
@@ -71,10 +74,17 @@ void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kerne
       mx = fmaxNan(mx, v);
     }
     double sum = 0;
-    for (double &v : e) sum += (v = std::exp(v - mx));
-    for (int64_t j = 0; j < n; ++j) storeF(out, alongAxis(out, idx, axis, j), e[static_cast<size_t>(j)] / sum);
+    for (double v : e) sum += std::exp(v - mx);
+    const double logSum = std::log(sum);
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = e[static_cast<size_t>(j)] - mx;
+      storeF(out, alongAxis(out, idx, axis, j), log ? v - logSum : std::exp(v) / sum);
+    }
   });
 }
+
+void kSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("softmax", false, i, o, a); }
+void kLogSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("log_softmax", true, i, o, a); }
 
 void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
@@ -119,14 +129,15 @@ void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
   });
 }
 
-enum class Reduction { Sum, Mean, Max };
+enum class Reduction { Sum, Mean, Max, Min, Prod, L2, SumSquare, LogSumExp };
 
 void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
             std::vector<Operand> &outs, const KernelArgs &args) {
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits(kernel, in, kind == Reduction::Max ? kAllTypes : kWideTypes);
+  const bool extremum = kind == Reduction::Max || kind == Reduction::Min;
+  checkAdmits(kernel, in, extremum ? kAllTypes : kWideTypes);
   checkSameDType(kernel, in, out);
   const size_t rank = in.sizes.size();
   std::vector<int64_t> extent(rank, 1), expect = in.sizes;
@@ -153,29 +164,59 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   }
   checkShape(kernel, out, expect);
   const int64_t count = numElements(extent);
-  const bool fl = isFloat(in.dtype);
+  // L2 and LogSumExp go through double for every dtype (an integer result truncates toward zero).
+  const bool viaDouble = isFloat(in.dtype) || kind == Reduction::L2 || kind == Reduction::LogSumExp;
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &o) {
     if (count == 0) {
-      if (kind == Reduction::Max) throw RuntimeError("reduce_max over an empty extent " + formatDims(extent));
-      if (kind == Reduction::Mean && !fl) throw RuntimeError("integer reduce_mean over an empty extent " + formatDims(extent));
-      return storeD(out, at(out, o), kind == Reduction::Sum ? 0.0 : std::nan(""));
+      if (extremum) throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
+      if (!viaDouble || !isFloat(in.dtype)) {
+        if (kind == Reduction::Mean || kind == Reduction::LogSumExp)
+          throw RuntimeError(std::string("integer ") + kernel + " over an empty extent " + formatDims(extent));
+      }
+      const double empty = kind == Reduction::Prod ? 1.0
+                           : kind == Reduction::Mean ? std::nan("")
+                           : kind == Reduction::LogSumExp ? -std::numeric_limits<double>::infinity()
+                                                          : 0.0;
+      return storeD(out, at(out, o), empty);
     }
     std::vector<int64_t> idx(rank);
-    double facc = kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    int64_t iacc = kind == Reduction::Max ? std::numeric_limits<int64_t>::min() : 0;
+    const double inf = std::numeric_limits<double>::infinity();
+    double facc = kind == Reduction::Max ? -inf : kind == Reduction::Min ? inf
+                  : kind == Reduction::Prod ? 1.0 : 0.0;
+    int64_t iacc = kind == Reduction::Max ? std::numeric_limits<int64_t>::min()
+                   : kind == Reduction::Min ? std::numeric_limits<int64_t>::max()
+                   : kind == Reduction::Prod ? 1 : 0;
     forEachIndex(extent, [&](const std::vector<int64_t> &r) {
       for (size_t d = 0; d < rank; ++d) idx[d] = o[d] + r[d];
       const int64_t e = at(in, idx);
-      if (fl && kind == Reduction::Max) facc = fmaxNan(facc, loadF(in, e));
-      else if (fl) facc += loadF(in, e);
-      else if (kind == Reduction::Max) iacc = std::max(iacc, loadI(in, e));
-      else iacc = wrapAdd(iacc, loadI(in, e));
+      if (viaDouble) {
+        const double v = loadD(in, e);
+        switch (kind) {
+        case Reduction::Max: facc = fmaxNan(facc, v); break;
+        case Reduction::Min: facc = fminNan(facc, v); break;
+        case Reduction::Prod: facc *= v; break;
+        case Reduction::L2: case Reduction::SumSquare: facc += v * v; break;
+        case Reduction::LogSumExp: facc += std::exp(v); break;
+        default: facc += v; break;
+        }
+      } else {
+        const int64_t v = loadI(in, e);
+        switch (kind) {
+        case Reduction::Max: iacc = std::max(iacc, v); break;
+        case Reduction::Min: iacc = std::min(iacc, v); break;
+        case Reduction::Prod: iacc = wrapMul(iacc, v); break;
+        case Reduction::SumSquare: iacc = wrapAdd(iacc, wrapMul(v, v)); break;
+        default: iacc = wrapAdd(iacc, v); break;
+        }
+      }
     });
     if (kind == Reduction::Mean) {
       facc /= static_cast<double>(count);
       iacc /= count;  // integer mean truncates toward zero
     }
-    if (fl) storeF(out, at(out, o), facc);
+    if (kind == Reduction::L2) facc = std::sqrt(facc);
+    if (kind == Reduction::LogSumExp) facc = std::log(facc);
+    if (viaDouble) storeD(out, at(out, o), facc);
     else storeI(out, at(out, o), iacc);
   });
 }
@@ -183,6 +224,11 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
 void kReduceSum(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum", Reduction::Sum, i, o, a); }
 void kReduceMean(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_mean", Reduction::Mean, i, o, a); }
 void kReduceMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_max", Reduction::Max, i, o, a); }
+void kReduceMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_min", Reduction::Min, i, o, a); }
+void kReduceProd(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_prod", Reduction::Prod, i, o, a); }
+void kReduceL2(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_l2", Reduction::L2, i, o, a); }
+void kReduceSumSquare(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum_square", Reduction::SumSquare, i, o, a); }
+void kReduceLogSumExp(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_log_sum_exp", Reduction::LogSumExp, i, o, a); }
 
 void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   checkArity("cumsum", ins, outs, 1);
@@ -236,6 +282,12 @@ void addMathKernels(KernelTable &table) {
   table["reduce_sum"] = kReduceSum;
   table["reduce_mean"] = kReduceMean;
   table["reduce_max"] = kReduceMax;
+  table["reduce_min"] = kReduceMin;
+  table["reduce_prod"] = kReduceProd;
+  table["reduce_l2"] = kReduceL2;
+  table["reduce_sum_square"] = kReduceSumSquare;
+  table["reduce_log_sum_exp"] = kReduceLogSumExp;
+  table["log_softmax"] = kLogSoftmax;
   table["cumsum"] = kCumsum;
 }
 
