@@ -146,6 +146,11 @@ LogicalResult defineReshaped(Lowering &L, Value result, LoweredValue &in, ArrayR
 /// ReduceSum / ReduceMean / ReduceMax, Trilu, CumSum, GatherElements, GatherND, Split, Dropout).
 void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
 
+/// Registers Clip, LeakyRelu, Mod, Mean and CastLike (ElementwiseAttrOps.cpp).
+void addElementwiseAttrLowerings(llvm::StringMap<LowerFn> &table);
+/// Registers ArgMax, ArgMin, OneHot and Size (IndexOps.cpp).
+void addIndexLowerings(llvm::StringMap<LowerFn> &table);
+
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);
 

@@ -48,7 +48,11 @@ const std::vector<std::string> &kernelNames() {
       "pow", "max", "min", "and", "or", "less", "less_equal", "greater", "greater_equal", "neg",
       "sqrt", "reciprocal", "sigmoid", "tanh", "erf", "exp", "cos", "sin", "not", "isnan",
       "matmul", "softmax", "layer_norm", "reduce_sum", "reduce_mean", "reduce_max", "trilu",
-      "cumsum", "gather_elements", "gather_nd"};
+      "cumsum", "gather_elements", "gather_nd",
+      // elementwise and reduction tail
+      "relu", "abs", "log", "floor", "ceil", "round", "sign", "xor", "mod", "fmod", "leaky_relu",
+      "log_softmax", "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
+      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot"};
   return names;
 }
 

@@ -88,6 +88,8 @@ const OpRegistry& OpRegistry::builtin() {
     registerElementwiseOps(r);
     registerMatMulOps(r);
     registerReductionOps(r);
+    registerActivationOps(r);
+    registerSelectionOps(r);
     return r;
   }();
   return registry;

@@ -45,6 +45,7 @@ constexpr TypeSet kWideTypes = kFloatTypes | bit(DType::I32) | bit(DType::I64);
 constexpr TypeSet kBoolTypes = bit(DType::Bool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
 constexpr TypeSet kIndexTypes = bit(DType::I32) | bit(DType::I64);
+constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
 
 std::string typeSetNames(TypeSet set) {
   std::string s;
@@ -214,6 +215,16 @@ const ElemInfo kElems[] = {
     {"sin", hipk::kSin, false, false, false, kFloatTypes, 0},
     {"not", hipk::kNot, false, true, false, kBoolTypes, 0},
     {"isnan", hipk::kIsNan, false, false, true, kFloatTypes, 0},
+    {"relu", hipk::kRelu, false, true, false, kSignedTypes, 0},
+    {"abs", hipk::kAbs, false, true, false, kNumericTypes, 0},
+    {"log", hipk::kLog, false, false, false, kFloatTypes, 0},
+    {"floor", hipk::kFloor, false, false, false, kFloatTypes, 0},
+    {"ceil", hipk::kCeil, false, false, false, kFloatTypes, 0},
+    {"round", hipk::kRound, false, false, false, kFloatTypes, 0},
+    {"sign", hipk::kSign, false, true, false, kNumericTypes, 0},
+    {"xor", hipk::kXor, true, true, false, kBoolTypes, 0},
+    {"mod", hipk::kMod, true, true, false, kIntegerTypes, 0},
+    {"fmod", hipk::kFmod, true, true, false, kNumericTypes, 0},
 };
 
 const ElemInfo *findElem(const std::string &name) {
@@ -225,7 +236,9 @@ const ElemInfo *findElem(const std::string &name) {
 const char *const kSpecial[] = {"where", "cast", "expand", "slice", "transpose", "concat", "gather",
                                 "range", "range_length", "fill", "matmul", "softmax", "layer_norm",
                                 "reduce_sum", "reduce_mean", "reduce_max", "trilu", "cumsum",
-                                "gather_elements", "gather_nd"};
+                                "gather_elements", "gather_nd", "leaky_relu", "log_softmax",
+                                "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
+                                "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot"};
 
 bool hasKernel(const std::string &name) {
   if (findElem(name)) return true;
@@ -625,6 +638,7 @@ private:
     case hipk::kErrRangeDeltaZero: fail(kernel, "delta is 0");
     case hipk::kErrRangeNaN: fail(kernel, "the element count is NaN");
     case hipk::kErrRangeBig: fail(kernel, "the element count does not fit in int64");
+    case hipk::kErrIntModZero: fail(kernel, "integer modulo by zero");
     default: fail(kernel, "device error code " + std::to_string(e.code));
     }
   }
@@ -660,6 +674,16 @@ private:
     if (k == "cumsum") return kCumsum(ins, outs, args);
     if (k == "gather_elements") return kGatherElements(ins, outs, args);
     if (k == "gather_nd") return kGatherND(ins, outs, args);
+    if (k == "leaky_relu") return kLeakyRelu(ins, outs, args);
+    if (k == "log_softmax") return kSoftmax(ins, outs, args, true);
+    if (k == "reduce_min") return kReduce("reduce_min", 3, ins, outs, args);
+    if (k == "reduce_prod") return kReduce("reduce_prod", 4, ins, outs, args);
+    if (k == "reduce_l2") return kReduce("reduce_l2", 5, ins, outs, args);
+    if (k == "reduce_sum_square") return kReduce("reduce_sum_square", 6, ins, outs, args);
+    if (k == "reduce_log_sum_exp") return kReduce("reduce_log_sum_exp", 7, ins, outs, args);
+    if (k == "arg_max") return kArgExtreme("arg_max", true, ins, outs, args);
+    if (k == "arg_min") return kArgExtreme("arg_min", false, ins, outs, args);
+    if (k == "one_hot") return kOneHot(ins, outs, args);
     throw RuntimeError("unsupported: kernel '" + k + "' on hip");
   }
 
@@ -682,7 +706,8 @@ private:
     const hipk::Opd a = aligned(ins[0], r), b = op.binary ? aligned(ins[1], r) : hipk::Opd{};
     launched(hipk::elementwise(stream_, op.op, op.binary ? 2 : 1, a, b, aligned(out, r), shapeOf(out.sizes),
                                fl, errDev_));
-    if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow)) checkDataError(k);
+    if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow || op.op == hipk::kMod || op.op == hipk::kFmod))
+      checkDataError(k);
   }
 
   void kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -986,17 +1011,78 @@ private:
     for (void *p : temps) (void)hipFreeAsync(p, stream_);
   }
 
-  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-    checkArity("softmax", ins, outs, 1);
+  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
+                bool logOut = false) {
+    const char *kernel = logOut ? "log_softmax" : "softmax";
+    checkArity(kernel, ins, outs, 1);
     const Operand &in = ins[0];
     Operand &out = outs[0];
-    checkAdmits("softmax", in, kFloatTypes);
-    checkSameDType("softmax", in, out);
-    checkShape("softmax", out, in.sizes);
-    const size_t axis = axisAttr("softmax", args, 0, in.sizes.size(), false);
+    checkAdmits(kernel, in, kFloatTypes);
+    checkSameDType(kernel, in, out);
+    checkShape(kernel, out, in.sizes);
+    const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
     lineKernel(in, out, axis, [&](hipk::Opd o, hipk::Opd i, hipk::Shape lines, int64_t n, int64_t si, int64_t so) {
-      return hipk::softmax(stream_, o, i, lines, n, si, so);
+      return hipk::softmax(stream_, o, i, lines, n, si, so, logOut);
     });
+  }
+
+  void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkArity("leaky_relu", ins, outs, 1);
+    const Operand &in = ins[0];
+    Operand &out = outs[0];
+    checkAdmits("leaky_relu", in, kFloatTypes);
+    checkSameDType("leaky_relu", in, out);
+    checkShape("leaky_relu", out, in.sizes);
+    if (args.fattrs.size() != 1) fail("leaky_relu", "expects alpha as fimm[0]");
+    const size_t r = out.sizes.size();
+    launched(hipk::leakyRelu(stream_, aligned(out, r), aligned(in, r), shapeOf(out.sizes), args.fattrs[0]));
+  }
+
+  void kArgExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins, std::vector<Operand> &outs,
+                   const KernelArgs &args) {
+    checkArity(kernel, ins, outs, 1);
+    const Operand &in = ins[0];
+    Operand &out = outs[0];
+    checkAdmits(kernel, in, kNumericTypes);
+    checkDType(kernel, out, DType::I64);
+    const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
+    const bool last = flagAttr(kernel, args, 1, "select_last_index");
+    std::vector<int64_t> expect = in.sizes;
+    expect[axis] = 1;
+    checkShape(kernel, out, expect);
+    if (in.sizes[axis] == 0 && numel(expect) > 0) fail(kernel, "the reduced axis has extent 0");
+    lineKernel(in, out, axis, [&](hipk::Opd o, hipk::Opd i, hipk::Shape lines, int64_t n, int64_t si, int64_t) {
+      return hipk::argExtreme(stream_, o, i, lines, n, si, isMax, last);
+    });
+  }
+
+  void kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkArity("one_hot", ins, outs, 2);
+    const Operand &indices = ins[0], &values = ins[1];
+    Operand &out = outs[0];
+    checkAdmits("one_hot", indices, kNumericTypes);
+    checkSameDType("one_hot", values, out);
+    if (values.sizes.size() != 1 || values.sizes[0] != 2)
+      fail("one_hot", values.label + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
+    const size_t r = out.sizes.size();
+    const size_t axis = axisAttr("one_hot", args, 0, r, false);
+    std::vector<int64_t> expect = indices.sizes;
+    expect.insert(expect.begin() + static_cast<long>(axis), out.sizes[axis]);
+    checkShape("one_hot", out, expect);
+    // Indices aligned to out: their dims skip the depth axis, which gets stride 0.
+    checkRank(r);
+    hipk::Opd idx = own(indices);
+    size_t k = 0;
+    for (size_t d = 0; d < r; ++d) {
+      if (d == axis) {
+        idx.strides[d] = 0;
+      } else {
+        idx.strides[d] = indices.sizes[k] == 1 ? 0 : indices.strides[k];
+        ++k;
+      }
+    }
+    launched(hipk::oneHot(stream_, aligned(out, r), shapeOf(out.sizes), idx, own(values), values.offset,
+                          values.offset + values.strides[0], static_cast<int>(axis)));
   }
 
   template <typename F> void lineKernel(const Operand &in, const Operand &out, size_t axis, F &&f) {
@@ -1037,7 +1123,7 @@ private:
     checkArity(kernel, ins, outs, 1);
     const Operand &in = ins[0];
     Operand &out = outs[0];
-    checkAdmits(kernel, in, kind == 2 ? kAllTypes : kWideTypes);
+    checkAdmits(kernel, in, kind == 2 || kind == 3 ? kAllTypes : kWideTypes);
     checkSameDType(kernel, in, out);
     const size_t rank = in.sizes.size();
     std::vector<int64_t> extent(rank, 1), expect = in.sizes;
@@ -1064,9 +1150,10 @@ private:
     const int64_t count = numel(extent);
     if (count == 0 && numel(out.sizes) > 0) {
       try {
-        if (kind == 2) throw RuntimeError("reduce_max over an empty extent " + formatDims(extent));
-        if (kind == 1 && !isFloat(in.dtype))
-          throw RuntimeError("integer reduce_mean over an empty extent " + formatDims(extent));
+        if (kind == 2 || kind == 3)
+          throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
+        if ((kind == 1 || kind == 7) && !isFloat(in.dtype))
+          throw RuntimeError(std::string("integer ") + kernel + " over an empty extent " + formatDims(extent));
       } catch (const RuntimeError &e) {
         fail(kernel, e.what());
       }

@@ -45,6 +45,7 @@ enum ErrorCode : int {
   kErrRangeDeltaZero = 4, ///< range_length: delta is 0
   kErrRangeNaN = 5,       ///< range_length: count NaN
   kErrRangeBig = 6,       ///< range_length: count does not fit
+  kErrIntModZero = 7,     ///< integer modulo by zero
 };
 
 /// Elementwise ops (binary and unary) in one enumeration.
@@ -52,6 +53,8 @@ enum ElemOp : int {
   kAdd, kSub, kMul, kDiv, kEqual, kPow, kMax, kMin, kAnd, kOr, kLess, kLessEqual, kGreater,
   kGreaterEqual,
   kNeg, kSqrt, kReciprocal, kSigmoid, kTanh, kErf, kExp, kCos, kSin, kNot, kIsNan,
+  kRelu, kAbs, kLog, kFloor, kCeil, kRound, kSign,  // unary
+  kXor, kMod, kFmod,                                // binary (kMod: integers only)
 };
 
 /// Copy variants of the generic copy kernel.
@@ -94,13 +97,26 @@ hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const 
 
 /// Reductions. `outer` is the out shape (the input rank, reduced dims 1); `extent` the reduced
 /// extent shape (input rank, non-reduced dims 1). `in` strides are the input's own strides, `out`
-/// aligned to `outer`. kind: 0 sum, 1 mean, 2 max. fp32 accumulation for f32/f16/bf16, fp64 for
-/// f64, int64 for integers.
+/// aligned to `outer`. kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l2, 6 sum_square,
+/// 7 log_sum_exp. fp32 accumulation for f32/f16/bf16, fp64 for f64 and for integer l2 and
+/// log_sum_exp (the result truncated toward zero), int64 with wrap-around for other integers.
 hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape extent);
 /// Softmax along a line of length n: `lines` is the in shape with the axis set to 1; in/out are
-/// aligned to it and axisStrideIn/Out step along the axis.
+/// aligned to it and axisStrideIn/Out step along the axis. `logOut`: log_softmax,
+/// (x - max) - log(sum exp(x - max)).
 hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
-                   int64_t axisStrideOut);
+                   int64_t axisStrideOut, bool logOut);
+/// LeakyRelu over `shape` (out and in aligned to it): x < 0 ? alpha * x : x, in double.
+hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha);
+/// arg_max / arg_min along lines (same geometry as softmax); out is i64 aligned to `lines`.
+/// NaN is the extreme; `last` takes the last of equal extremes (select_last_index).
+hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
+                      bool isMax, bool last);
+/// one_hot over out's `shape`: `indices` aligned to it with stride 0 on `axis`; element k of the
+/// depth axis is values[onE] where k equals the index (negative counts from the depth), else
+/// values[offE] (element offsets into `values`).
+hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE,
+                  int64_t onE, int axis);
 /// Layer norm: `rows` is X's shape with dims >= axis set to 1, `inner` X's shape with dims < axis
 /// set to 1; every operand is aligned to X's full shape (scale/bias broadcast with stride 0).
 hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias,

@@ -174,6 +174,34 @@ enum class Opcode : uint16_t {
 ///                                    larger than data off the axis) -> out (ONNX GatherElements)
 ///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND;
 ///                                    indices may also be i32)
+/// Elementwise and reduction tail (same conventions as above):
+///   "relu" "abs" "sign"              unary; float and signed integers (abs, sign: also u8); NaN stays
+///                                    NaN; integer abs wraps (abs(INT_MIN) = INT_MIN)
+///   "log" "floor" "ceil" "round"     unary float; round takes halves to the even neighbour
+///   "xor"                            bool binary
+///   "mod"                            binary integers (i8 u8 i32 i64): the remainder with the
+///                                    divisor's sign (ONNX Mod fmod = 0); modulo by 0 -> error
+///   "fmod"                           binary numeric: the remainder with the dividend's sign (ONNX
+///                                    Mod fmod = 1, C fmod); integer modulo by 0 -> error
+///   "leaky_relu"                     fimm[0] = alpha; float in -> out = x < 0 ? alpha * x : x
+///   "log_softmax"                    as "softmax", out = (x - max) - log(sum exp(x - max))
+///   "reduce_min" "reduce_prod" "reduce_l2" "reduce_sum_square" "reduce_log_sum_exp"   axes as the
+///                                    other reductions. min: every dtype, NaN if any element is NaN,
+///                                    bool is "all", empty extent -> error. prod, sum_square:
+///                                    float/i32/i64, integers wrap; empty gives 1 / 0. l2 =
+///                                    sqrt(sum x^2), log_sum_exp = log(sum exp(x)): float/i32/i64,
+///                                    an integer result truncated toward zero; empty gives 0 / -inf
+///                                    (integer log_sum_exp of an empty extent -> error)
+///   "arg_max" "arg_min"              imm[1] = axis (non-negative), imm[2] = select_last_index (0/1);
+///                                    numeric in -> out i64 with the axis dim 1: the index of the
+///                                    first (or last) extreme; NaN counts as the extreme; an empty
+///                                    axis -> error
+///   "one_hot"                        imm[1] = depth axis of out (non-negative); ins indices (numeric;
+///                                    floats truncated toward zero), values [off, on] -> out of
+///                                    values' dtype, indices' dims with depth = out dim imm[1]
+///                                    inserted; out = on where the position equals the index (a
+///                                    negative index counts from depth), else off; an index outside
+///                                    [-depth, depth) leaves its row off
 /// Unknown kernel names are rejected when the program is loaded.
 struct Instr {
   Opcode op = Opcode::ConstIndex;
