@@ -495,6 +495,7 @@ struct ConvertONNXToDQPass : public dq::impl::ConvertONNXToDQBase<ConvertONNXToD
     addDataMovementLowerings(table);
     addComputeLowerings(table);
     addTransformerLowerings(table);
+    addDataDependentLowerings(table);
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
       if (failed(lowering.run(table)))

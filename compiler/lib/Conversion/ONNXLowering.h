@@ -146,6 +146,10 @@ LogicalResult defineReshaped(Lowering &L, Value result, LoweredValue &in, ArrayR
 /// ReduceSum / ReduceMean / ReduceMax, Trilu, CumSum, GatherElements, GatherND, Split, Dropout).
 void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
 
+/// Registers the data-dependent and shape-input lowerings (NonZero, Compress, TopK, Tile, Pad,
+/// ScatterND, ScatterElements); extents known only after a kernel ran are read back once.
+void addDataDependentLowerings(llvm::StringMap<LowerFn> &table);
+
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);
 

@@ -75,7 +75,10 @@ LogicalResult FillOp::verify() { return verifyDPS(*this, getInputs(), getOutputs
 LogicalResult KernelOp::verify() {
   static const llvm::StringSet<> kernels = {
       "matmul",  "softmax", "layer_norm",      "reduce_sum", "reduce_mean", "reduce_max",
-      "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length"};
+      "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   if (!kernels.contains(getKernel()))
     return emitOpError("unknown kernel '") << getKernel() << "'";
   return verifyDPS(*this, getInputs(), getOutputs());

@@ -48,7 +48,10 @@ const std::vector<std::string> &kernelNames() {
       "pow", "max", "min", "and", "or", "less", "less_equal", "greater", "greater_equal", "neg",
       "sqrt", "reciprocal", "sigmoid", "tanh", "erf", "exp", "cos", "sin", "not", "isnan",
       "matmul", "softmax", "layer_norm", "reduce_sum", "reduce_mean", "reduce_max", "trilu",
-      "cumsum", "gather_elements", "gather_nd"};
+      "cumsum", "gather_elements", "gather_nd",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   return names;
 }
 

@@ -1,6 +1,7 @@
 // CPU implementations of the Program.h kernels for the sim device. Floats compute in double and
 // round once to the output dtype; integers compute in int64 and wrap to the output width.
 #include "SimKernels.h"
+#include "SimDataDependentKernels.h"
 
 #include "dq/runtime/Error.h"
 #include "dq/runtime/Float16.h"
@@ -946,7 +947,8 @@ const Unary *findUnary(const std::string &name) {
 }  // namespace
 
 bool hasKernel(const std::string &name) {
-  return findBinary(name) || findUnary(name) || specialKernels().count(name);
+  return findBinary(name) || findUnary(name) || specialKernels().count(name) ||
+         findDataDependentKernel(name);
 }
 
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
@@ -959,9 +961,10 @@ void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<O
   if (const Binary *b = findBinary(name)) return runBinary(*b, ins, outs);
   if (const Unary *u = findUnary(name)) return runUnary(*u, ins, outs);
   auto it = specialKernels().find(name);
-  if (it == specialKernels().end()) fail(name, "unsupported: no sim implementation");
+  KernelFn fn = it != specialKernels().end() ? it->second : findDataDependentKernel(name);
+  if (!fn) fail(name, "unsupported: no sim implementation");
   try {
-    it->second(ins, outs, args);
+    fn(ins, outs, args);
   } catch (const RuntimeError &e) {
     std::string msg = e.what();
     if (msg.rfind("kernel '", 0) == 0) throw;

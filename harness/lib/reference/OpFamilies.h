@@ -12,5 +12,7 @@ void registerCastOps(OpRegistry& registry);        // Cast
 void registerElementwiseOps(OpRegistry& registry); // arithmetic, Max/Min, comparison, logic, Where, unary math
 void registerMatMulOps(OpRegistry& registry);      // MatMul, Gemm
 void registerReductionOps(OpRegistry& registry);   // ReduceMean/Sum/Max, Softmax, LayerNormalization, CumSum
+void registerDataDependentOps(OpRegistry& registry); // NonZero, Compress, TopK, Tile, Pad
+void registerScatterOps(OpRegistry& registry);     // ScatterND, ScatterElements
 
 } // namespace dynqual::reference

@@ -88,6 +88,8 @@ const OpRegistry& OpRegistry::builtin() {
     registerElementwiseOps(r);
     registerMatMulOps(r);
     registerReductionOps(r);
+    registerDataDependentOps(r);
+    registerScatterOps(r);
     return r;
   }();
   return registry;

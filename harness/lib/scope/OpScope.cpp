@@ -35,7 +35,9 @@ const std::set<std::string>& supportedOps() {
       "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
       "Pow", "Sqrt", "Reciprocal", "Neg", "Sigmoid", "Tanh", "Erf", "Exp", "Cos", "Sin", "Max",
       "Min", "Not", "And", "Or", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN",
-      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout"};
+      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout",
+      // data-dependent extents and shape-input ops
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements"};
   return ops;
 }
 

@@ -115,7 +115,8 @@ def DQ_KernelOp : DQ_DPSOp<"kernel"> {
   let summary = "a Program.h kernel that takes attributes: matmul, softmax, reductions, ...";
   let description = [{
     `kernel` is the Program.h kernel name (matmul, softmax, layer_norm, reduce_sum, reduce_mean,
-    reduce_max, trilu, cumsum, gather_elements, gather_nd, range_length). `imm` and `fimm` are
+    reduce_max, trilu, cumsum, gather_elements, gather_nd, range_length, count_nonzero, nonzero,
+    compress, top_k, tile, pad, scatter_nd, scatter_elements). `imm` and `fimm` are
     the kernel's integer and float immediates (the emitter writes them after the input count),
     `scalars` its scalar register operands, in Program.h order.
   }];
