@@ -225,9 +225,10 @@ FailureOr<int64_t> reductionCode(Lowering &L, Operation *op) {
   return failure();
 }
 
-/// ScatterND-11/13/16/18 and ScatterElements-11/13/16/18: out has data's dims.
+/// ScatterND-11/13/16/18, ScatterElements-11/13/16/18 and Scatter-9/11: out has data's dims.
 LogicalResult lowerScatter(Lowering &L, Operation *op) {
-  bool elements = op->getName().getStringRef() == "onnx.ScatterElements";
+  // Scatter-9/11 is the deprecated name of ScatterElements (same semantics, no reduction).
+  bool elements = op->getName().getStringRef() != "onnx.ScatterND";
   LoweredValue &data = *L.operand(op, 0), &indices = *L.operand(op, 1),
                &updates = *L.operand(op, 2);
   auto red = reductionCode(L, op);
@@ -257,4 +258,5 @@ void onnx_lowering::addDataDependentLowerings(llvm::StringMap<LowerFn> &table) {
   table["Pad"] = lowerPad;
   table["ScatterND"] = lowerScatter;
   table["ScatterElements"] = lowerScatter;
+  table["Scatter"] = lowerScatter;
 }

@@ -13,6 +13,6 @@ void registerElementwiseOps(OpRegistry& registry); // arithmetic, Max/Min, compa
 void registerMatMulOps(OpRegistry& registry);      // MatMul, Gemm
 void registerReductionOps(OpRegistry& registry);   // ReduceMean/Sum/Max, Softmax, LayerNormalization, CumSum
 void registerDataDependentOps(OpRegistry& registry); // NonZero, Compress, TopK, Tile, Pad
-void registerScatterOps(OpRegistry& registry);     // ScatterND, ScatterElements
+void registerScatterOps(OpRegistry& registry);     // ScatterND, ScatterElements, Scatter
 
 } // namespace dynqual::reference

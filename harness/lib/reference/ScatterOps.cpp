@@ -147,6 +147,7 @@ std::vector<Tensor> scatterElements(const OpContext& ctx) {
 void registerScatterOps(OpRegistry& registry) {
   registry.add("ScatterND", scatterND);
   registry.add("ScatterElements", scatterElements);
+  registry.add("Scatter", scatterElements); // Scatter-9/11: the deprecated name, same semantics
 }
 
 } // namespace dynqual::reference

@@ -37,7 +37,8 @@ const std::set<std::string>& supportedOps() {
       "Min", "Not", "And", "Or", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN",
       "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout",
       // data-dependent extents and shape-input ops
-      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements"};
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements",
+      "Scatter"};
   return ops;
 }
 
