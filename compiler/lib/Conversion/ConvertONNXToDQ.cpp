@@ -497,6 +497,7 @@ struct ConvertONNXToDQPass : public dq::impl::ConvertONNXToDQBase<ConvertONNXToD
     addTransformerLowerings(table);
     addElementwiseAttrLowerings(table);
     addIndexLowerings(table);
+    addDataDependentLowerings(table);
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
       if (failed(lowering.run(table)))

@@ -150,6 +150,9 @@ void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
 void addElementwiseAttrLowerings(llvm::StringMap<LowerFn> &table);
 /// Registers ArgMax, ArgMin, OneHot and Size (IndexOps.cpp).
 void addIndexLowerings(llvm::StringMap<LowerFn> &table);
+/// Registers the data-dependent and shape-input lowerings (NonZero, Compress, TopK, Tile, Pad,
+/// ScatterND, ScatterElements); extents known only after a kernel ran are read back once.
+void addDataDependentLowerings(llvm::StringMap<LowerFn> &table);
 
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);

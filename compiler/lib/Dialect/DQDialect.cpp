@@ -79,7 +79,10 @@ LogicalResult KernelOp::verify() {
       "matmul",  "softmax", "layer_norm",      "reduce_sum", "reduce_mean", "reduce_max",
       "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length",
       "leaky_relu", "log_softmax", "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
-      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot"};
+      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   if (!kernels.contains(getKernel()))
     return emitOpError("unknown kernel '") << getKernel() << "'";
   return verifyDPS(*this, getInputs(), getOutputs());

@@ -52,7 +52,10 @@ const std::vector<std::string> &kernelNames() {
       // elementwise and reduction tail
       "relu", "abs", "log", "floor", "ceil", "round", "sign", "xor", "mod", "fmod", "leaky_relu",
       "log_softmax", "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
-      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot"};
+      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   return names;
 }
 

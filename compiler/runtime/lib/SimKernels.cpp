@@ -1,6 +1,7 @@
 // The sim device's kernel registry: each family file registers its kernels; runKernel checks the
 // outputs and dispatches by name.
 #include "SimKernelSupport.h"
+#include "SimDataDependentKernels.h"
 
 namespace dq::rt::sim {
 namespace {
@@ -12,6 +13,9 @@ const KernelTable &kernels() {
     addDataKernels(t);
     addMathKernels(t);
     addIndexKernels(t);
+    for (const char *name : {"count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+                             "scatter_elements"})
+      t[name] = findDataDependentKernel(name);
     return t;
   }();
   return table;

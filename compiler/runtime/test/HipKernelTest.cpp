@@ -329,6 +329,19 @@ TEST_F(HipKernels, GatherFamily) {
   compare("gather_nd", {{F32, {2, 3, 4}}, {I64, {2, 1}, Gen::Index, 3}}, F32, {2, 4}, attrs({1}), Tol::Exact);
 }
 
+TEST_F(HipKernels, DataDependentAndShapeInputOps) {
+  compare("count_nonzero", {{F32, {3, 4}, Gen::SmallNonNeg}}, I64, {}, {}, Tol::Exact);
+  compare("tile", {{F32, {2, 3}}}, F32, {4, 9}, {}, Tol::Exact);
+  compare("pad", {{F32, {3, 4}}, {F32, {}}}, F32, {6, 5}, attrs({0}, {}, {2, -1}), Tol::Exact);
+  compare("pad", {{I64, {3, 4}}}, I64, {7, 9}, attrs({1}, {}, {2, 3}), Tol::Exact);
+  compare("pad", {{F16, {3, 4}}}, F16, {4, 6}, attrs({2}, {}, {1, 1}), Tol::Exact);
+  // add and mul with random (possibly repeated) indices: both devices apply them in row-major order.
+  compare("scatter_elements", {{F32, {3, 4}}, {I64, {2, 4}, Gen::Index, 3}, {F32, {2, 4}}}, F32, {3, 4},
+          attrs({0, 1}), Tol::Exact);
+  compare("scatter_nd", {{F32, {4, 3}}, {I64, {2, 1}, Gen::Index, 4}, {F32, {2, 3}}}, F32, {4, 3}, attrs({2}),
+          Tol::Exact);
+}
+
 TEST_F(HipKernels, RangeAndRangeLength) {
   compare("range", {{F32, {}}, {F32, {}}}, F32, {7}, {}, Tol::Elementwise);
   compare("range", {{I64, {}}, {I64, {1}}}, I64, {7}, {}, Tol::Exact);
@@ -443,6 +456,11 @@ TEST_F(HipKernels, ErrorsMatchTheSim) {
   both("gather", {f32({3}, {1, 2, 3}), i64({2}, {0, 3})}, F32, {2}, attrs({0}));
   both("gather_elements", {f32({3}, {1, 2, 3}), i64({2}, {-4, 0})}, F32, {2}, attrs({0}));
   both("gather_nd", {f32({3}, {1, 2, 3}), i64({1, 1}, {5})}, F32, {1}, attrs({0}));
+  both("nonzero", {f32({3}, {1, 0, 3})}, I64, {1, 3}, {});
+  both("compress", {f32({2}, {1, 2}), HostTensor::fromValues<uint8_t>(DType::Bool, {3}, {0, 0, 1})}, F32, {0},
+       attrs({0}));
+  both("pad", {f32({0}, {})}, F32, {2}, attrs({2}, {}, {1}));
+  both("scatter_nd", {f32({3}, {1, 2, 3}), i64({2, 1}, {1, 1}), f32({2}, {0, 0})}, F32, {3}, attrs({0}));
   both("div", {i64({2}, {1, 2}), i64({2}, {1, 0})}, I64, {2}, {});
   both("pow", {i64({1}, {0}), i64({1}, {-2})}, I64, {1}, {});
   both("range_length", {i64({1}, {0}), i64({1}, {5}), i64({1}, {0})}, I64, {1}, {});

@@ -14,5 +14,7 @@ void registerActivationOps(OpRegistry& registry);  // Relu, LeakyRelu, Abs, Log,
 void registerSelectionOps(OpRegistry& registry);   // ArgMax, ArgMin, OneHot
 void registerMatMulOps(OpRegistry& registry);      // MatMul, Gemm
 void registerReductionOps(OpRegistry& registry);   // ReduceMean/Sum/Max/Min/Prod/L2/SumSquare/LogSumExp, (Log)Softmax, LayerNormalization, CumSum
+void registerDataDependentOps(OpRegistry& registry); // NonZero, Compress, TopK, Tile, Pad
+void registerScatterOps(OpRegistry& registry);     // ScatterND, ScatterElements, Scatter
 
 } // namespace dynqual::reference

@@ -90,6 +90,8 @@ const OpRegistry& OpRegistry::builtin() {
     registerReductionOps(r);
     registerActivationOps(r);
     registerSelectionOps(r);
+    registerDataDependentOps(r);
+    registerScatterOps(r);
     return r;
   }();
   return registry;

@@ -39,7 +39,10 @@ const std::set<std::string>& supportedOps() {
       // elementwise and reduction tail
       "Relu", "LeakyRelu", "Abs", "Log", "Floor", "Ceil", "Round", "Sign", "Clip", "Mod", "Xor",
       "Sum", "Mean", "CastLike", "LogSoftmax", "ReduceMin", "ReduceProd", "ReduceL2",
-      "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin", "OneHot", "Size"};
+      "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin", "OneHot", "Size",
+      // data-dependent extents and shape-input ops
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements",
+      "Scatter"};
   return ops;
 }
 

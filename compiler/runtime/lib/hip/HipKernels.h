@@ -45,7 +45,11 @@ enum ErrorCode : int {
   kErrRangeDeltaZero = 4, ///< range_length: delta is 0
   kErrRangeNaN = 5,       ///< range_length: count NaN
   kErrRangeBig = 6,       ///< range_length: count does not fit
-  kErrIntModZero = 7,     ///< integer modulo by zero
+  kErrCountMismatch = 7,  ///< nonzero: a nonzero elements, the output holds b
+  kErrBeyondExtent = 8,   ///< compress: condition true at a, beyond extent b of axis c
+  kErrPadEmpty = 9,       ///< pad: mode b (1 reflect, 2 edge) on axis a of extent 0
+  kErrDuplicate = 10,     ///< scatter with reduction none: output element a written twice
+  kErrIntModZero = 11,    ///< integer modulo by zero
 };
 
 /// Elementwise ops (binary and unary) in one enumeration.
@@ -129,5 +133,33 @@ hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_
 hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
                      int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
                      int64_t on);
+
+// ---- data-dependent and shape-input ops (HipDataDependentKernels.hip) ----
+// Every operand has its own strides (rank as noted); `shape` is the loop shape.
+
+/// out (one-element i64) = number of nonzero elements of `in` (shape = in's sizes).
+hipError_t countNonzero(hipStream_t s, Opd out, Opd in, Shape shape);
+/// out i64[rank, n] = row-major indices of the nonzero elements of `in`; reports
+/// kErrCountMismatch when there are not exactly n.
+hipError_t nonzero(hipStream_t s, Opd out, Opd in, Shape shape, int64_t n, DevError *err);
+/// Compress along `axis`: `shape` is out's shape (data has its rank); cond is 1-D of condLen.
+hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis,
+                    int64_t extent, DevError *err);
+/// TopK along `axis` of x: `lines` is x's shape with the axis set to 1; values and indices have
+/// x's rank with the axis extent k.
+hipError_t topK(hipStream_t s, Opd values, Opd indices, Opd x, Shape lines, int axis, int64_t n, int64_t k,
+                bool largest);
+/// out[i] = x[i mod xSizes] over out's `shape`.
+hipError_t tile(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes);
+/// Pad (mode 0 constant, 1 reflect, 2 edge) with the begin pad per axis; value is one element.
+hipError_t pad(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes, const int64_t *begins, int mode,
+               Opd value, bool hasValue, DevError *err);
+/// ScatterND updates applied to out (already a copy of data, rank r): `tuples` is indices' shape
+/// without its last dim m, `slice` data's dims from m on. reduction 0 none .. 4 min.
+hipError_t scatterND(hipStream_t s, Opd out, const int64_t *dataSizes, int r, Opd indices, Shape tuples, int m,
+                     Opd updates, Shape slice, int reduction, DevError *err);
+/// ScatterElements updates applied to out (a copy of data); `shape` is indices' (= updates') shape.
+hipError_t scatterElements(hipStream_t s, Opd out, const int64_t *dataSizes, Opd indices, Opd updates, Shape shape,
+                           int axis, int reduction, DevError *err);
 
 }  // namespace dq::rt::hipk

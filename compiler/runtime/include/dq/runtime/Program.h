@@ -202,6 +202,40 @@ enum class Opcode : uint16_t {
 ///                                    inserted; out = on where the position equals the index (a
 ///                                    negative index counts from depth), else off; an index outside
 ///                                    [-depth, depth) leaves its row off
+/// Data-dependent extents and shape-input ops. An output extent known only after a kernel ran
+/// comes from "count_nonzero" into a one-element device tensor, read back once
+/// (ReadbackScalar); the consumer's output is then allocated with exactly that extent (Alloc, or
+/// AllocOutput for a graph output), never as a view of a larger buffer:
+///   "count_nonzero"                  in (every dtype) -> out (one-element i64) = number of
+///                                    elements != 0 (NaN counts as nonzero)
+///   "nonzero"                        in (every dtype) -> out i64[rank, n]: column j holds the
+///                                    index of the j-th nonzero element in row-major order; n must
+///                                    equal the count (else error)
+///   "compress"                       imm[1] = axis (non-negative); ins data, condition (1-D,
+///                                    nonzero = keep) -> out with the axis extent = kept count
+///                                    (ONNX Compress; a true condition element beyond the axis
+///                                    extent -> error)
+///   "top_k"                          imm[1] = axis (non-negative), imm[2] = largest (0/1); in ->
+///                                    outs values, indices(i64), k = out extent on the axis (<= in
+///                                    extent); sorted; equal values keep the lower index first; NaN
+///                                    ranks above +inf; numeric dtypes (bool -> unsupported)
+///   "tile"                           in -> out[i] = in[i mod in dims] (each out dim a multiple of
+///                                    the in dim); every dtype
+///   "pad"                            imm[1] = mode (0 constant, 1 reflect, 2 edge); s[] = begin
+///                                    pad per axis (negative crops); ins data [, value (one element,
+///                                    data's dtype; absent = 0)] -> out; out[i] = data[i - begin]
+///                                    inside, else value / mirrored without repeating the edge
+///                                    (period 2(n-1)) / clamped; reflect or edge of an empty axis
+///                                    -> error
+///   "scatter_nd"                     imm[1] = reduction (0 none, 1 add, 2 mul, 3 max, 4 min); ins
+///                                    data, indices(i32/i64), updates -> out = data with updates
+///                                    written at the index tuples (ONNX ScatterND)
+///   "scatter_elements"               imm[1] = axis (non-negative), imm[2] = reduction as above;
+///                                    ins data, indices, updates -> out (ONNX ScatterElements)
+///                                    Both scatters: updates apply in row-major order, floats
+///                                    combine in double rounded per step, integers wrap, max/min
+///                                    propagate NaN; two updates of one element with reduction
+///                                    none -> error (ONNX leaves it undefined)
 /// Unknown kernel names are rejected when the program is loaded.
 struct Instr {
   Opcode op = Opcode::ConstIndex;
