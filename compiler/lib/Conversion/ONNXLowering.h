@@ -9,6 +9,7 @@
 #ifndef DQ_LIB_CONVERSION_ONNXLOWERING_H
 #define DQ_LIB_CONVERSION_ONNXLOWERING_H
 
+#include "dq/Pipeline/InjectKnobs.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -124,6 +125,8 @@ public:
   OpBuilder b;
   Location loc;
   Operation *current = nullptr;
+  /// The inject knob of dq-convert-onnx (docs/fuzz/knobs.md); production: none.
+  std::optional<::dq::InjectKnob> knob;
 
 private:
   LoweredValue &lookup(Value v);
