@@ -160,13 +160,17 @@ FailureOr<SmallVector<Value>> Lowering::hostOf(LoweredValue &v, const Twine &wha
     SmallVector<Value> indices;
     if (v.rank == 1)
       indices.push_back(idx(i));
-    auto rb = ReadbackScalarOp::create(b, loc, b.getIndexType(), t, indices);
-    if (knob == ::dq::InjectKnob::ReadbackWithoutSync) // the read no longer waits for the device
-      rb->setAttr("unsynchronized", b.getUnitAttr());
-    elems.push_back(rb);
+    elems.push_back(readbackScalar(t, indices));
   }
   v.host = elems;
   return elems;
+}
+
+Value Lowering::readbackScalar(Value tensor, ValueRange indices) {
+  auto rb = ReadbackScalarOp::create(b, loc, b.getIndexType(), tensor, indices);
+  if (knob == ::dq::InjectKnob::ReadbackWithoutSync) // the read no longer waits for the device
+    rb->setAttr("unsynchronized", b.getUnitAttr());
+  return rb;
 }
 
 FailureOr<SmallVector<int64_t>> Lowering::constantInts(LoweredValue &v) {

@@ -77,6 +77,9 @@ public:
   /// element of its device tensor (cached). Fails with an error naming `what` when `v` is not
   /// an integer tensor of rank <= 1 with a static length.
   FailureOr<SmallVector<Value>> hostOf(LoweredValue &v, const Twine &what);
+  /// One dq.readback_scalar of `tensor` at `indices` (index result); marked `unsynchronized`
+  /// under the readback-without-sync knob. Every readback of the conversion goes through here.
+  Value readbackScalar(Value tensor, ValueRange indices);
   /// Static integer values of `v` (constant host values), or failure without a diagnostic.
   FailureOr<SmallVector<int64_t>> constantInts(LoweredValue &v);
 
