@@ -209,7 +209,9 @@ struct ConstantSpec {
 
 /// A whole compiled program.
 struct Program {
-  static constexpr uint32_t kFormatVersion = 1;
+  /// 2: ReadbackScalar takes imm[0] = 1 (unsynchronized); Return refuses an allocated output
+  /// returned with other dims, dtype or layout.
+  static constexpr uint32_t kFormatVersion = 2;
   uint32_t formatVersion = kFormatVersion;
   std::string compilerVersion;   ///< dynqual version that produced it
   std::string pipelineSpec;      ///< exact textual pass pipeline that produced it
