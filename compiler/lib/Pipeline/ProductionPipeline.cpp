@@ -110,11 +110,14 @@ void mlir::dq::registerProductionPipeline() {
                        "known-unsound behaviour (docs/fuzz/knobs.md)",
       [](OpPassManager &pm, const ProductionOptions &options) {
         std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(options.inject.getValue());
-        // An unknown knob is reported by the owning pass's option check; here it would be lost
-        // (the builder cannot fail), so it is routed to dq-convert-onnx, which rejects it.
+        // The builder cannot fail, so an unknown knob is handed to dq-convert-onnx, whose
+        // option check rejects it with the list of knobs when the pipeline runs.
         std::string body = productionBody(knob);
-        if (!knob && !options.inject.getValue().empty())
+        if (!knob && !options.inject.getValue().empty()) {
+          llvm::errs() << "dq-production: unknown inject knob '" << options.inject.getValue()
+                       << "' (knobs: " << ::dq::injectKnobList() << ")\n";
           body = "dq-convert-onnx{inject=" + options.inject.getValue() + "}";
+        }
         if (failed(parsePassPipeline(body, pm, llvm::errs())))
           llvm::errs() << "dq-production: cannot build the pipeline\n";
       });
