@@ -313,8 +313,7 @@ LogicalResult lowerRange(Lowering &L, Operation *op) {
           L.b, L.loc, TypeRange{countInit.getType()}, "range_length",
           ValueRange{L.tensorOf(*start), L.tensorOf(*limit), L.tensorOf(*delta)},
           ValueRange{countInit}, ValueRange{});
-      len = ReadbackScalarOp::create(L.b, L.loc, L.b.getIndexType(), count.getResult(0),
-                                     ValueRange{});
+      len = L.readbackScalar(count.getResult(0), ValueRange{});
       SmallVector<Value> dims{len};
       Value init = L.emptyTensor(dims, et);
       auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()},

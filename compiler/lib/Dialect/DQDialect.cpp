@@ -90,7 +90,8 @@ LogicalResult KernelOp::verify() {
 LogicalResult CopyOp::verify() {
   if (failed(verifyDPS(*this, getInputs(), getOutputs())))
     return failure();
-  if (getKind() != "memcpy" && getKind() != "copy2d" && getKind() != "strided")
+  if (getKind() != "memcpy" && getKind() != "copy2d" && getKind() != "strided" &&
+      getKind() != "host")
     return emitOpError("unknown copy kind '") << getKind() << "'";
   return success();
 }

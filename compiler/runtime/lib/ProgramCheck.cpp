@@ -170,7 +170,12 @@ struct Checker {
       count("scalar", S, 1 + 2 * static_cast<size_t>(in.imm[0]));
       break;
     case Opcode::CheckShape: count("buffer", B, 1); break;
-    case Opcode::ReadbackScalar: case Opcode::LoadScalar: case Opcode::StoreScalar:
+    case Opcode::ReadbackScalar:
+      count("buffer", B, 1); atLeast("scalar", S, 1);
+      if (!in.imm.empty() && (in.imm.size() != 1 || in.imm[0] != 1))
+        fail("ReadbackScalar takes no immediate or imm[1] (unsynchronized)");
+      break;
+    case Opcode::LoadScalar: case Opcode::StoreScalar:
       count("buffer", B, 1); atLeast("scalar", S, 1); break;
     case Opcode::HostCopy: count("buffer", B, 2); break;
     case Opcode::Copy:

@@ -136,7 +136,10 @@ def DQ_KernelOp : DQ_DPSOp<"kernel"> {
 def DQ_CopyOp : DQ_DPSOp<"copy"> {
   let summary = "device copy between memref views, with the kind chosen by copy lowering";
   let description = [{
-    `kind` is one of "memcpy", "copy2d", "strided". Only exists after bufferization.
+    `kind` is one of "memcpy", "copy2d", "strided", or "host": a host loop over both views
+    (emitted as HostCopy, which refuses device memory). Copy lowering only chooses "host" under
+    the singleton-copy-host-path inject knob (docs/fuzz/knobs.md). Only exists after
+    bufferization.
   }];
   let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
                        StrAttr:$kind);
@@ -187,6 +190,11 @@ def DQ_GetPoolOp : DQ_Op<"get_pool"> {
 
 def DQ_ReadbackScalarOp : DQ_Op<"readback_scalar"> {
   let summary = "synchronized device-to-host read of one element, as index";
+  let description = [{
+    With the unit attribute `unsynchronized` (set only by the readback-without-sync inject knob,
+    docs/fuzz/knobs.md) the element is copied to host-mapped memory and read on the host with no
+    synchronization in between.
+  }];
   let arguments = (ins AnyShaped:$source, Variadic<Index>:$indices);
   let results = (outs Index:$result);
   let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";

@@ -397,6 +397,7 @@ public:
     checkRange(s, src, srcOffset, bytes, "memcpy source");
     checkRange(d, dst, dstOffset, bytes, "memcpy destination");
     if (bytes) transfer(d, dstOffset, s, srcOffset, bytes, "memcpy");
+    markDeviceWrite(dst, d, dstOffset, dstOffset + bytes);
     ++counters_.memcpyCopies;
     countTransfer(d.space, s.space, bytes);
   }
@@ -427,6 +428,7 @@ public:
         if (s.space == MemSpace::Host || d.space == MemSpace::Host) syncQuiet();
       }
     }
+    if (rows > 0) markDeviceWrite(dst, d, dstOffset, dstOffset + (rows - 1) * dstPitch + rowBytes);
     ++counters_.copy2dCopies;
     countTransfer(d.space, s.space, rows * rowBytes);
   }
@@ -445,6 +447,7 @@ public:
                            ": a destination may not write an element twice");
     gKernel = "strided copy";
     copyView(dO, so);
+    markDeviceWrite(dst);
     ++counters_.stridedCopies;
     countTransfer(live(dst.buffer, "strided copy").space, live(src.buffer, "strided copy").space,
                   static_cast<uint64_t>(numel(dst.sizes)) * dtypeSize(dst.dtype));
@@ -472,11 +475,13 @@ public:
                            ": an output may not write an element twice");
     gKernel = kernel;
     dispatch(kernel, inOps, outOps, args);
+    for (const BufferView &o : outs) markDeviceWrite(o);
   }
 
   void synchronize() override {
     ++counters_.syncs;
     syncQuiet();
+    pendingWrites_.clear();
   }
 
   void readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override {
@@ -496,6 +501,15 @@ public:
                          "); the host may only access host or host-mapped memory: read it back or "
                          "copy it to the host first");
     checkRange(a, src, offset, bytes, "host load");
+    // The conformance rule: device writes reach the host only at a synchronization point. The
+    // quiet wait below keeps the process safe; the check makes the missing sync an error.
+    if (auto it = pendingWrites_.find(src); it != pendingWrites_.end())
+      for (const auto &[b, e] : it->second)
+        if (offset < e && b < offset + bytes)
+          throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
+                             std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" +
+                             spaceName(a.space) + "), which device work wrote after the last "
+                             "synchronization; synchronize (or read back) first");
     waitForHost();
     if (bytes) std::memcpy(dst, a.ptr + offset, bytes);
     ++counters_.hostLoads;
@@ -571,6 +585,18 @@ private:
     else if (d) { ++counters_.h2dTransfers; counters_.h2dBytes += bytes; }
     else if (s) { ++counters_.d2hTransfers; counters_.d2hBytes += bytes; }
     else { ++counters_.h2hTransfers; counters_.h2hBytes += bytes; }
+  }
+
+  /// Records a device write of bytes [begin, end) of `buffer` when it is host-visible.
+  void markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64_t begin, uint64_t end) {
+    if (a.space != MemSpace::Device && begin < end) pendingWrites_[buffer].emplace_back(begin, end);
+  }
+  void markDeviceWrite(const BufferView &v) {
+    auto [lo, hi] = v.elementRange();
+    if (lo > hi) return;
+    const uint64_t es = dtypeSize(v.dtype);
+    markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
+                    static_cast<uint64_t>(hi + 1) * es);
   }
 
   /// Waits for the stream without counting a sync (host access to memory the GPU may touch).
@@ -1441,6 +1467,8 @@ private:
   hipblasHandle_t blas_ = nullptr;
   hipk::DevError *errHost_ = nullptr, *errDev_ = nullptr;
   bool pending_ = false;  ///< work was enqueued since the last stream synchronization
+  /// Host-visible byte ranges written by device work since the last synchronize(), per buffer.
+  std::map<BufferHandle, std::vector<std::pair<uint64_t, uint64_t>>> pendingWrites_;
 };
 
 }  // namespace

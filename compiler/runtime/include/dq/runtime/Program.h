@@ -80,7 +80,10 @@ enum class Opcode : uint16_t {
   /// dim i with imm[i] >= 0 equals imm[i].
   CheckShape = 19,
   /// s[0] = element of device view b[0] at indices s[1..] converted to int64 (bool -> 0/1,
-  /// floats truncated); synchronizes and counts one scalar readback.
+  /// floats truncated); synchronizes and counts one scalar readback. imm[0] == 1 (only under
+  /// the readback-without-sync inject knob, docs/fuzz/knobs.md): copies the element into
+  /// host-mapped memory and loads it on the host with no synchronization (a device that obeys
+  /// the conformance rules reports an unsynchronized read).
   ReadbackScalar = 20,
   /// s[0] = host load of view b[0] at indices s[1..]; traps if b[0] is device memory.
   LoadScalar = 21,
@@ -98,8 +101,10 @@ enum class Opcode : uint16_t {
   /// kernel `name` with ins b[0..n-1] and outs b[n..] where n = imm[0]; kernel attributes are
   /// imm[1..], fimm[], and s[] (see Kernels below).
   Kernel = 31,
-  /// ends execution; output i is view b[i]. If b[i] is not exactly the buffer allocated by
-  /// AllocOutput for output i, the runtime allocates the output and copies (counted).
+  /// ends execution; output i is view b[i]. If output i was allocated by AllocOutput, b[i] must
+  /// be exactly that buffer (same dims, dtype, contiguous at offset 0): anything else is an
+  /// error naming the output and both shapes. Otherwise (e.g. a view of an input) the runtime
+  /// allocates the output and copies (Counters::outputCopies).
   Return = 40,
 };
 
@@ -266,7 +271,9 @@ struct ConstantSpec {
 
 /// A whole compiled program.
 struct Program {
-  static constexpr uint32_t kFormatVersion = 1;
+  /// 2: ReadbackScalar takes imm[0] = 1 (unsynchronized); Return refuses an allocated output
+  /// returned with other dims, dtype or layout.
+  static constexpr uint32_t kFormatVersion = 2;
   uint32_t formatVersion = kFormatVersion;
   std::string compilerVersion;   ///< dynqual version that produced it
   std::string pipelineSpec;      ///< exact textual pass pipeline that produced it
