@@ -33,12 +33,14 @@ struct Measurement {
   /// median base latency measured in the first round (the gate's self-test).
   std::map<std::string, double> injectSlowdownPercent;
   /// The clock of the timing samples (resolved before the run; `--clock auto` picks ThreadCpu
-  /// when both arms are dq on sim and speak arm protocol 2, Wall otherwise).
+  /// when both arms are dq on sim and speak arm protocol 2, ProcessCpu when both are runner arms
+  /// speaking runner protocol 2, Wall otherwise).
   exec::TimingClock clock = exec::TimingClock::Wall;
 };
 
-/// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu).
-/// Both are per-run times in ms, lower is better; their noise is calibrated separately.
+/// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu
+/// and process-cpu). Both are per-run times in ms, lower is better; their noise is calibrated
+/// separately.
 const char* timingMetric(exec::TimingClock clock);
 
 struct AbOptions {
