@@ -201,6 +201,20 @@ CREATE TABLE noise_calibrations(
   PRIMARY KEY(run_id, model, metric));
 )sql";
 
+// Compile-time samples of A/B runs timed with --compile-time: one compile child per arm per
+// round, position 0 or 1 in that round's compile order.
+const char* kV4 = R"sql(
+CREATE TABLE ab_compile_samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK(arm IN ('base', 'head')),
+  round INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  PRIMARY KEY(run_id, model, arm, round, position));
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -208,6 +222,7 @@ const std::vector<Migration>& migrations() {
       {1, "core results tables", kV1},
       {2, "fuzz findings and verdicts", kV2},
       {3, "A/B samples, checks, counters, comparisons and noise calibrations", kV3},
+      {4, "A/B compile-time samples", kV4},
   };
   return all;
 }
