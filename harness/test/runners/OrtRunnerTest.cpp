@@ -65,7 +65,7 @@ void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::p
   req.inputs = dataFiles(ds, "input_");
   req.outputDir = out.path();
   req.reps = 3;
-  req.warmup = 2;
+  req.warmup = 6;  // the fastest of 5 warm-ups sizes k, so one slow warm-up on a loaded machine cannot shrink the batch
   req.minSampleMs = 1;
   req.protocol = 2;
   req.clock = clock;
