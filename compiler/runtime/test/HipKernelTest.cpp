@@ -480,7 +480,10 @@ TEST_F(HipKernels, HostMappedMemoryIsVisibleToKernelsAndPageableIsNot) {
   BufferView out = dq::rt::test::blank(d, F32, {3}, MemSpace::HostMapped);
   d.launch("neg", {a}, {out}, {});
   float v[3];
-  d.hostLoad(v, out.buffer, 0, 12);  // waits for the kernel
+  // A host read before the synchronization is refused (the device conformance suite's rule).
+  EXPECT_NE(errorOf([&] { d.hostLoad(v, out.buffer, 0, 12); }).find("unsynchronized read"), std::string::npos);
+  d.synchronize();
+  d.hostLoad(v, out.buffer, 0, 12);
   EXPECT_EQ(v[0], -1.0f);
   EXPECT_EQ(v[2], -3.0f);
   BufferView pageable = dq::rt::test::put(d, f32Values(), MemSpace::Host);

@@ -27,7 +27,8 @@ import numpy as np
 def tensor_from_pb(path):
     import onnx
     from onnx import numpy_helper
-    return np.ascontiguousarray(numpy_helper.to_array(onnx.load_tensor(path)))
+    # np.array, not np.ascontiguousarray: the latter turns a rank-0 tensor into shape (1,).
+    return np.array(numpy_helper.to_array(onnx.load_tensor(path)), order="C")
 
 
 def generated_set(model_dir, work):
