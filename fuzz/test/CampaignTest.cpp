@@ -17,13 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct Shell {
   int code = -1;
   std::string out;
 };
 
-Run sh(const std::string& cmd) {
-  Run r;
+Shell sh(const std::string& cmd) {
+  Shell r;
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen((cmd + " 2>&1").c_str(), "r"), pclose);
   std::array<char, 4096> buf{};
   size_t n;
@@ -49,7 +49,7 @@ struct TempDir {
 TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
   TempDir t;
   fs::path db = t.path / "f.db";
-  Run r = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 2 --seed 3 --no-minimize --db " +
+  Shell r = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 2 --seed 3 --no-minimize --db " +
              db.string() + " --corpus-out " + (t.path / "cases").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("cases 4 "), std::string::npos) << r.out;
@@ -73,12 +73,12 @@ TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
   EXPECT_GE(written, 3);
 
   // The same shard again: nothing new (every signature is known now), still recorded once.
-  Run again = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 3 --no-minimize --db " +
+  Shell again = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 3 --no-minimize --db " +
                  db.string());
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find("(0 new)"), std::string::npos) << again.out;
   // --resume skips every finished case.
-  Run resumed = sh(DYNQUAL_BIN " fuzz --cases 4 --seed 3 --no-minimize --resume --db " + db.string());
+  Shell resumed = sh(DYNQUAL_BIN " fuzz --cases 4 --seed 3 --no-minimize --resume --db " + db.string());
   EXPECT_NE(resumed.out.find("4 skipped"), std::string::npos) << resumed.out;
 }
 
@@ -99,10 +99,34 @@ TEST(FuzzCampaign, ShardsNeverShareASeed) {
   EXPECT_THROW(dynqual::fuzz::parseDuration("-1s"), std::invalid_argument);
 }
 
-TEST(FuzzCampaign, CleanCasesOnProductionHaveNoFinding) {
-  Run r = sh(DYNQUAL_BIN " fuzz --cases 6 --jobs 2 --seed 11");
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("findings: 0"), std::string::npos) << r.out;
+TEST(FuzzCampaign, ReportsValidRateSizesOpsAndCompilerPaths) {
+  Shell r = sh(DYNQUAL_BIN " fuzz --cases 4 --jobs 2 --seed 11 --no-minimize");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  EXPECT_NE(r.out.find("cases 4 (valid "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("graph size (nodes per valid case): median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("op kinds: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel_launches"), std::string::npos) << r.out;
+}
+
+TEST(Corpus, AddedFindingReplaysAndCheckFailsWhenItBreaks) {
+  TempDir t;
+  Shell found = sh("DYNQUAL_TEST_FAULT=compile-exit " DYNQUAL_BIN " fuzz --cases 1 --seed 4 --no-minimize --corpus-out " +
+                 (t.path / "out").string());
+  ASSERT_EQ(found.code, 1) << found.out;
+  fs::path finding = fs::directory_iterator(t.path / "out")->path();
+  Shell added = sh(DYNQUAL_BIN " corpus add " + finding.string() + " --corpus " + (t.path / "corpus").string() +
+                 " --name crash_case");
+  ASSERT_EQ(added.code, 0) << added.out;
+  EXPECT_EQ(sh(DYNQUAL_BIN " corpus add " + finding.string() + " --corpus " + (t.path / "corpus").string() +
+               " --name crash_case").code, 2);
+  // Without the fault the production compiler handles the case: it holds.
+  Shell ok = sh(DYNQUAL_BIN " corpus check " + (t.path / "corpus").string());
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("pass    crash_case"), std::string::npos) << ok.out;
+  // With the compiler crashing again the check fails and says which case.
+  Shell bad = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " corpus check " + (t.path / "corpus").string());
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("FAIL    crash_case"), std::string::npos) << bad.out;
 }
 
 } // namespace
