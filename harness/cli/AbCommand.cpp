@@ -70,7 +70,7 @@ void addCalibrateCommand(CLI::App& app) {
         auto noise = diff::estimateNoise(r.samples);
         store::Store db(o->flags.db.empty() ? store::defaultDbPath() : std::filesystem::path(o->flags.db));
         for (const auto& n : noise) {
-          auto history = diff::noiseHistory(db, machine, n.model);
+          auto history = diff::noiseHistory(db, machine, n.model, diff::timingMetric(r.clock));
           std::cerr << fmt::format("calibrate: {} noise {:.3f}% (scaled MAD of per-round log ratios over {} rounds)",
                                    n.model, n.scaledMad * 100, n.rounds);
           if (!history.empty()) {
@@ -84,7 +84,7 @@ void addCalibrateCommand(CLI::App& app) {
           }
           std::cerr << "\n";
         }
-        diff::recordNoise(db, runId, noise);
+        diff::recordNoise(db, runId, noise, diff::timingMetric(r.clock));
       };
       setExitCode(runAbCommand("calibrate", o->flags, options, {}, after));
     } catch (const std::exception& e) {

@@ -52,6 +52,10 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
   cmd->add_option("--out", f.outDir, "also write report.md, report.json, junit.xml and report.html into this folder");
   cmd->add_option("--db", f.db, "results database (default: $DYNQUAL_DB, else ./dynqual.db)");
   cmd->add_flag("--no-db", f.noDb, "do not record the run");
+  cmd->add_option("--clock", f.clock,
+                  "clock of the timing samples: wall, thread-cpu (CPU time of the runtime thread; dq arms on "
+                  "sim), or auto (thread-cpu when both arms are dq on sim, else wall); docs/metrics/gate-decision.md")
+      ->check(CLI::IsMember({"auto", "wall", "thread-cpu"}))->capture_default_str();
   cmd->add_option("--compile-timeout", f.compileTimeout, "seconds allowed for each compile")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--run-timeout", f.runTimeout, "seconds allowed for each run process")
@@ -118,8 +122,42 @@ std::map<std::string, double> parseInject(const std::vector<std::string>& items)
 /// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
 /// sqrt(n) (docs/metrics/noise.md), and "no change" needs it below the margin, so
 /// n = ceil((z * 1.05 * sigma / m)^2), z the normal quantile at the smallest per-comparison alpha.
+/// The clock `choice` names for these arms. thread-cpu measures only the runtime's own thread,
+/// which is all of a sim run's work and none of the time other processes take from it; other
+/// devices and runners work outside that thread, so they are timed on the wall clock. Throws
+/// UsageError when thread-cpu is asked of an arm that cannot provide it.
+exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                               exec::Executor& executor) {
+  if (choice == "wall")
+    return exec::TimingClock::Wall;
+  auto capable = [&](const exec::Arm& a, std::string& why) {
+    if (a.variant.kind != exec::Variant::Kind::Dq || a.variant.device != "sim") {
+      why = a.label + " arm '" + a.variant.text() + "' is not dq on sim";
+      return false;
+    }
+    try {
+      if (executor.armProtocol(a) < 2) {
+        why = a.label + " arm's dynqual-exec speaks arm protocol 1, which has no --clock";
+        return false;
+      }
+    } catch (const exec::ExecError& e) {
+      why = e.what();  // the engine reports the unusable arm itself
+      return false;
+    }
+    return true;
+  };
+  std::string whyBase, whyHead;
+  bool ok = capable(base, whyBase) && capable(head, whyHead);
+  if (ok)
+    return exec::TimingClock::ThreadCpu;
+  if (choice == "thread-cpu")
+    throw UsageError("--clock thread-cpu: " + (whyBase.empty() ? whyHead : whyBase));
+  return exec::TimingClock::Wall;
+}
+
 std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
-                                               const std::vector<fs::path>& models, const diff::Policy& p) {
+                                               const std::vector<fs::path>& models, const diff::Policy& p,
+                                               const std::string& metric) {
   std::vector<std::string> notes;
   if (models.empty())
     return notes;
@@ -128,7 +166,7 @@ std::vector<std::string> sizingFromCalibration(store::Store& db, const std::stri
   double alpha = schedule.alphaAt(0, p.alpha) / static_cast<double>(models.size());
   double z = boost::math::quantile(boost::math::complement(boost::math::normal(), alpha / 2));
   for (const auto& m : models) {
-    auto history = diff::noiseHistory(db, machine, m.filename().string());
+    auto history = diff::noiseHistory(db, machine, m.filename().string(), metric);
     if (history.empty())
       continue;
     double sigma = history.back().scaledMad;
@@ -150,7 +188,7 @@ std::vector<std::string> sizingFromCalibration(store::Store& db, const std::stri
 std::vector<std::string> noisierThanHistory(store::Store& db, const std::string& machine, const diff::AbResult& r) {
   std::vector<std::string> notes;
   for (const auto& n : diff::estimateNoise(r.samples)) {
-    auto history = diff::noiseHistory(db, machine, n.model);
+    auto history = diff::noiseHistory(db, machine, n.model, diff::timingMetric(r.clock));
     if (history.empty())
       continue;
     std::vector<double> past;
@@ -228,6 +266,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   ec.runTimeoutSeconds = f.runTimeout;
   ec.runnerConfig = f.runnerConfig;
   exec::Executor executor(ec);
+  o.measure.clock = resolveClock(f.clock, o.base, o.head, executor);
 
   auto params = diff::policyParams(o.policy, o.measure);
   params["base"] = o.base.variant.text();
@@ -252,7 +291,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   std::vector<std::string> sizing;
   if (db) {
     try {
-      sizing = sizingFromCalibration(*db, header.machine.fingerprint, models, o.policy);
+      sizing = sizingFromCalibration(*db, header.machine.fingerprint, models, o.policy,
+                                     diff::timingMetric(o.measure.clock));
     } catch (const std::exception& e) {
       sizing.push_back(std::string("calibration history unreadable: ") + e.what());
     }

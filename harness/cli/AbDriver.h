@@ -22,13 +22,14 @@ struct AbFlags {
   uint64_t seed = 1;
   std::vector<std::string> inject;  ///< MODEL=PERCENT
   std::string runnerConfig, workDir, format = "md", outDir, db;
+  std::string clock = "auto";  ///< auto | wall | thread-cpu
   bool noDb = false;
   double compileTimeout = 600, runTimeout = 300;
 };
 
 /// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
 /// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
-/// --format, --out, --db, --no-db, --compile-timeout, --run-timeout).
+/// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
 /// Runs one A/B comparison of `base` against `head` with the flags, prints the report in

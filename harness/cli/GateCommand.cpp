@@ -46,7 +46,7 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   std::vector<std::string> models;
   for (const auto& c : stored.comparisons)
     models.push_back(c.model);
-  diff::AnalysisOutcome again = diff::analyze(stored.samples, models, policy);
+  diff::AnalysisOutcome again = diff::analyze(stored.samples, models, policy, diff::timingMetricFromParams(stored.params));
   std::vector<std::string> differences;
   for (size_t i = 0; i < stored.comparisons.size(); ++i) {
     const auto& s = stored.comparisons[i];
@@ -69,7 +69,10 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   r.looksDone = again.looksDone;
   for (const auto& s : r.samples)
     r.rounds = std::max(r.rounds, s.round + 1);
+  if (stored.params["clock"] == "thread-cpu")
+    r.clock = exec::TimingClock::ThreadCpu;
   diff::Measurement m;
+  m.clock = r.clock;
   reports::GateContext ctx{stored.kind + " (reanalysed)", stored.params["base"], stored.params["head"], policy, m, runId};
   emitAbReport(f, r, ctx);
   if (!differences.empty()) {

@@ -116,9 +116,10 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
     md << fmt::format("- injected slowdown: {} head +{:.1f} us per run\n", escapeMarkdown(model), us);
   if (r.budgetExhausted)
     md << "- the time budget ended before the next look\n";
-  md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s.",
+  md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s, "
+                    "{} clock.",
                     r.rounds, r.looksDone, r.wallSeconds, ctx.measure.samplesPerPosition, ctx.measure.minSampleMs,
-                    ctx.measure.budgetSeconds);
+                    ctx.measure.budgetSeconds, exec::timingClockName(r.clock));
   if (ctx.runId)
     md << fmt::format(" Stored as run {}.", ctx.runId);
   md << "\n";

@@ -77,6 +77,21 @@ TEST(AbCommand, AaOnATinySuiteFlagsNothing) {
   EXPECT_TRUE(o.doc["counter_changes"].empty());
 }
 
+TEST(AbCommand, ClockIsThreadCpuOnSimAndWallWhenAsked) {
+  Outcome a = run(with({"ab", kSlice, "--a", "dq", "--b", "dq"}, kQuick));
+  ASSERT_FALSE(a.doc.is_discarded()) << a.err;
+  EXPECT_EQ(a.doc["measurement"]["clock"], "thread-cpu");
+  EXPECT_EQ(a.doc["comparisons"][0]["metric"], "cpu_time_ms");
+  Outcome w = run(with({"ab", kSlice, "--a", "dq", "--b", "dq", "--clock", "wall"}, kQuick));
+  ASSERT_FALSE(w.doc.is_discarded()) << w.err;
+  EXPECT_EQ(w.doc["measurement"]["clock"], "wall");
+  EXPECT_EQ(w.doc["comparisons"][0]["metric"], "latency_ms");
+  // A runner times its own process: thread CPU time cannot be asked of it.
+  Outcome bad = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--clock", "thread-cpu", "--no-db"}, false);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("not dq on sim"), std::string::npos) << bad.err;
+}
+
 TEST(AbCommand, InjectedSlowdownIsARegressionOnThatModelOnly) {
   // Busy work of 300 % of the model's median latency: head/base is about 4.
   Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",

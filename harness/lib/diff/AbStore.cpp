@@ -82,7 +82,14 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"samples_per_position", std::to_string(m.samplesPerPosition)},
           {"warmup", std::to_string(m.warmup)},
           {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
-          {"budget_s", fmt::format("{}", m.budgetSeconds)}};
+          {"budget_s", fmt::format("{}", m.budgetSeconds)},
+          {"clock", exec::timingClockName(m.clock)},
+          {"timing_metric", timingMetric(m.clock)}};
+}
+
+std::string timingMetricFromParams(const std::map<std::string, std::string>& params) {
+  auto it = params.find("timing_metric");
+  return it == params.end() ? "latency_ms" : it->second;  // runs before --clock timed wall
 }
 
 Policy policyFromParams(const std::map<std::string, std::string>& params) {
@@ -258,18 +265,20 @@ std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples) {
   return out;
 }
 
-void recordNoise(store::Store& store, int64_t runId, const std::vector<NoiseEstimate>& noise) {
+void recordNoise(store::Store& store, int64_t runId, const std::vector<NoiseEstimate>& noise,
+                 const std::string& metric) {
   auto& db = store.db();
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement q(db, "INSERT INTO noise_calibrations SELECT ?, machine_id, ?, 'latency_ms', ?, ?, ? FROM runs "
+  SQLite::Statement q(db, "INSERT INTO noise_calibrations SELECT ?, machine_id, ?, ?, ?, ?, ? FROM runs "
                           "WHERE id = ?");
   for (const auto& n : noise) {
     q.bind(1, static_cast<int64_t>(runId));
     q.bind(2, n.model);
-    q.bind(3, n.rounds);
-    q.bind(4, n.scaledMad);
-    q.bind(5, n.sd);
-    q.bind(6, static_cast<int64_t>(runId));
+    q.bind(3, metric);
+    q.bind(4, n.rounds);
+    q.bind(5, n.scaledMad);
+    q.bind(6, n.sd);
+    q.bind(7, static_cast<int64_t>(runId));
     q.exec();
     q.reset();
   }
@@ -277,12 +286,13 @@ void recordNoise(store::Store& store, int64_t runId, const std::vector<NoiseEsti
 }
 
 std::vector<NoiseEstimate> noiseHistory(store::Store& store, const std::string& machineFingerprint,
-                                        const std::string& model) {
+                                        const std::string& model, const std::string& metric) {
   SQLite::Statement q(store.db(), "SELECT n.rounds, n.scaled_mad_log_ratio, n.sd_log_ratio FROM noise_calibrations n "
                                   "JOIN machines m ON m.id = n.machine_id JOIN runs r ON r.id = n.run_id "
-                                  "WHERE m.fingerprint = ? AND n.model = ? ORDER BY r.started_at, r.id");
+                                  "WHERE m.fingerprint = ? AND n.model = ? AND n.metric = ? ORDER BY r.started_at, r.id");
   q.bind(1, machineFingerprint);
   q.bind(2, model);
+  q.bind(3, metric);
   std::vector<NoiseEstimate> out;
   while (q.executeStep())
     out.push_back({model, q.getColumn(0).getInt(), q.getColumn(1).getDouble(), q.getColumn(2).getDouble()});

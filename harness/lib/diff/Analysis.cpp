@@ -25,7 +25,7 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
 }
 
 AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
-                        const Policy& policy) {
+                        const Policy& policy, const std::string& metric) {
   stats::LookSchedule schedule;
   schedule.rounds = policy.looks;
   schedule.validate();
@@ -71,7 +71,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       const auto& d = decisions[i];
       MetricComparison& c = result[i];
       c.model = models[i];
-      c.metric = "latency_ms";
+      c.metric = metric;
       c.unit = "ms";
       c.direction = Direction::LowerIsBetter;
       c.rounds = n;

@@ -62,6 +62,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       onProgress(s);
   };
   AbResult r;
+  r.clock = o.measure.clock;
   r.envStart = captureEnvironment();
   if (o.base.variant.kind == exec::Variant::Kind::Dq && o.head.variant.kind == exec::Variant::Kind::Dq)
     for (const char* bin : {"dynqual", "dynqual-exec"}) {
@@ -93,7 +94,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.warnings = reachabilityWarnings(o.policy, static_cast<int>(timed.size()));
 
   auto timeOne = [&](TimedModel& t, const exec::PreparedModel& pm, double busyUs, const fs::path& out) {
-    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs};
+    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs,
+                            o.measure.clock};
     return ex.execute(pm, t.pair.timedInputs, req, out);
   };
   // A model whose timed run fails stops being timed; its check records the failure.
@@ -155,7 +157,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     r.rounds = round + 1;
     roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
     if (r.rounds == looks[look]) {
-      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy);
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, timingMetric(o.measure.clock));
       r.comparisons = std::move(a.comparisons);
       r.looksDone = a.looksDone;
       ++look;
@@ -173,7 +175,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     for (const auto& name : activeNames()) {
       MetricComparison c;
       c.model = name;
-      c.metric = "latency_ms";
+      c.metric = timingMetric(o.measure.clock);
       c.unit = "ms";
       auto v = roundValues(r.samples, name);
       c.rounds = static_cast<int>(v.size());
@@ -196,6 +198,14 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.envWarnings = compareEnvironments(r.envStart, r.envEnd, o.base, o.head);
   r.wallSeconds = secondsSince(t0);
   return r;
+}
+
+} // namespace dynqual::diff
+
+namespace dynqual::diff {
+
+const char* timingMetric(exec::TimingClock clock) {
+  return clock == exec::TimingClock::ThreadCpu ? "cpu_time_ms" : "latency_ms";
 }
 
 } // namespace dynqual::diff

@@ -16,8 +16,10 @@ namespace dynqual::exec {
 
 namespace {
 
-/// The arm protocol version this driver speaks (dynqual-exec --protocol-version).
-constexpr int kArmProtocol = 1;
+/// The arm protocol versions this driver speaks (dynqual-exec --protocol-version): 1, and 2 which
+/// added --clock. A newer driver keeps speaking older versions so it can gate an older base.
+constexpr int kOldestArmProtocol = 1;
+constexpr int kNewestArmProtocol = 2;
 
 std::string prefix(const PreparedModel& m) { return m.arm.label + " " + m.modelName + ": "; }
 
@@ -121,21 +123,36 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
 
 Executor::Executor(ExecConfig config) : config_(std::move(config)) {}
 
-void Executor::checkArmProtocol(const Arm& arm) {
+int Executor::armProtocol(const Arm& arm) {
+  if (arm.variant.kind != Variant::Kind::Dq)
+    return 0;
   std::string key = arm.binDir.string();
-  if (checkedBinDirs_.count(key))
-    return;
+  if (auto it = protocolByBinDir_.find(key); it != protocolByBinDir_.end())
+    return it->second;
   for (const char* bin : {"dynqual", "dynqual-exec"})
     if (access((arm.binDir / bin).c_str(), X_OK) != 0)
       throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / bin).string() + " is missing or not executable");
   run::ChildResult child = run::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
   std::string out = child.out.substr(0, child.out.find('\n'));
-  if (child.exitCode != 0 || out != std::to_string(kArmProtocol))
-    throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / "dynqual-exec").string() +
-                                      " does not speak arm protocol " + std::to_string(kArmProtocol) +
-                                      " (it predates `dynqual-exec --protocol-version`); gate revisions that have it");
-  checkedBinDirs_[key] = true;
+  int version = 0;
+  try {
+    size_t used = 0;
+    version = std::stoi(out, &used);
+    if (used != out.size())
+      version = 0;
+  } catch (const std::exception&) {
+    version = 0;
+  }
+  if (child.exitCode != 0 || version < kOldestArmProtocol || version > kNewestArmProtocol)
+    throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / "dynqual-exec").string() + " speaks arm protocol '" +
+                                      out + "', this driver speaks " + std::to_string(kOldestArmProtocol) + " to " +
+                                      std::to_string(kNewestArmProtocol) +
+                                      " (versions before 1 lack `dynqual-exec --protocol-version`)");
+  protocolByBinDir_[key] = version;
+  return version;
 }
+
+const char* timingClockName(TimingClock c) { return c == TimingClock::Wall ? "wall" : "thread-cpu"; }
 
 PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   PreparedModel m;
@@ -148,7 +165,7 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
     checkRunnerAvailable(arm, config_.runnerConfig);
     return m;
   }
-  checkArmProtocol(arm);
+  armProtocol(arm);
   fs::path dir = config_.workDir / arm.label / m.modelName;
   fs::create_directories(dir);
   m.artifact = dir / "model.dqp";
@@ -160,6 +177,9 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
 
 ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>& inputFiles,
                              const TimingRequest& timing, const fs::path& outDir) {
+  if (timing.clock == TimingClock::ThreadCpu && (m.arm.variant.kind != Variant::Kind::Dq || armProtocol(m.arm) < 2))
+    throw ExecError(Stage::Infra, prefix(m) + "the thread-cpu clock needs a dq arm speaking arm protocol 2 or later; use "
+                                              "the wall clock");
   if (m.arm.variant.kind != Variant::Kind::Dq)
     return executeRunner(m, inputFiles, timing, outDir, config_);
   std::vector<std::string> argv = {(m.arm.binDir / "dynqual-exec").string(), m.artifact.string(), "--device",
@@ -173,6 +193,8 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
                              "--min-sample-ms", std::to_string(timing.minSampleMs)});
     if (timing.busyWaitUs > 0)
       argv.insert(argv.end(), {"--busy-wait-us", std::to_string(timing.busyWaitUs)});
+    if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
+      argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }
   run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds);
   return parseDqResult(m, child, timing, config_.runTimeoutSeconds);

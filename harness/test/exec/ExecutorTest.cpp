@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace fs = std::filesystem;
 using namespace dynqual::exec;
@@ -128,4 +129,47 @@ TEST_F(ExecutorTest, WrongInputShapeIsARunFailureNamingTheInput) {
   std::string msg;
   EXPECT_EQ(stageOf([&] { executor->execute(m, in, {}, work / "o3"); }, msg), Stage::Run);
   EXPECT_NE(msg.find("input"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, ThreadCpuClockTimesTheRuntimeThread) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  TimingRequest t;
+  t.reps = 3;
+  t.clock = TimingClock::ThreadCpu;
+  t.busyWaitUs = 5000;  // the busy work spins on the timing clock: 5 ms of this thread's CPU per run
+  ExecResult r = executor->execute(m, inputs(), t, work / "out");
+  ASSERT_EQ(r.samplesMs.size(), 3u);
+  for (double s : r.samplesMs)
+    EXPECT_GE(s, 5.0);
+}
+
+TEST_F(ExecutorTest, ArmProtocolsOneAndTwoAreSpokenOthersRefused) {
+  EXPECT_EQ(executor->armProtocol(arm), 2);
+  auto fakeArm = [&](const std::string& version) {
+    fs::path dir = work / ("protocol-" + version);
+    fs::create_directories(dir);
+    for (const char* bin : {"dynqual", "dynqual-exec"}) {
+      std::ofstream(dir / bin) << "#!/bin/sh\necho " << version << "\n";
+      fs::permissions(dir / bin, fs::perms::owner_all);
+    }
+    Arm a = arm;
+    a.binDir = dir;
+    return a;
+  };
+  Arm old = fakeArm("1");
+  EXPECT_EQ(executor->armProtocol(old), 1);
+  // An arm of protocol 1 has no --clock: asking it for thread CPU time is an infrastructure error.
+  PreparedModel m;
+  m.arm = old;
+  m.modelName = "decoder_tiny";
+  TimingRequest t;
+  t.reps = 1;
+  t.clock = TimingClock::ThreadCpu;
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { executor->execute(m, inputs(), t, work / "o"); }, msg), Stage::Infra);
+  EXPECT_NE(msg.find("protocol 2"), std::string::npos) << msg;
+
+  Arm future = fakeArm("3");
+  EXPECT_EQ(stageOf([&] { executor->armProtocol(future); }, msg), Stage::Infra);
+  EXPECT_NE(msg.find("'3'"), std::string::npos) << msg;
 }

@@ -13,6 +13,9 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
 /// Reads policyParams back. Throws std::runtime_error naming the parameter when one is missing
 /// or malformed.
 Policy policyFromParams(const std::map<std::string, std::string>& params);
+/// The timed metric a stored run measured ("latency_ms" for runs stored before the clock was a
+/// parameter, which all timed wall).
+std::string timingMetricFromParams(const std::map<std::string, std::string>& params);
 
 /// Writes the checks, counters, samples and comparisons of `r` for run `runId` in one IMMEDIATE
 /// transaction (all or nothing). Throws store::StoreError as Store's writers do.
@@ -46,11 +49,14 @@ struct NoiseEstimate {
 };
 /// Computes the noise of every model with at least two rounds in `samples`.
 std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples);
-/// Stores calibration noise for run `runId` on the run's machine, in one transaction.
-void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimate>& noise);
-/// Every stored calibration of `model` on the machine with `machineFingerprint`, oldest first.
+/// Stores calibration noise of the timed `metric` for run `runId` on the run's machine, in one
+/// transaction.
+void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimate>& noise,
+                 const std::string& metric);
+/// Every stored calibration of `model` and `metric` on the machine with `machineFingerprint`,
+/// oldest first.
 std::vector<NoiseEstimate> noiseHistory(store::Store& db, const std::string& machineFingerprint,
-                                        const std::string& model);
+                                        const std::string& model, const std::string& metric);
 
 /// Per-round log ratios of each model of a stored run, in round order (for bench stats).
 std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples);

@@ -32,7 +32,14 @@ struct Measurement {
   /// model name -> X: the head arm of that model gets busy work equal to X % of the model's
   /// median base latency measured in the first round (the gate's self-test).
   std::map<std::string, double> injectSlowdownPercent;
+  /// The clock of the timing samples (resolved before the run; `--clock auto` picks ThreadCpu
+  /// when both arms are dq on sim and speak arm protocol 2, Wall otherwise).
+  exec::TimingClock clock = exec::TimingClock::Wall;
 };
+
+/// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu).
+/// Both are per-run times in ms, lower is better; their noise is calibrated separately.
+const char* timingMetric(exec::TimingClock clock);
 
 struct AbOptions {
   std::vector<std::filesystem::path> models;  ///< model folders (expanded suite)
@@ -126,6 +133,7 @@ struct AbResult {
   std::map<std::string, double> slowdownUs;  ///< injected busy work per model, microseconds
   /// Sizes of the arms' binaries (dq arms): file name -> (base bytes, head bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
+  exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
   int rounds = 0;
   int looksDone = 0;             ///< looks analysed (the last one decided)
   bool budgetExhausted = false;

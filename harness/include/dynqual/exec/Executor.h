@@ -59,12 +59,21 @@ struct PreparedModel {
   double compileMs = 0;              ///< wall time of the compile child, ms
 };
 
-/// What a timed execution asks for (the arm protocol's --reps/--warmup/--min-sample-ms).
+/// The clock a timed execution reads (docs/commands/exec.md). Wall is the steady clock;
+/// ThreadCpu is the CPU time of the runtime's thread (arm protocol 2; dq arms only), which leaves
+/// out time the process spent preempted by other work on the machine.
+enum class TimingClock { Wall, ThreadCpu };
+
+/// "wall" or "thread-cpu".
+const char* timingClockName(TimingClock c);
+
+/// What a timed execution asks for (the arm protocol's --reps/--warmup/--min-sample-ms/--clock).
 struct TimingRequest {
   int reps = 0;              ///< samples after the checked run; 0 = correctness only
   int warmup = 1;            ///< discarded runs before the samples
   double minSampleMs = 1.0;  ///< one sample batches k runs lasting at least this long, ms
   double busyWaitUs = 0;     ///< injected busy work per run (dq arms only), microseconds
+  TimingClock clock = TimingClock::Wall;
 };
 
 /// Typed outcome of one execution.
@@ -92,16 +101,20 @@ public:
   /// Runs `model` on `inputFiles` (TensorProto files in graph input order) in a child process,
   /// writing outputs under `outDir`. Throws ExecError (Stage::Run) for a crash, a timeout, a
   /// runtime error, malformed JSON, or a sample count other than timing.reps; Stage::Infra when
-  /// the runner is missing.
+  /// the runner is missing, or when timing.clock is ThreadCpu and the arm cannot read it (a runner,
+  /// or a dynqual-exec of arm protocol 1).
   ExecResult execute(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
                      const TimingRequest& timing, const std::filesystem::path& outDir);
 
   const ExecConfig& config() const { return config_; }
 
+  /// The arm protocol version `arm`'s dynqual-exec speaks (1 or 2); 0 for runner arms. Throws
+  /// ExecError (Stage::Infra) when the binaries are missing or speak no version this driver knows.
+  int armProtocol(const Arm& arm);
+
 private:
-  void checkArmProtocol(const Arm& arm);
   ExecConfig config_;
-  std::map<std::string, bool> checkedBinDirs_;
+  std::map<std::string, int> protocolByBinDir_;
 };
 
 /// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running
