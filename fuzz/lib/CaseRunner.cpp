@@ -4,6 +4,7 @@
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/run/ChildProcess.h"
 
 #include <chrono>
 #include <cstdio>
@@ -79,7 +80,89 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
   std::ofstream(dir / "meta.json") << meta.dump(2) << "\n";
 }
 
+/// The pipeline spec a dq variant's pipeline stands for, from `dynqual compile --print-pipeline`;
+/// "" when the compiler cannot say (an option it does not know).
+std::string resolvedSpec(const fs::path& binDir, const std::string& pipeline) {
+  run::ChildResult c = run::runChild({(binDir / "dynqual").string(), "compile", "--print-pipeline", "--pipeline", pipeline}, 60);
+  if (c.exitCode != 0)
+    return "";
+  std::string out = c.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+    out.pop_back();
+  return out;
+}
+
+/// The first optional pass whose removal makes the finding go away while the case still compiles
+/// and runs, or "unattributed".
+std::string attributePass(const PreparedCase& one, const Finding& f, const CaseRequest& req, int& counter) {
+  if (f.symptom == "variant-disagreement" || f.symptom == "oracle-disagreement")
+    return "unattributed";
+  exec::Variant v = exec::parseVariant(f.variant);
+  if (v.kind != exec::Variant::Kind::Dq)
+    return "unattributed";
+  std::string spec = resolvedSpec(req.oracle.binDir, v.pipeline);
+  if (spec.empty())
+    return "unattributed";
+  for (const char* pass : kOptionalPasses) {
+    std::string without = removePass(spec, pass);
+    if (without.empty())
+      continue;
+    OracleConfig oc = req.oracle;
+    oc.ortOracle = false;
+    exec::Variant w = v;
+    w.pipeline = without;
+    oc.variants = {w};
+    fs::path dir = req.workDir / ("attr_" + std::to_string(counter++));
+    try {
+      OracleResult r = runOracle(one, oc, dir);
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (r.findings.empty())
+        return pass;
+    } catch (const std::exception&) {
+    }
+  }
+  return "unattributed";
+}
+
 } // namespace
+
+std::string removePass(const std::string& spec, const std::string& pass) {
+  size_t at = 0;
+  while ((at = spec.find(pass, at)) != std::string::npos) {
+    size_t end = at + pass.size();
+    bool startOk = at == 0 || spec[at - 1] == ' ' || spec[at - 1] == '(' || spec[at - 1] == ',';
+    bool endOk = end == spec.size() || spec[end] == ',' || spec[end] == ')' || spec[end] == '{' || spec[end] == ' ';
+    if (!startOk || !endOk) {
+      at = end;
+      continue;
+    }
+    if (end < spec.size() && spec[end] == '{') {
+      int depth = 0;
+      for (; end < spec.size(); ++end) {
+        depth += spec[end] == '{' ? 1 : spec[end] == '}' ? -1 : 0;
+        if (depth == 0) {
+          ++end;
+          break;
+        }
+      }
+    }
+    // Take the separator with it: ", " after, or else ", " before.
+    size_t from = at, to = end;
+    if (to < spec.size() && spec[to] == ',') {
+      ++to;
+      while (to < spec.size() && spec[to] == ' ')
+        ++to;
+    } else {
+      while (from > 0 && spec[from - 1] == ' ')
+        --from;
+      if (from > 0 && spec[from - 1] == ',')
+        --from;
+    }
+    return spec.substr(0, from) + spec.substr(to);
+  }
+  return "";
+}
 
 std::string fnv1aHex(const std::string& text) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -160,6 +243,11 @@ CaseReport runCase(const CaseRequest& req) {
       ops.insert(n.op_type());
     fr.ops.assign(ops.begin(), ops.end());
     fr.pass = "unattributed";
+    try {
+      PreparedCase one = prepareCase(small, req.bindings, req.seed, binding >= 0 ? binding : 0);
+      fr.pass = attributePass(one, f, req, attemptNo);
+    } catch (const InvalidCase&) {
+    }
     std::string opList;
     for (const auto& o : fr.ops)
       opList += (opList.empty() ? "" : ",") + o;

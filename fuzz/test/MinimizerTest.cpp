@@ -65,3 +65,22 @@ TEST(Minimizer, ReturnsTheInputWhenNothingSmallerFails) {
 
 } // namespace
 } // namespace dynqual::fuzz
+
+#include "dynqual/fuzz/CaseRunner.h"
+
+namespace dynqual::fuzz {
+namespace {
+
+TEST(Attribution, RemovesOnePassWithItsOptionsAndSeparator) {
+  const std::string spec = "builtin.module(cse, func.func(dq-use-output-allocator, dq-optimize-memrefs{inject=x}, "
+                           "dq-pool-allocs, dq-lower-copies))";
+  EXPECT_EQ(removePass(spec, "dq-optimize-memrefs"),
+            "builtin.module(cse, func.func(dq-use-output-allocator, dq-pool-allocs, dq-lower-copies))");
+  EXPECT_EQ(removePass(spec, "dq-lower-copies"),
+            "builtin.module(cse, func.func(dq-use-output-allocator, dq-optimize-memrefs{inject=x}, dq-pool-allocs))");
+  EXPECT_EQ(removePass(spec, "dq-materialize-host-scalars"), "");
+  EXPECT_EQ(removePass("a(dq-pool-allocs-extra)", "dq-pool-allocs"), "");
+}
+
+} // namespace
+} // namespace dynqual::fuzz

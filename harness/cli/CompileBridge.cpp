@@ -49,4 +49,6 @@ void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
   compileModel(model, request, artifact);
 }
 
+std::string pipelineSpecText(const std::string& pipeline) { return dq::resolvePipelineSpec(pipeline); }
+
 } // namespace dynqual::cli

@@ -57,6 +57,13 @@ CaseReport runCase(const CaseRequest& request);
 /// FNV-1a 64 (Fowler, Noll, Vo) of `text` as 16 lowercase hex digits: stable on every platform.
 std::string fnv1aHex(const std::string& text);
 
+/// The optional memref passes, in their reference order; attribution removes one at a time.
+inline constexpr const char* kOptionalPasses[] = {"dq-materialize-host-scalars", "dq-optimize-memrefs",
+                                                  "dq-promote-strided-operands", "dq-pool-allocs"};
+
+/// `spec` without the pass `pass` (with its {options}), or "" when it is not in the spec.
+std::string removePass(const std::string& spec, const std::string& pass);
+
 /// The one-line reproducer of a case: `dynqual fuzz-case --seed S --variant V ...`.
 std::string reproducerLine(const CaseRequest& request);
 
