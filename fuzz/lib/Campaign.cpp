@@ -184,8 +184,25 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
         ++s.newFindings;
       ++findingCount;
     }
-    if (o.stopAtFirstFinding && findingCount > 0)
-      stop = true;
+    if (o.stopAtFirstFinding && !r.findings.empty()) {
+      if (o.stopOnlyOnVariant.empty()) {
+        stop = true;
+      } else {
+        size_t base = s.findings.size() - r.findings.size();
+        for (size_t k = 0; k < r.findings.size() && s.firstOwnFinding < 0; ++k) {
+          const auto& f = r.findings[k];
+          if (f.finding.variant != o.stopOnlyOnVariant)
+            continue;
+          bool shared = false;
+          for (const auto& g : r.findings)
+            shared |= g.finding.variant != o.stopOnlyOnVariant && g.finding.symptom == f.finding.symptom;
+          if (!shared) {
+            s.firstOwnFinding = static_cast<int>(base + k);
+            stop = true;
+          }
+        }
+      }
+    }
     if (o.progress) {
       double rate = s.cases / std::max(at, 1e-3);
       std::fprintf(stderr, "\r[fuzz] %lld cases  %.2f cases/s  valid %.1f%%  findings %lld  signatures %zu   ",

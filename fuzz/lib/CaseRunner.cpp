@@ -39,6 +39,10 @@ OracleConfig configFor(const Finding& f, const OracleConfig& base) {
   c.ortOracle = f.symptom == "oracle-disagreement";
   if (f.symptom == "variant-disagreement") {
     c.variants = {base.variants.at(0), exec::parseVariant(f.variant)};
+  } else if (!c.ortOracle && f.variant != base.variants.at(0).text()) {
+    // Keep the first variant as the control: a reduction must not drift to a failure that the
+    // first variant shares (a bug of its own rather than of this variant).
+    c.variants = {base.variants.at(0), exec::parseVariant(f.variant)};
   } else if (!c.ortOracle) {
     c.variants = {exec::parseVariant(f.variant)};
   } else {
@@ -223,9 +227,15 @@ CaseReport runCase(const CaseRequest& req) {
         OracleResult r = runOracle(c, oc, w);
         std::error_code ec;
         fs::remove_all(w, ec);
-        for (const auto& g : r.findings)
-          if (g.symptom == f.symptom)
-            return true;
+        std::string control = oc.variants.size() > 1 && f.symptom != "variant-disagreement"
+                                  ? oc.variants[0].text()
+                                  : std::string();
+        bool seen = false, inControl = false;
+        for (const auto& g : r.findings) {
+          seen |= g.symptom == f.symptom && g.variant == f.variant;
+          inControl |= !control.empty() && g.symptom == f.symptom && g.variant == control;
+        }
+        return seen && !inControl;
       } catch (const InvalidCase&) {
       }
       return false;

@@ -181,11 +181,17 @@ int runSelftest(const FuzzOpts& o) {
       continue;
     }
     FuzzOpts k = o;
-    k.inject = std::string(name);
     k.time = fmt::format("{}s", perKnob);
     k.db.clear();
+    k.variants.clear();
     fuzz::CampaignOptions c = campaignOptions(k);
+    // Production is the control: a finding counts for the knob only when production does not
+    // show the same symptom on that case.
+    std::string knobVariant = fuzz::variantWithKnob("dq:production@sim", std::string(name));
+    c.variants = {"dq:production@sim", knobVariant};
+    c.knob = std::string(name);
     c.stopAtFirstFinding = true;
+    c.stopOnlyOnVariant = knobVariant;
     c.progress = false;
     c.workDir = work / std::string(name);
     fuzz::CampaignSummary s = fuzz::runCampaign(c);
@@ -193,13 +199,14 @@ int runSelftest(const FuzzOpts& o) {
       std::cerr << "dynqual fuzz --selftest: " << name << ": " << s.infraError << "\n";
       return kExitInfra;
     }
-    if (s.findings.empty()) {
+    if (s.firstOwnFinding < 0) {
       ++missed;
       std::cout << fmt::format("{:<34} {:>8} {:>12} {:>10} not found within {:.0f} s\n", name, s.cases, "-", "-",
                                perKnob);
     } else {
-      const auto& f = s.findings.front();
-      std::cout << fmt::format("{:<34} {:>8} {:>12.1f} {:>10} {}\n", name, s.cases, s.findingSeconds.front(),
+      const auto& f = s.findings[static_cast<size_t>(s.firstOwnFinding)];
+      std::cout << fmt::format("{:<34} {:>8} {:>12.1f} {:>10} {}\n", name, s.cases,
+                               s.findingSeconds[static_cast<size_t>(s.firstOwnFinding)],
                                f.nodesAfter, f.signature);
     }
   }

@@ -22,6 +22,9 @@ struct CampaignOptions {
   int shardIndex = 0, shardCount = 1;
   bool resume = false;               ///< skip cases this campaign already finished in the db
   bool stopAtFirstFinding = false;   ///< the selftest's mode
+  /// With stopAtFirstFinding: count only findings on this variant whose symptom the case's other
+  /// variants do not show (the selftest's knob variant against production as control).
+  std::string stopOnlyOnVariant;
   std::filesystem::path db;          ///< empty = no store
   std::filesystem::path corpusOut;   ///< empty = findings not written
   int bindings = 4;
@@ -53,6 +56,7 @@ struct CampaignSummary {
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
   double workerMs = 0;               ///< wall time of the worker processes
   std::string infraError;            ///< set when the campaign stopped on an infrastructure error
+  int firstOwnFinding = -1;          ///< index of the finding that met stopOnlyOnVariant, else -1
 };
 
 /// The store key of a shard: seed, shard, variants, knob, K and generator version.
