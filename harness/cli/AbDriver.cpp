@@ -56,6 +56,9 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "clock of the timing samples: wall, thread-cpu (CPU time of the runtime thread; dq arms on "
                   "sim), or auto (thread-cpu when both arms are dq on sim, else wall); docs/metrics/gate-decision.md")
       ->check(CLI::IsMember({"auto", "wall", "thread-cpu"}))->capture_default_str();
+  cmd->add_flag("--compile-time", f.compileTime,
+               "also time compiles: each round compiles every model once per arm in fresh processes, and "
+               "compile time goes through the same statistics (dq arms only)");
   cmd->add_option("--compile-timeout", f.compileTimeout, "seconds allowed for each compile")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--run-timeout", f.runTimeout, "seconds allowed for each run process")
@@ -236,6 +239,9 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   o.measure.minSampleMs = f.minSampleMs;
   o.measure.budgetSeconds = f.budget;
   o.measure.injectSlowdownPercent = parseInject(f.inject);
+  o.measure.compileTime = f.compileTime;
+  if (f.compileTime && (o.base.variant.kind != exec::Variant::Kind::Dq || o.head.variant.kind != exec::Variant::Kind::Dq))
+    throw UsageError("--compile-time needs two dq arms: a runner's compile is not a separate step");
   for (const auto& [model, pct] : o.measure.injectSlowdownPercent) {
     if (std::none_of(models.begin(), models.end(), [&](const fs::path& m) { return m.filename() == model; }))
       throw UsageError("--inject-slowdown: no model named '" + model + "' in the suite");

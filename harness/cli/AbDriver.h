@@ -24,6 +24,7 @@ struct AbFlags {
   std::string runnerConfig, workDir, format = "md", outDir, db;
   std::string clock = "auto";  ///< auto | wall | thread-cpu
   bool noDb = false;
+  bool compileTime = false;
   double compileTimeout = 600, runTimeout = 300;
 };
 

@@ -43,10 +43,13 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   }
   diff::StoredAbRun stored = diff::loadAbRun(db, runId);
   diff::Policy policy = diff::policyFromParams(stored.params);
-  std::vector<std::string> models;
+  std::string timed = diff::timingMetricFromParams(stored.params);
+  std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
   for (const auto& c : stored.comparisons)
-    models.push_back(c.model);
-  diff::AnalysisOutcome again = diff::analyze(stored.samples, models, policy, diff::timingMetricFromParams(stored.params));
+    if (c.metric == timed)
+      timedModels.push_back(c.model);
+  diff::AnalysisOutcome again = diff::analyze(stored.samples, timedModels, policy, timed,
+                                              stored.compileSamples, diff::compileMetricFromParams(stored.params));
   std::vector<std::string> differences;
   for (size_t i = 0; i < stored.comparisons.size(); ++i) {
     const auto& s = stored.comparisons[i];
@@ -64,6 +67,7 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   diff::AbResult r;
   r.checks = stored.checks;
   r.samples = stored.samples;
+  r.compileSamples = stored.compileSamples;
   r.comparisons = again.comparisons;
   r.counterChanges = diff::counterChanges(r.checks);
   r.looksDone = again.looksDone;

@@ -49,6 +49,9 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
   json samples = json::array();
   for (const auto& s : r.samples)
     samples.push_back({s.model, s.arm, s.round, s.position, s.rep, s.valueMs, s.iterations});
+  json compileSamples = json::array();
+  for (const auto& s : r.compileSamples)
+    compileSamples.push_back({s.model, s.arm, s.round, s.position, s.valueMs});
   auto env = [](const diff::Environment& e) {
     return json{{"machine", e.machine}, {"load_average_1m", num(e.loadAverage1)}, {"affinity", e.affinity},
                 {"governor", e.governor}, {"gpu_clocks", e.gpuClocks}, {"kernel_env", e.kernelEnv}};
@@ -75,6 +78,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"comparisons", comps},
           {"counter_changes", counters},
           {"slowdown_us", r.slowdownUs},
+          {"compile_samples", compileSamples},
           {"binary_bytes", r.binaryBytes},
           {"environment", {{"start", env(r.envStart)}, {"end", env(r.envEnd)}, {"warnings", r.envWarnings}}},
           {"warnings", r.warnings},

@@ -176,6 +176,29 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   fs::remove(db);
 }
 
+TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
+  fs::path db = fs::temp_directory_path() / ("gate-compile-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
+                   "--warmup", "0", "--compile-time", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  ASSERT_EQ(g.doc["comparisons"].size(), 2u) << g.doc["comparisons"].dump();
+  EXPECT_EQ(g.doc["comparisons"][1]["metric"], "compile_cpu_ms");
+  EXPECT_EQ(g.doc["comparisons"][1]["rounds"], 12);
+  EXPECT_EQ(g.doc["compile_samples"].size(), 24u);  // 12 rounds x 2 arms
+  for (const auto& c : g.doc["comparisons"])
+    EXPECT_NE(c["verdict"], "regression") << c.dump();
+  Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(r.doc.is_discarded()) << r.err;
+  EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
+  EXPECT_EQ(r.doc["comparisons"][1]["p"], g.doc["comparisons"][1]["p"]);
+  Outcome ort = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--compile-time", "--no-db"}, false);
+  EXPECT_EQ(ort.code, 2);
+  EXPECT_NE(ort.err.find("two dq arms"), std::string::npos) << ort.err;
+  fs::remove(db);
+}
+
 TEST(GateCommand, MissingRevisionIsAUsageErrorNamingIt) {
   std::string bin = fs::path(kBin).parent_path().string();
   Outcome o = run({"gate", "--repo", kCorpus.parent_path().string(), "--base", "no-such-revision-xyz", "--head-bin",

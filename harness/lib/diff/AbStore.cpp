@@ -84,7 +84,14 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
           {"budget_s", fmt::format("{}", m.budgetSeconds)},
           {"clock", exec::timingClockName(m.clock)},
-          {"timing_metric", timingMetric(m.clock)}};
+          {"timing_metric", timingMetric(m.clock)},
+          {"compile_time", m.compileTime ? "1" : "0"},
+          {"compile_metric", compileMetric(m.clock)}};
+}
+
+std::string compileMetricFromParams(const std::map<std::string, std::string>& params) {
+  auto it = params.find("compile_metric");
+  return it == params.end() ? "compile_ms" : it->second;
 }
 
 std::string timingMetricFromParams(const std::map<std::string, std::string>& params) {
@@ -155,6 +162,18 @@ void recordAbResult(store::Store& store, int64_t runId, const AbResult& r) {
     sample.exec();
     sample.reset();
   }
+  SQLite::Statement compile(db, "INSERT INTO ab_compile_samples VALUES(?,?,?,?,?,?,?)");
+  for (const auto& s : r.compileSamples) {
+    compile.bind(1, static_cast<int64_t>(runId));
+    compile.bind(2, s.model);
+    compile.bind(3, s.arm);
+    compile.bind(4, s.round);
+    compile.bind(5, s.position);
+    compile.bind(6, s.valueMs);
+    compile.bind(7, "ms");
+    compile.exec();
+    compile.reset();
+  }
   insertComparisons(db, runId, r.comparisons);
   tx.commit();
 }
@@ -199,6 +218,13 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
     out.samples.push_back({samples.getColumn(0).getString(), samples.getColumn(1).getString(),
                            samples.getColumn(2).getInt(), samples.getColumn(3).getInt(), samples.getColumn(4).getInt(),
                            samples.getColumn(5).getDouble(), samples.getColumn(6).getInt()});
+  SQLite::Statement compile(db, "SELECT model, arm, round, position, value FROM ab_compile_samples "
+                                "WHERE run_id = ? ORDER BY round, model, position");
+  compile.bind(1, static_cast<int64_t>(runId));
+  while (compile.executeStep())
+    out.compileSamples.push_back({compile.getColumn(0).getString(), compile.getColumn(1).getString(),
+                                  compile.getColumn(2).getInt(), compile.getColumn(3).getInt(), 0,
+                                  compile.getColumn(4).getDouble(), 1});
   SQLite::Statement comps(db, "SELECT * FROM ab_comparisons WHERE run_id = ? ORDER BY rowid");
   comps.bind(1, static_cast<int64_t>(runId));
   while (comps.executeStep()) {

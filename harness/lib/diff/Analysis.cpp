@@ -25,7 +25,8 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
 }
 
 AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
-                        const Policy& policy, const std::string& metric) {
+                        const Policy& policy, const std::string& metric, const std::vector<Sample>& compileSamples,
+                        const std::string& compileMetricName) {
   stats::LookSchedule schedule;
   schedule.rounds = policy.looks;
   schedule.validate();
@@ -34,14 +35,28 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   common.bootstrapSeed = policy.seed;
   common.bootstrapResamples = policy.bootstrapResamples;
 
-  std::vector<std::map<int, std::pair<double, double>>> values;
+  // One series per model and metric: the timed metric of every model, then the compile time of
+  // the models that have compile samples. Holm runs over all of them.
+  struct Series {
+    std::string model, metric;
+    std::map<int, std::pair<double, double>> values;
+  };
+  std::vector<Series> series;
   for (const auto& m : models)
-    values.push_back(roundValues(samples, m));
+    series.push_back({m, metric, roundValues(samples, m)});
+  for (const auto& m : models) {
+    auto v = roundValues(compileSamples, m);
+    if (!v.empty())
+      series.push_back({m, compileMetricName, std::move(v)});
+  }
+  std::vector<std::map<int, std::pair<double, double>>> values;
+  for (const auto& s : series)
+    values.push_back(s.values);
 
   AnalysisOutcome out;
-  stats::SuiteState state = stats::startSuite(static_cast<int>(models.size()));
-  std::vector<MetricComparison> result(models.size());
-  for (size_t look = 0; look < schedule.rounds.size() && !models.empty(); ++look) {
+  stats::SuiteState state = stats::startSuite(static_cast<int>(series.size()));
+  std::vector<MetricComparison> result(series.size());
+  for (size_t look = 0; look < schedule.rounds.size() && !series.empty(); ++look) {
     int n = schedule.rounds[look];
     std::vector<stats::Comparison> family;
     bool complete = true;
@@ -65,13 +80,13 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       p.push_back(d.pTwoSided);
     auto adjusted = stats::holmAdjust(p);
     auto alphas = stats::holmAlphas(p, lookAlpha);
-    for (size_t i = 0; i < models.size(); ++i) {
+    for (size_t i = 0; i < series.size(); ++i) {
       if (!wasOpen[i])
         continue;  // closed at an earlier look: keeps that look's numbers
       const auto& d = decisions[i];
       MetricComparison& c = result[i];
-      c.model = models[i];
-      c.metric = metric;
+      c.model = series[i].model;
+      c.metric = series[i].metric;
       c.unit = "ms";
       c.direction = Direction::LowerIsBetter;
       c.rounds = n;

@@ -153,11 +153,27 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
           failTiming(t, e.what());
         }
       }
+      if (o.measure.compileTime && !t.name.empty()) {
+        static const char* kCompileOrder[2][2] = {{"base", "head"}, {"head", "base"}};
+        for (int pos = 0; pos < 2 && !t.name.empty(); ++pos) {
+          std::string arm = kCompileOrder[round % 2][pos];
+          progress(fmt::format("round {}/{} compile {} {}", round + 1, looks[look], arm, t.name));
+          try {
+            double ms = ex.timeCompile(arm == "head" ? *t.pair.head : *t.pair.base,
+                                       ex.config().workDir / "compile-timing" / arm / t.name / "model.dqp",
+                                       o.measure.clock);
+            r.compileSamples.push_back({t.name, arm, round, pos, 0, ms, 1});
+          } catch (const exec::ExecError& e) {
+            failTiming(t, e.what());
+          }
+        }
+      }
     }
     r.rounds = round + 1;
     roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
     if (r.rounds == looks[look]) {
-      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, timingMetric(o.measure.clock));
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, timingMetric(o.measure.clock),
+                                  r.compileSamples, compileMetric(o.measure.clock));
       r.comparisons = std::move(a.comparisons);
       r.looksDone = a.looksDone;
       ++look;
@@ -206,6 +222,10 @@ namespace dynqual::diff {
 
 const char* timingMetric(exec::TimingClock clock) {
   return clock == exec::TimingClock::ThreadCpu ? "cpu_time_ms" : "latency_ms";
+}
+
+const char* compileMetric(exec::TimingClock clock) {
+  return clock == exec::TimingClock::ThreadCpu ? "compile_cpu_ms" : "compile_ms";
 }
 
 } // namespace dynqual::diff

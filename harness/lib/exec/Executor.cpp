@@ -106,7 +106,7 @@ fs::path selfBinDir() {
 
 double compileInChild(const fs::path& binDir, const fs::path& modelFile, const std::string& pipeline,
                       const fs::path& artifact, double timeoutSeconds, const std::string& label,
-                      const std::string& model, const std::vector<std::string>& env) {
+                      const std::string& model, const std::vector<std::string>& env, double* cpuMs) {
   std::string where = label.empty() ? "" : label + " " + model + ": compile: ";
   std::vector<std::string> argv = {(binDir / "dynqual").string(), "compile", modelFile.string(), "--pipeline", pipeline,
                                    "-o", artifact.string()};
@@ -118,6 +118,8 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
     throw ExecError(Stage::Compile, where + "compiler process " + abnormal);
   if (child.exitCode != 0)
     throw ExecError(Stage::Compile, where + lastLine(child.err));
+  if (cpuMs)
+    *cpuMs = child.cpuMs;
   return child.wallMs;
 }
 
@@ -150,6 +152,16 @@ int Executor::armProtocol(const Arm& arm) {
                                       " (versions before 1 lack `dynqual-exec --protocol-version`)");
   protocolByBinDir_[key] = version;
   return version;
+}
+
+double Executor::timeCompile(const PreparedModel& m, const fs::path& artifact, TimingClock clock) {
+  if (m.arm.variant.kind != Variant::Kind::Dq)
+    throw std::invalid_argument("compile time is measured for dq arms only, not " + m.arm.variant.text());
+  fs::create_directories(artifact.parent_path());
+  double cpuMs = 0;
+  double wallMs = compileInChild(m.arm.binDir, m.modelFile, m.arm.variant.pipeline, artifact,
+                                 config_.compileTimeoutSeconds, m.arm.label, m.modelName, m.arm.env, &cpuMs);
+  return clock == TimingClock::ThreadCpu ? cpuMs : wallMs;
 }
 
 const char* timingClockName(TimingClock c) { return c == TimingClock::Wall ? "wall" : "thread-cpu"; }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,17 +83,18 @@ ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds
     if (f.fd >= 0)
       close(f.fd);
   int status = 0;
+  rusage usage{};
   if (r.timedOut) {
-    waitpid(pid, &status, 0);
+    wait4(pid, &status, 0, &usage);
   } else {
     // Output closed; the child may still be running (it closed its pipes): enforce the limit.
     while (true) {
-      pid_t w = waitpid(pid, &status, WNOHANG);
+      pid_t w = wait4(pid, &status, WNOHANG, &usage);
       if (w == pid)
         break;
       if (std::chrono::steady_clock::now() >= deadline) {
         kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
+        wait4(pid, &status, 0, &usage);
         r.timedOut = true;
         break;
       }
@@ -100,6 +102,8 @@ ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds
     }
   }
   r.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + tv.tv_usec * 1e-3; };
+  r.cpuMs = ms(usage.ru_utime) + ms(usage.ru_stime);
   if (!r.timedOut) {
     if (WIFEXITED(status))
       r.exitCode = WEXITSTATUS(status);

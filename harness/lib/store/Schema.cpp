@@ -201,11 +201,24 @@ CREATE TABLE noise_calibrations(
   PRIMARY KEY(run_id, model, metric));
 )sql";
 
+// Compile-time samples of A/B runs timed with --compile-time: one compile child per arm per
+// round, position 0 or 1 in that round's compile order.
+const char* kV4 = R"sql(
+CREATE TABLE ab_compile_samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK(arm IN ('base', 'head')),
+  round INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  PRIMARY KEY(run_id, model, arm, round, position));
+)sql";
 
-// Version 4: shape-fuzzer campaigns. Each campaign shard records every case it finished (so a
+// Version 5: shape-fuzzer campaigns. Each campaign shard records every case it finished (so a
 // rerun with --resume skips them), each finding with its minimized signature, and one row per
 // distinct signature, which decides whether a finding is new or known.
-const char* kV4 = R"sql(
+const char* kV5 = R"sql(
 CREATE TABLE fuzz_campaign_cases(
   campaign TEXT NOT NULL,
   case_index INTEGER NOT NULL,
@@ -253,7 +266,8 @@ const std::vector<Migration>& migrations() {
       {1, "core results tables", kV1},
       {2, "fuzz findings and verdicts", kV2},
       {3, "A/B samples, checks, counters, comparisons and noise calibrations", kV3},
-      {4, "shape-fuzzer campaign cases, findings and signatures", kV4},
+      {4, "A/B compile-time samples", kV4},
+      {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
   };
   return all;
 }

@@ -51,6 +51,23 @@ TEST(RoundValues, MinimumOfEachArmInTheRound) {
   EXPECT_DOUBLE_EQ(v.at(0).second, 4);
 }
 
+TEST(Analysis, CompileTimeIsASecondComparisonInTheSameFamily) {
+  // Run time equal on both arms; compile time of the head 20% slower. Both have +-0.5% noise, so
+  // by construction the run is "no change" and the compile a regression (CI near [1.19, 1.21]).
+  auto run = make("m", 12, 1.00, 0.005, 3);
+  auto compile = make("m", 12, 1.20, 0.005, 4);
+  AnalysisOutcome a = analyze(run, {"m"}, policy({12}), "cpu_time_ms", compile, "compile_cpu_ms");
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  EXPECT_EQ(a.comparisons[0].metric, "cpu_time_ms");
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::NoChange);
+  EXPECT_EQ(a.comparisons[1].model, "m");
+  EXPECT_EQ(a.comparisons[1].metric, "compile_cpu_ms");
+  EXPECT_EQ(a.comparisons[1].verdict, Verdict::Regression);
+  EXPECT_NEAR(a.comparisons[1].ratio, 1.20, 0.01);
+  // Without compile samples the family is the run comparison alone.
+  EXPECT_EQ(analyze(run, {"m"}, policy({12}), "cpu_time_ms").comparisons.size(), 1u);
+}
+
 TEST(Analysis, ClearSlowdownIsARegressionAndEqualArmsAreNoChange) {
   // Model "slow": head is 10% slower with +-0.5% noise; "same": equal arms with the same noise.
   auto s = make("slow", 24, 1.10, 0.005, 1);

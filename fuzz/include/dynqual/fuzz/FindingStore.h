@@ -1,5 +1,5 @@
 #pragma once
-// The fuzzer's rows in the results store (schema 4: fuzz_campaign_cases, fuzz_findings,
+// The fuzzer's rows in the results store (schema 5: fuzz_campaign_cases, fuzz_findings,
 // fuzz_signatures; docs/store.md).
 #include "dynqual/fuzz/CaseRunner.h"
 

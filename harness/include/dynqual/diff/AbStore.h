@@ -16,6 +16,8 @@ Policy policyFromParams(const std::map<std::string, std::string>& params);
 /// The timed metric a stored run measured ("latency_ms" for runs stored before the clock was a
 /// parameter, which all timed wall).
 std::string timingMetricFromParams(const std::map<std::string, std::string>& params);
+/// The compile-time metric a stored run measured ("compile_ms" when the run predates the parameter).
+std::string compileMetricFromParams(const std::map<std::string, std::string>& params);
 
 /// Writes the checks, counters, samples and comparisons of `r` for run `runId` in one IMMEDIATE
 /// transaction (all or nothing). Throws store::StoreError as Store's writers do.
@@ -30,6 +32,7 @@ struct StoredAbRun {
   std::string kind;
   std::map<std::string, std::string> params;
   std::vector<Sample> samples;
+  std::vector<Sample> compileSamples;  ///< empty unless the run timed compiles
   std::vector<MetricComparison> comparisons;
   std::vector<ModelCheck> checks;
 };

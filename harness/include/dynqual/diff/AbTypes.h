@@ -35,11 +35,18 @@ struct Measurement {
   /// The clock of the timing samples (resolved before the run; `--clock auto` picks ThreadCpu
   /// when both arms are dq on sim and speak arm protocol 2, Wall otherwise).
   exec::TimingClock clock = exec::TimingClock::Wall;
+  /// Also time compiles: in every round each model compiles once per arm (base first in even
+  /// rounds, head first in odd ones), each in a fresh `dynqual compile` child, and the compile
+  /// time goes through the same statistics as the run time (dq arms only).
+  bool compileTime = false;
 };
 
 /// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu).
 /// Both are per-run times in ms, lower is better; their noise is calibrated separately.
 const char* timingMetric(exec::TimingClock clock);
+/// Name of the compile-time metric a clock measures: "compile_ms" (wall time of the compile
+/// child) or "compile_cpu_ms" (its user + system CPU time). Per compile, ms, lower is better.
+const char* compileMetric(exec::TimingClock clock);
 
 struct AbOptions {
   std::vector<std::filesystem::path> models;  ///< model folders (expanded suite)
@@ -124,6 +131,9 @@ struct Environment {
 struct AbResult {
   std::vector<ModelCheck> checks;
   std::vector<Sample> samples;
+  /// Compile-time samples (Measurement::compileTime): one per arm per round, position 0 or 1 in
+  /// the round's compile order, rep 0, iterations 1.
+  std::vector<Sample> compileSamples;
   std::vector<MetricComparison> comparisons;
   std::vector<CounterChange> counterChanges;
   Environment envStart, envEnd;

@@ -20,15 +20,18 @@ struct AnalysisOutcome {
 };
 
 /// Replays the looks of policy.looks over `samples` for `models`: at each look whose rounds are
-/// all present, the family of per-round log ratios r = ln(head/base) (roundValues, of the timed
-/// metric `metric`, lower is better) is decided by stats::applyLook: Wilcoxon signed-rank p, Holm over the
+/// all present, the family of per-round log ratios r = ln(head/base) (roundValues, lower is
+/// better) of every model's timed metric `metric` and, for the models with compile samples, of
+/// their compile time `compileMetricName`, is decided by stats::applyLook: Wilcoxon signed-rank p, Holm over the
 /// family at the look's Bonferroni share of policy.alpha, Hodges-Lehmann ratio and CI at the
 /// matching level, bootstrap CI of the median ratio, verdict by stats::classify with
 /// policy.margin. A comparison closed by a decisive verdict keeps it and that look's numbers;
 /// open ones show the last look. A pure function of its arguments, so `gate --reanalyze` gives
 /// the same verdicts. Throws std::invalid_argument for a malformed look schedule.
 AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
-                        const Policy& policy, const std::string& metric = "latency_ms");
+                        const Policy& policy, const std::string& metric = "latency_ms",
+                        const std::vector<Sample>& compileSamples = {},
+                        const std::string& compileMetricName = "compile_ms");
 
 /// Warnings when the schedule cannot reach the adjusted alpha: the exact two-sided signed-rank
 /// test needs n >= minRoundsForAlpha(alpha_look / m) rounds to reject at all.

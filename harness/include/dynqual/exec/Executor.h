@@ -108,6 +108,12 @@ public:
 
   const ExecConfig& config() const { return config_; }
 
+  /// Compiles `model` again, exactly as prepare() did, into `artifact` (a scratch path; the
+  /// prepared artifact is left alone) and returns that compile child's time in ms on `clock`: wall
+  /// time, or for ThreadCpu the child's user + system CPU time (the compiler is one process).
+  /// Throws ExecError (Stage::Compile) as prepare(); std::invalid_argument for a runner arm.
+  double timeCompile(const PreparedModel& model, const std::filesystem::path& artifact, TimingClock clock);
+
   /// The arm protocol version `arm`'s dynqual-exec speaks (1 or 2); 0 for runner arms. Throws
   /// ExecError (Stage::Infra) when the binaries are missing or speak no version this driver knows.
   int armProtocol(const Arm& arm);
@@ -119,12 +125,14 @@ private:
 
 /// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running
 /// `<binDir>/dynqual compile` in a child process limited to `timeoutSeconds`. Returns the child's
-/// wall time in ms. Throws ExecError (Stage::Compile) naming `label` and `model` for a crash, a
-/// timeout or a compile error (the compiler's last stderr line); an empty `label` leaves the
-/// "<label> <model>: compile: " prefix out, for callers that add their own.
+/// wall time in ms, and its user + system CPU time in ms through `cpuMs` when given. Throws
+/// ExecError (Stage::Compile) naming `label` and `model` for a crash, a timeout or a compile error
+/// (the compiler's last stderr line); an empty `label` leaves the "<label> <model>: compile: "
+/// prefix out, for callers that add their own.
 double compileInChild(const std::filesystem::path& binDir, const std::filesystem::path& modelFile,
                       const std::string& pipeline, const std::filesystem::path& artifact, double timeoutSeconds,
-                      const std::string& label, const std::string& model, const std::vector<std::string>& env = {});
+                      const std::string& label, const std::string& model, const std::vector<std::string>& env = {},
+                      double* cpuMs = nullptr);
 
 /// The folder of the running executable (/proc/self/exe's parent). Throws std::runtime_error
 /// when it cannot be read.

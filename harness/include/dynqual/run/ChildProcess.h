@@ -12,6 +12,9 @@ struct ChildResult {
   int exitCode = -1;      ///< exit status when it exited normally, else -1
   int signal = 0;         ///< terminating signal (SIGSEGV, SIGABRT, SIGKILL...), else 0
   double wallMs = 0;      ///< wall-clock milliseconds from start to reaping
+  /// User + system CPU milliseconds of the child, all its threads and the descendants it waited
+  /// for (wait4)
+  double cpuMs = 0;
   std::string out;        ///< everything written to stdout
   std::string err;        ///< everything written to stderr
   std::string error;      ///< why it could not be started
