@@ -110,7 +110,9 @@ std::string campaignKey(const CampaignOptions& o) {
 std::vector<std::string> workerArgv(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
   std::vector<std::string> argv = {(o.binDir / "dynqual").string(), "fuzz-case", "--seed", std::to_string(seed),
                                    "--bindings", std::to_string(o.bindings), "--json", "--work-dir", work.string(),
-                                   "--memory-mb", std::to_string(o.memoryMb)};
+                                   "--memory-mb", std::to_string(o.memoryMb), "--compile-timeout",
+                                   std::to_string(o.compileTimeoutSeconds), "--run-timeout",
+                                   std::to_string(o.runTimeoutSeconds)};
   for (const auto& v : o.variants)
     argv.insert(argv.end(), {"--variant", v});
   if (!o.corpusOut.empty())

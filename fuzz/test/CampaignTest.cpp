@@ -82,6 +82,14 @@ TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
   EXPECT_NE(resumed.out.find("4 skipped"), std::string::npos) << resumed.out;
 }
 
+TEST(FuzzCampaign, AHangingRuntimeIsARunHangFinding) {
+  Shell r = sh("DYNQUAL_TEST_FAULT=run-hang " DYNQUAL_BIN " fuzz --cases 1 --seed 3 --bindings 1 --no-minimize "
+               "--run-timeout 1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("run-hang|"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timed out after 1 s"), std::string::npos) << r.out;
+}
+
 TEST(FuzzCampaign, UsageErrorsExitTwo) {
   EXPECT_EQ(sh(DYNQUAL_BIN " fuzz --cases 1 --inject no-such-knob").code, 2);
   EXPECT_EQ(sh(DYNQUAL_BIN " fuzz --cases 1 --shard 3/2").code, 2);

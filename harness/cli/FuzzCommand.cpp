@@ -109,7 +109,7 @@ struct FuzzOpts {
   int64_t cases = -1;
   int jobs = 1, bindings = 4;
   uint64_t seed = 1, memoryMb = 4096;
-  double caseTimeout = 300;
+  double caseTimeout = 300, compileTimeout = 60, runTimeout = 20;
   std::vector<std::string> variants;
   bool resume = false, selftest = false, noMinimize = false;
 };
@@ -147,6 +147,8 @@ fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
   c.minimize = !o.noMinimize;
   c.memoryMb = o.memoryMb;
   c.caseTimeoutSeconds = o.caseTimeout;
+  c.compileTimeoutSeconds = o.compileTimeout;
+  c.runTimeoutSeconds = o.runTimeout;
   c.binDir = exec::selfBinDir();
   std::vector<std::string> variants = o.variants;
   if (o.target == "ort") {
@@ -245,6 +247,10 @@ void addFuzzCommand(CLI::App& app) {
   cmd->add_option("--bindings", o->bindings, "shape bindings per case (K)")->capture_default_str();
   cmd->add_option("--case-timeout", o->caseTimeout, "seconds a worker may take (incl. minimization)")
       ->capture_default_str();
+  cmd->add_option("--compile-timeout", o->compileTimeout, "seconds per compile (past it: compile-hang)")
+      ->capture_default_str();
+  cmd->add_option("--run-timeout", o->runTimeout, "seconds per run of one binding (past it: run-hang)")
+      ->capture_default_str();
   cmd->add_option("--memory-mb", o->memoryMb, "address-space limit of each worker, MiB (0 = none)")
       ->capture_default_str();
   cmd->add_flag("--no-minimize", o->noMinimize, "keep findings as generated");
@@ -289,6 +295,7 @@ void addFuzzCommand(CLI::App& app) {
   struct CaseOpts {
     uint64_t seed = 0, memoryMb = 0;
     int bindings = 4;
+    double compileTimeout = 60, runTimeout = 20;
     std::vector<std::string> variants;
     std::string oracle, workDir, corpusOut, knob, inject, printModel;
     bool json = false, noMinimize = false;
@@ -303,6 +310,8 @@ void addFuzzCommand(CLI::App& app) {
   one->add_option("--corpus-out", co->corpusOut, "write minimized findings here");
   one->add_option("--knob", co->knob, "knob recorded in meta.json (the variants carry it already)");
   one->add_option("--memory-mb", co->memoryMb, "address-space limit, MiB (0 = none)");
+  one->add_option("--compile-timeout", co->compileTimeout, "seconds per compile")->capture_default_str();
+  one->add_option("--run-timeout", co->runTimeout, "seconds per run of one binding")->capture_default_str();
   one->add_option("--print-model", co->printModel, "also write the generated model.onnx to FILE");
   one->add_flag("--json", co->json, "print the case report as JSON");
   one->add_flag("--no-minimize", co->noMinimize, "report findings as generated");
@@ -321,6 +330,8 @@ void addFuzzCommand(CLI::App& app) {
         req.oracle.variants.push_back(exec::parseVariant(withKnob(v, co->inject)));
       req.oracle.ortOracle = co->oracle == "ort";
       req.oracle.binDir = exec::selfBinDir();
+      req.oracle.compileTimeoutSeconds = co->compileTimeout;
+      req.oracle.runTimeoutSeconds = co->runTimeout;
       bool temp = co->workDir.empty();
       req.workDir = temp ? makeTempWorkDir("fuzz-case") : fs::path(co->workDir);
       req.corpusOut = co->corpusOut;

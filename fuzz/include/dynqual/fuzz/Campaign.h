@@ -35,6 +35,8 @@ struct CampaignOptions {
   std::filesystem::path binDir;      ///< dynqual and dynqual-exec
   std::filesystem::path workDir;     ///< per-case scratch folders live here
   double caseTimeoutSeconds = 300;   ///< a worker past this is killed: a "case-hang" finding
+  double compileTimeoutSeconds = 60; ///< per compile child: past it, a "compile-hang" finding
+  double runTimeoutSeconds = 20;     ///< per run child: past it, a "run-hang" finding
   uint64_t memoryMb = 4096;          ///< RLIMIT_AS of each worker (0 = none; not under ASan)
   bool progress = false;             ///< live line on stderr
 };
