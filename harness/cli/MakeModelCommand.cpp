@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "dynqual/modelgen/DecoderModel.h"
+#include "dynqual/modelgen/ReferenceOutputs.h"
 
 #include <iostream>
 
@@ -36,6 +37,22 @@ void addMakeModelCommand(CLI::App& app) {
       setExitCode(2);
     } catch (const std::exception& e) {
       std::cerr << "dynqual make-model decoder: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+
+  auto* exp = cmd->add_subcommand(
+      "expected", "Write output_N.pb of every test_data_set_K of a model folder from the CPU reference\n"
+                  "(model.onnx and the input_N.pb files must exist).");
+  auto dir = std::make_shared<std::string>();
+  exp->add_option("dir", *dir, "model folder")->required();
+  exp->callback([dir] {
+    try {
+      int n = modelgen::writeReferenceOutputs(*dir);
+      std::cout << "wrote the outputs of " << n << " data sets\n";
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model expected: " << e.what() << "\n";
       setExitCode(2);
     }
   });

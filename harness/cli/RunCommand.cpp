@@ -52,7 +52,7 @@ void addRunCommand(CLI::App& app) {
   cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
   cmd->add_option("--device", o->config.device, "device to run on (sim, or hip when built with DYNQUAL_WITH_HIP)")
       ->check(CLI::IsMember(dq::rt::availableDevices()));
-  cmd->add_option("--pipeline", o->config.pipeline, "'production' or an MLIR pass-pipeline spec");
+  cmd->add_option("--pipeline", o->config.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
   cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->config.seed, "seed for generated inputs and random bindings");
   cmd->add_option("--timeout", o->config.execTimeoutSeconds, "seconds allowed for each runtime process")->check(CLI::PositiveNumber);

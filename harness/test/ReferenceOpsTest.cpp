@@ -583,3 +583,96 @@ TEST(OpRegistry, ListsTheFoundationOps) {
                          "Mul", "Div", "Equal", "Where"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
 }
+
+TEST(ActivationOps, HandComputed) {
+  Tensor x = f32({6}, {-2.5, -0.5, 0.5, 1.5, 2.5, 3});
+  // Relu: [0, 0, 0.5, 1.5, 2.5, 3]; Round halves to even: [-2, -0, 0, 2, 2, 3].
+  EXPECT_EQ(run1("Relu", {x}).toDoubles(), (std::vector<double>{0, 0, 0.5, 1.5, 2.5, 3}));
+  EXPECT_EQ(run1("Round", {x}).toDoubles(), (std::vector<double>{-2, -0.0, 0, 2, 2, 3}));
+  // Floor / Ceil / Sign / Abs.
+  EXPECT_EQ(run1("Floor", {x}).toDoubles(), (std::vector<double>{-3, -1, 0, 1, 2, 3}));
+  EXPECT_EQ(run1("Ceil", {x}).toDoubles(), (std::vector<double>{-2, -0.0, 1, 2, 3, 3}));
+  EXPECT_EQ(run1("Sign", {x}).toDoubles(), (std::vector<double>{-1, -1, 1, 1, 1, 1}));
+  EXPECT_EQ(run1("Abs", {i64({2}, {-7, 7})}).toInts(), (std::vector<int64_t>{7, 7}));
+  // LeakyRelu alpha 0.5: -4 -> -2.
+  EXPECT_EQ(run1("LeakyRelu", {f32({2}, {-4, 2})}, 16, [](auto* n) { setFloatAttr(n, "alpha", 0.5f); }).toDoubles(),
+            (std::vector<double>{-2, 2}));
+  // Clip-13 with min 0 and max 2: [-2.5, -0.5, 0.5, 1.5, 2.5, 3] -> [0, 0, 0.5, 1.5, 2, 2]; only max given.
+  EXPECT_EQ(run1("Clip", {x, f32({}, {0}), f32({}, {2})}, 13).toDoubles(), (std::vector<double>{0, 0, 0.5, 1.5, 2, 2}));
+  EXPECT_EQ(run1("Clip", {x, f32({}, {-100}), f32({}, {1})}, 13, [](auto* n) { n->set_input(1, ""); }).toDoubles(),
+            (std::vector<double>{-2.5, -0.5, 0.5, 1, 1, 1}));
+  // Clip-6 attribute form: min -1 -> first element -1.
+  EXPECT_EQ(run1("Clip", {x}, 6, [](auto* n) { setFloatAttr(n, "min", -1.0f); }).toDoubles().front(), -1.0);
+}
+
+TEST(ElementwiseTail, ModXorSumMean) {
+  // Mod fmod 0: -7 mod 3 = 2, 7 mod -3 = -2; fmod 1: -7 fmod 3 = -1.
+  EXPECT_EQ(run1("Mod", {i64({2}, {-7, 7}), i64({2}, {3, -3})}, 13).toInts(), (std::vector<int64_t>{2, -2}));
+  EXPECT_EQ(run1("Mod", {i64({1}, {-7}), i64({1}, {3})}, 13, [](auto* n) { setIntAttr(n, "fmod", 1); }).toInts(),
+            (std::vector<int64_t>{-1}));
+  EXPECT_NE(errorOf([&] { run1("Mod", {f32({1}, {1}), f32({1}, {2})}, 13); }).find("unsupported: fmod = 0"), std::string::npos);
+  // Xor truth table.
+  EXPECT_EQ(run1("Xor", {boolean({4}, {0, 0, 1, 1}), boolean({4}, {0, 1, 0, 1})}).toInts(), (std::vector<int64_t>{0, 1, 1, 0}));
+  // Sum of three: [1, 2] + [10] + [100, 200] = [111, 212]; Mean of [1, 2] and [3, 6] = [2, 4].
+  EXPECT_EQ(run1("Sum", {f32({2}, {1, 2}), f32({1}, {10}), f32({2}, {100, 200})}).toDoubles(), (std::vector<double>{111, 212}));
+  EXPECT_EQ(run1("Mean", {f32({2}, {1, 2}), f32({2}, {3, 6})}).toDoubles(), (std::vector<double>{2, 4}));
+  // f32 partial sums are rounded: 2^24 + 1 rounds to 2^24 before - 2^24 is added, giving 0.
+  EXPECT_EQ(run1("Sum", {f32({1}, {16777216}), f32({1}, {1}), f32({1}, {-16777216})}).toDoubles(), (std::vector<double>{0}));
+  // Size of [2, 3] = 6 (rank 0); CastLike to i64 truncates 2.7 -> 2.
+  Tensor s = run1("Size", {f32({2, 3}, std::vector<double>(6, 0))});
+  EXPECT_EQ(s.dims(), (std::vector<int64_t>{}));
+  EXPECT_EQ(s.toInts(), (std::vector<int64_t>{6}));
+  EXPECT_EQ(run1("CastLike", {f32({1}, {2.7}), i64({1}, {0})}, 15).toInts(), (std::vector<int64_t>{2}));
+}
+
+TEST(ReductionTail, HandComputed) {
+  Tensor x = f32({2, 3}, {1, -2, 3, 4, 5, -6});
+  auto axis1 = [](auto* n) { setIntsAttr(n, "axes", {1}); };
+  // Over axis 1: min [-2, -6], prod [-6, -120], sum of squares [14, 77], l2 [sqrt 14, sqrt 77].
+  EXPECT_EQ(run1("ReduceMin", {x}, 13, axis1).toDoubles(), (std::vector<double>{-2, -6}));
+  EXPECT_EQ(run1("ReduceProd", {x}, 13, axis1).toDoubles(), (std::vector<double>{-6, -120}));
+  EXPECT_EQ(run1("ReduceSumSquare", {x}, 13, axis1).toDoubles(), (std::vector<double>{14, 77}));
+  EXPECT_EQ(run1("ReduceL2", {x}, 13, axis1).toDoubles(),
+            (std::vector<double>{static_cast<float>(std::sqrt(14.0)), static_cast<float>(std::sqrt(77.0))}));
+  // ReduceLogSumExp-18, axes input [0], keepdims 0: log(e^1 + e^4) etc.
+  Tensor lse = run1("ReduceLogSumExp", {x, i64({1}, {0})}, 18, [](auto* n) { setIntAttr(n, "keepdims", 0); });
+  EXPECT_EQ(lse.dims(), (std::vector<int64_t>{3}));
+  EXPECT_FLOAT_EQ(static_cast<float>(lse.getDouble(0)), static_cast<float>(std::log(std::exp(1.0) + std::exp(4.0))));
+  // Integer l2 of [3, 4] = 5; empty prod = 1; empty min = +inf.
+  EXPECT_EQ(run1("ReduceL2", {i64({2}, {3, 4})}, 13).toInts(), (std::vector<int64_t>{5}));
+  EXPECT_EQ(run1("ReduceProd", {Tensor(DType::Float, {0, 2})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
+            (std::vector<double>{1, 1}));
+  EXPECT_EQ(run1("ReduceMin", {Tensor(DType::Float, {0, 1})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
+            (std::vector<double>{INFINITY}));
+  // LogSoftmax of [0, ln 3] = [ln 1/4, ln 3/4].
+  Tensor ls = run1("LogSoftmax", {Tensor::fromDoubles(DType::Double, {2}, {0, std::log(3.0)})}, 13);
+  EXPECT_NEAR(ls.getDouble(0), std::log(0.25), 1e-15);
+  EXPECT_NEAR(ls.getDouble(1), std::log(0.75), 1e-15);
+}
+
+TEST(SelectionOps, ArgMaxArgMinOneHot) {
+  Tensor x = f32({2, 3}, {2, 7, 7, 5, 1, 5});
+  // ArgMax along 1: first 7 at 1, 5 at 0; with select_last_index: 2, 2. keepdims 0 drops the axis.
+  Tensor a = run1("ArgMax", {x}, 13, [](auto* n) {
+    setIntAttr(n, "axis", 1);
+    setIntAttr(n, "keepdims", 0);
+  });
+  EXPECT_EQ(a.dims(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(a.toInts(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(run1("ArgMax", {x}, 13, [](auto* n) {
+              setIntAttr(n, "axis", 1);
+              setIntAttr(n, "select_last_index", 1);
+            }).toInts(),
+            (std::vector<int64_t>{2, 2}));
+  // ArgMin along 0 (default): [2 < 5 -> 0, 1 < 7 -> 1, 5 < 7 -> 1], shape [1, 3].
+  Tensor m = run1("ArgMin", {x}, 13);
+  EXPECT_EQ(m.dims(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(m.toInts(), (std::vector<int64_t>{0, 1, 1}));
+  // NaN is the extreme: ArgMin of [1, NaN] = 1.
+  EXPECT_EQ(run1("ArgMin", {f32({2}, {1, NAN})}, 13).toInts(), (std::vector<int64_t>{1}));
+  // OneHot indices [1, -1, 5], depth 3 (float, truncated from 3.5), values [0, 9]:
+  // rows e1, e2, all off.
+  Tensor oh = run1("OneHot", {i64({3}, {1, -1, 5}), f32({}, {3.5}), f32({2}, {0, 9})}, 11);
+  EXPECT_EQ(oh.dims(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(oh.toDoubles(), (std::vector<double>{0, 9, 0, 0, 0, 9, 0, 0, 0}));
+}

@@ -113,6 +113,11 @@ constexpr ElementwiseKind kElementwiseKinds[] = {
     {"Erf", "erf", 1, false},         {"Exp", "exp", 1, false},
     {"Cos", "cos", 1, false},         {"Sin", "sin", 1, false},
     {"Not", "not", 1, false},         {"IsNaN", "isnan", 1, true},
+    {"Relu", "relu", 1, false},       {"Abs", "abs", 1, false},
+    {"Log", "log", 1, false},         {"Floor", "floor", 1, false},
+    {"Ceil", "ceil", 1, false},       {"Round", "round", 1, false},
+    {"Sign", "sign", 1, false},       {"Xor", "xor", 2, false},
+    {"Sum", "add", 0, false},
 };
 
 const ElementwiseKind *findKind(StringRef opType) {
@@ -212,7 +217,7 @@ LogicalResult lowerElementwise(Lowering &L, Operation *op) {
         return L.error(opType + ": inputs differ in element type");
   if (isWhere && !ins[0]->elementType.isInteger(1))
     return L.error("Where: the condition must be bool");
-  if ((kind == "and" || kind == "or" || kind == "not") && !data.elementType.isInteger(1))
+  if ((kind == "and" || kind == "or" || kind == "not" || kind == "xor") && !data.elementType.isInteger(1))
     return L.error(opType + ": inputs must be bool");
   Type outType = k.boolOut ? L.b.getI1Type() : data.elementType;
   if (k.arity == 0 && ins.size() == 1) {
@@ -308,8 +313,7 @@ LogicalResult lowerRange(Lowering &L, Operation *op) {
           L.b, L.loc, TypeRange{countInit.getType()}, "range_length",
           ValueRange{L.tensorOf(*start), L.tensorOf(*limit), L.tensorOf(*delta)},
           ValueRange{countInit}, ValueRange{});
-      len = ReadbackScalarOp::create(L.b, L.loc, L.b.getIndexType(), count.getResult(0),
-                                     ValueRange{});
+      len = L.readbackScalar(count.getResult(0), ValueRange{});
       SmallVector<Value> dims{len};
       Value init = L.emptyTensor(dims, et);
       auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()},

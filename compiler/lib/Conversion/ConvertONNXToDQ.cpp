@@ -1,4 +1,5 @@
 //===- ConvertONNXToDQ.cpp - dq-convert-onnx pass and shared lowering state ===//
+#include "dq/Transforms/InjectOption.h"
 #include "ONNXLowering.h"
 
 #include "dq/Conversion/Passes.h"
@@ -159,10 +160,17 @@ FailureOr<SmallVector<Value>> Lowering::hostOf(LoweredValue &v, const Twine &wha
     SmallVector<Value> indices;
     if (v.rank == 1)
       indices.push_back(idx(i));
-    elems.push_back(ReadbackScalarOp::create(b, loc, b.getIndexType(), t, indices));
+    elems.push_back(readbackScalar(t, indices));
   }
   v.host = elems;
   return elems;
+}
+
+Value Lowering::readbackScalar(Value tensor, ValueRange indices) {
+  auto rb = ReadbackScalarOp::create(b, loc, b.getIndexType(), tensor, indices);
+  if (knob == ::dq::InjectKnob::ReadbackWithoutSync) // the read no longer waits for the device
+    rb->setAttr("unsynchronized", b.getUnitAttr());
+  return rb;
 }
 
 FailureOr<SmallVector<int64_t>> Lowering::constantInts(LoweredValue &v) {
@@ -489,14 +497,26 @@ LogicalResult Lowering::run(const llvm::StringMap<LowerFn> &table) {
 }
 
 namespace {
-struct ConvertONNXToDQPass : public dq::impl::ConvertONNXToDQBase<ConvertONNXToDQPass> {
+struct ConvertONNXToDQPass : public mlir::dq::impl::ConvertONNXToDQBase<ConvertONNXToDQPass> {
+  using ConvertONNXToDQBase::ConvertONNXToDQBase;
   void runOnOperation() override {
+    using ::dq::InjectKnob;
+    FailureOr<std::optional<InjectKnob>> knob = mlir::dq::parseInjectOption(
+        getOperation(), "dq-convert-onnx", inject,
+        {InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
+         InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+    if (failed(knob))
+      return signalPassFailure();
     llvm::StringMap<LowerFn> table;
     addDataMovementLowerings(table);
     addComputeLowerings(table);
     addTransformerLowerings(table);
+    addElementwiseAttrLowerings(table);
+    addIndexLowerings(table);
+    addDataDependentLowerings(table);
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
+      lowering.knob = *knob;
       if (failed(lowering.run(table)))
         return signalPassFailure();
     }

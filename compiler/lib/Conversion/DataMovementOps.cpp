@@ -273,6 +273,20 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
     }
   }
 
+  if (L.knob == ::dq::InjectKnob::ReshapeByTypeEquality && n == in.rank &&
+      L.tensorType(out, in.elementType) == L.tensorType(in.dims, in.elementType)) {
+    // Known-unsound: equal types (e.g. both ?x?) are taken as a proof that the dims are equal.
+    L.alias(op->getResult(0), in);
+    return success();
+  }
+  if (L.knob == ::dq::InjectKnob::SplitDimSizeAlias && n > in.rank && in.rank >= 1) {
+    // Known-unsound: every dynamic extent of the split takes the size of the split source dim,
+    // so [N] -> [a, b] is described as [N, N] over N elements.
+    Value source = in.dims[in.rank - 1];
+    for (int64_t i = in.rank - 1; i < n; ++i)
+      if (!L.constOf(out[i]))
+        out[i] = source;
+  }
   // Proof that nothing changes: same rank and every dim provably the same runtime value.
   if (n == in.rank && llvm::all_of(llvm::seq<int64_t>(0, n),
                                    [&](int64_t i) { return L.same(out[i], in.dims[i]); })) {
@@ -541,6 +555,13 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
   LoweredValue &data = *L.operand(op, 0);
   SmallVector<Value> starts, ends, steps, runtimeAxes;
   SmallVector<int64_t> axes;
+  if (L.knob == ::dq::InjectKnob::SliceUpperBound && op->getNumOperands() >= 3 &&
+      (!L.operand(op, 1)->host || !L.operand(op, 2)->host)) {
+    // Known-unsound: bounds the host cannot resolve are not read back; every sliced axis keeps
+    // its upper bound, the whole data dim.
+    L.alias(op->getResult(0), data);
+    return success();
+  }
   if (op->getNumOperands() >= 3) {
     auto s = L.hostOf(*L.operand(op, 1), "starts of Slice");
     if (failed(s))

@@ -9,6 +9,7 @@
 #ifndef DQ_LIB_CONVERSION_ONNXLOWERING_H
 #define DQ_LIB_CONVERSION_ONNXLOWERING_H
 
+#include "dq/Pipeline/InjectKnobs.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -76,6 +77,9 @@ public:
   /// element of its device tensor (cached). Fails with an error naming `what` when `v` is not
   /// an integer tensor of rank <= 1 with a static length.
   FailureOr<SmallVector<Value>> hostOf(LoweredValue &v, const Twine &what);
+  /// One dq.readback_scalar of `tensor` at `indices` (index result); marked `unsynchronized`
+  /// under the readback-without-sync knob. Every readback of the conversion goes through here.
+  Value readbackScalar(Value tensor, ValueRange indices);
   /// Static integer values of `v` (constant host values), or failure without a diagnostic.
   FailureOr<SmallVector<int64_t>> constantInts(LoweredValue &v);
 
@@ -124,6 +128,8 @@ public:
   OpBuilder b;
   Location loc;
   Operation *current = nullptr;
+  /// The inject knob of dq-convert-onnx (docs/fuzz/knobs.md); production: none.
+  std::optional<::dq::InjectKnob> knob;
 
 private:
   LoweredValue &lookup(Value v);
@@ -145,6 +151,14 @@ LogicalResult defineReshaped(Lowering &L, Value result, LoweredValue &in, ArrayR
 /// Registers the transformer op set lowerings (MatMul, Gemm, Softmax, LayerNormalization,
 /// ReduceSum / ReduceMean / ReduceMax, Trilu, CumSum, GatherElements, GatherND, Split, Dropout).
 void addTransformerLowerings(llvm::StringMap<LowerFn> &table);
+
+/// Registers Clip, LeakyRelu, Mod, Mean and CastLike (ElementwiseAttrOps.cpp).
+void addElementwiseAttrLowerings(llvm::StringMap<LowerFn> &table);
+/// Registers ArgMax, ArgMin, OneHot and Size (IndexOps.cpp).
+void addIndexLowerings(llvm::StringMap<LowerFn> &table);
+/// Registers the data-dependent and shape-input lowerings (NonZero, Compress, TopK, Tile, Pad,
+/// ScatterND, ScatterElements); extents known only after a kernel ran are read back once.
+void addDataDependentLowerings(llvm::StringMap<LowerFn> &table);
 
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);

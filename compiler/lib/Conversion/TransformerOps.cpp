@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 #include <set>
 
 using namespace mlir;
@@ -180,21 +182,23 @@ LogicalResult lowerGemm(Lowering &L, Operation *op) {
 // Softmax, LayerNormalization
 //===----------------------------------------------------------------------===//
 
-/// Opset >= 13: along one axis (default -1). Before: the input is flattened to 2-D at `axis`
-/// (default 1) and normalized along the second dim.
+/// Softmax and LogSoftmax. Opset >= 13: along one axis (default -1). Before: the input is
+/// flattened to 2-D at `axis` (default 1) and normalized along the second dim.
 LogicalResult lowerSoftmax(Lowering &L, Operation *op) {
+  StringRef opType = op->getName().getStringRef().drop_front(5);
+  StringRef kname = opType == "LogSoftmax" ? "log_softmax" : "softmax";
   LoweredValue &in = *L.operand(op, 0);
   if (!isFloatType(in.elementType))
-    return L.error("Softmax: the input must be a float tensor");
+    return L.error(opType + ": the input must be a float tensor");
   bool legacy = opsetOf(op) < 13;
   int64_t rawAxis = L.intAttr(op, "axis").value_or(legacy ? 1 : -1);
   if (in.rank == 0)
-    return L.error("Softmax: the input must have rank >= 1");
+    return L.error(opType + ": the input must have rank >= 1");
   auto axis = L.normalizeAxis(rawAxis, in.rank);
   if (failed(axis))
     return failure();
   if (!legacy || *axis == in.rank - 1) {
-    L.define(op->getResult(0), kernel(L, "softmax", {L.tensorOf(in)}, in.dims, in.elementType,
+    L.define(op->getResult(0), kernel(L, kname, {L.tensorOf(in)}, in.dims, in.elementType,
                                       {*axis}));
     return success();
   }
@@ -202,7 +206,7 @@ LogicalResult lowerSoftmax(Lowering &L, Operation *op) {
   auto f = reshaped(L, in, flat);
   if (failed(f))
     return failure();
-  LoweredValue s = kernel(L, "softmax", {L.tensorOf(*f)}, flat, in.elementType, {1});
+  LoweredValue s = kernel(L, kname, {L.tensorOf(*f)}, flat, in.elementType, {1});
   auto r = reshaped(L, s, in.dims);
   if (failed(r))
     return failure();
@@ -281,9 +285,15 @@ LogicalResult lowerLayerNorm(Lowering &L, Operation *op) {
 /// others) or the attribute; an empty list reduces every axis unless noop_with_empty_axes.
 LogicalResult lowerReduce(Lowering &L, Operation *op) {
   StringRef opType = op->getName().getStringRef().drop_front(5);
-  std::string name = opType == "ReduceSum" ? "reduce_sum"
-                     : opType == "ReduceMean" ? "reduce_mean"
-                                              : "reduce_max";
+  std::string name = llvm::StringSwitch<std::string>(opType)
+                         .Case("ReduceSum", "reduce_sum")
+                         .Case("ReduceMean", "reduce_mean")
+                         .Case("ReduceMax", "reduce_max")
+                         .Case("ReduceMin", "reduce_min")
+                         .Case("ReduceProd", "reduce_prod")
+                         .Case("ReduceL2", "reduce_l2")
+                         .Case("ReduceSumSquare", "reduce_sum_square")
+                         .Case("ReduceLogSumExp", "reduce_log_sum_exp");
   LoweredValue &in = *L.operand(op, 0);
   bool keep = L.intAttr(op, "keepdims").value_or(1) != 0;
   bool noop = L.intAttr(op, "noop_with_empty_axes").value_or(0) != 0;
@@ -550,8 +560,10 @@ void onnx_lowering::addTransformerLowerings(llvm::StringMap<LowerFn> &table) {
   table["MatMul"] = lowerMatMul;
   table["Gemm"] = lowerGemm;
   table["Softmax"] = lowerSoftmax;
+  table["LogSoftmax"] = lowerSoftmax;
   table["LayerNormalization"] = lowerLayerNorm;
-  for (const char *name : {"ReduceSum", "ReduceMean", "ReduceMax"})
+  for (const char *name : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                           "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
     table[name] = lowerReduce;
   table["Trilu"] = lowerTrilu;
   table["CumSum"] = lowerCumSum;

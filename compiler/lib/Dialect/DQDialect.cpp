@@ -51,7 +51,9 @@ LogicalResult ElementwiseOp::verify() {
       "add",   "sub",        "mul",     "div",          "equal",         "where", "cast",
       "pow",   "max",        "min",     "and",          "or",            "less",  "less_equal",
       "greater", "greater_equal", "neg", "sqrt",        "reciprocal",    "sigmoid", "tanh",
-      "erf",   "exp",        "cos",     "sin",          "not",           "isnan"};
+      "erf",   "exp",        "cos",     "sin",          "not",           "isnan",
+      "relu",  "abs",        "log",     "floor",        "ceil",          "round", "sign",
+      "xor",   "mod",        "fmod"};
   if (!kinds.contains(getKind()))
     return emitOpError("unknown elementwise kind '") << getKind() << "'";
   return verifyDPS(*this, getInputs(), getOutputs());
@@ -75,7 +77,12 @@ LogicalResult FillOp::verify() { return verifyDPS(*this, getInputs(), getOutputs
 LogicalResult KernelOp::verify() {
   static const llvm::StringSet<> kernels = {
       "matmul",  "softmax", "layer_norm",      "reduce_sum", "reduce_mean", "reduce_max",
-      "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length"};
+      "trilu",   "cumsum",  "gather_elements", "gather_nd",  "range_length",
+      "leaky_relu", "log_softmax", "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
+      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   if (!kernels.contains(getKernel()))
     return emitOpError("unknown kernel '") << getKernel() << "'";
   return verifyDPS(*this, getInputs(), getOutputs());
@@ -83,7 +90,8 @@ LogicalResult KernelOp::verify() {
 LogicalResult CopyOp::verify() {
   if (failed(verifyDPS(*this, getInputs(), getOutputs())))
     return failure();
-  if (getKind() != "memcpy" && getKind() != "copy2d" && getKind() != "strided")
+  if (getKind() != "memcpy" && getKind() != "copy2d" && getKind() != "strided" &&
+      getKind() != "host")
     return emitOpError("unknown copy kind '") << getKind() << "'";
   return success();
 }

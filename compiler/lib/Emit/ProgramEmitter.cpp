@@ -747,6 +747,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     rt::Instr &in = emit(rt::Opcode::ReadbackScalar);
     in.s.assign(s.begin(), s.end());
     in.b = {*b};
+    if (op->hasAttr("unsynchronized"))
+      in.imm = {1};
     sregs[rb] = r;
     return success();
   }
@@ -757,6 +759,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
     auto dst = buffer(copy.getOutputs()[0]), src = buffer(copy.getInputs()[0]);
     if (failed(dst) || failed(src))
       return failure();
+    if (copy.getKind() == "host") {
+      rt::Instr &in = emit(rt::Opcode::HostCopy);
+      in.b = {*dst, *src};
+      return success();
+    }
     rt::CopyKind kind = copy.getKind() == "memcpy"   ? rt::CopyKind::Memcpy
                         : copy.getKind() == "copy2d" ? rt::CopyKind::Copy2D
                                                      : rt::CopyKind::Strided;

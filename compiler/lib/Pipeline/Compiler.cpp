@@ -46,8 +46,13 @@ const char *stageName(Stage stage) {
   return "?";
 }
 
-std::string resolvePipelineSpec(const std::string &pipeline) {
-  return pipeline == "production" ? productionPipelineSpec() : pipeline;
+std::string resolvePipelineSpec(const std::string &pipeline, std::string *error) {
+  std::string spec, message;
+  if (!resolveProductionName(pipeline, spec, message))
+    return pipeline;
+  if (error)
+    *error = message;
+  return spec;
 }
 } // namespace dq
 
@@ -138,7 +143,12 @@ void mlir::dq::prepareContext(MLIRContext &context) {
   MLIRContext *ctx = module.getContext();
   ErrorCapture capture(ctx);
 
-  std::string spec = ::dq::resolvePipelineSpec(options.pipeline);
+  std::string nameError;
+  std::string spec = ::dq::resolvePipelineSpec(options.pipeline, &nameError);
+  if (!nameError.empty()) {
+    result.error = "pipeline spec: " + nameError;
+    return result;
+  }
   std::string parseError;
   llvm::raw_string_ostream parseErrors(parseError);
   FailureOr<OpPassManager> parsed = parsePassPipeline(spec, parseErrors);

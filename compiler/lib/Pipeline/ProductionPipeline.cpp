@@ -2,36 +2,123 @@
 #include "dq/Pipeline/ProductionPipeline.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
+#include <vector>
+
+namespace {
+
+/// The body of the production pipeline (inside builtin.module) with `knob` injected.
 // Function boundaries use identity layouts so every graph input and output is a contiguous
 // row-major buffer (the runtime's ABI); inside a function, views keep fully dynamic layouts and a
 // returned view that is not contiguous is copied into an identity buffer by bufferization.
-static constexpr const char *kProductionBody =
-    "dq-convert-onnx, canonicalize, cse, "
-    "one-shot-bufferize{bufferize-function-boundaries=true "
-    "function-boundary-type-conversion=identity-layout-map}, "
-    "func.func(dq-use-output-allocator, dq-materialize-host-scalars, dq-optimize-memrefs, "
-    "dq-promote-strided-operands, dq-pool-allocs, dq-lower-copies)";
+std::string productionBody(std::optional<dq::InjectKnob> knob) {
+  using dq::InjectKnob;
+  auto opt = [&](std::initializer_list<InjectKnob> owned) -> std::string {
+    for (InjectKnob k : owned)
+      if (knob == k)
+        return "{inject=" + std::string(dq::injectKnobName(k)) + "}";
+    return "";
+  };
+  std::string convert =
+      "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
+                               InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+  std::string output = "dq-use-output-allocator" +
+                       opt({InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
+  std::string materialize = "dq-materialize-host-scalars";
+  std::string optimize = "dq-optimize-memrefs" + opt({InjectKnob::HostScalarsAfterReuse});
+  std::string promote = "dq-promote-strided-operands" + opt({InjectKnob::StridedViewBasePointer});
+  std::string pool = "dq-pool-allocs";
+  std::string copies = "dq-lower-copies" + opt({InjectKnob::SingletonCopyHostPath});
+  std::vector<std::string> memrefPasses = {output, materialize, optimize, promote, pool, copies};
+  if (knob == InjectKnob::HostScalarsAfterReuse) // reuse first: host-written buffers get merged
+    memrefPasses = {output, optimize, materialize, promote, pool, copies};
+  if (knob == InjectKnob::PromoteBeforeReuse) // temporaries become candidates for reuse
+    memrefPasses = {output, materialize, promote, optimize, pool, copies};
+  std::string body = convert + ", canonicalize, cse, "
+                               "one-shot-bufferize{bufferize-function-boundaries=true "
+                               "function-boundary-type-conversion=identity-layout-map}, "
+                               "func.func(";
+  for (size_t i = 0; i < memrefPasses.size(); ++i)
+    body += (i ? ", " : "") + memrefPasses[i];
+  return body + ")";
+}
+
+/// `dq-production{inject=KNOB}`.
+struct ProductionOptions : public mlir::PassPipelineOptions<ProductionOptions> {
+  Option<std::string> inject{*this, "inject",
+                             llvm::cl::desc("restore one known-unsound behaviour "
+                                            "(docs/fuzz/knobs.md); empty: production"),
+                             llvm::cl::init("")};
+};
+
+} // namespace
+
+std::string dq::injectKnobList() {
+  std::string list;
+  for (const auto &[k, name] : kInjectKnobs)
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
 
 const char *dq::productionPipelineSpec() {
-  static const std::string spec = std::string("builtin.module(") + kProductionBody + ")";
+  static const std::string spec = productionPipelineSpec(std::nullopt);
   return spec.c_str();
 }
 
+std::string dq::productionPipelineSpec(std::optional<InjectKnob> knob) {
+  return "builtin.module(" + productionBody(knob) + ")";
+}
+
+bool dq::resolveProductionName(const std::string &text, std::string &spec, std::string &error) {
+  std::string rest;
+  for (const char *prefix : {"production", "dq-production"})
+    if (text.rfind(prefix, 0) == 0 &&
+        (text.size() == std::strlen(prefix) || text[std::strlen(prefix)] == '{')) {
+      rest = text.substr(std::strlen(prefix));
+      if (rest.empty()) {
+        spec = productionPipelineSpec();
+        return true;
+      }
+      const std::string open = "{inject=";
+      if (rest.rfind(open, 0) != 0 || rest.back() != '}') {
+        error = "pipeline '" + text + "': production takes one option, {inject=KNOB} (knobs: " +
+                injectKnobList() + ")";
+        spec.clear();
+        return true;
+      }
+      std::string name = rest.substr(open.size(), rest.size() - open.size() - 1);
+      std::optional<InjectKnob> knob = parseInjectKnob(name);
+      if (!knob && !name.empty()) {
+        error = "pipeline '" + text + "': unknown inject knob '" + name + "' (knobs: " +
+                injectKnobList() + ")";
+        spec.clear();
+        return true;
+      }
+      spec = productionPipelineSpec(knob);
+      return true;
+    }
+  return false;
+}
+
 void mlir::dq::registerProductionPipeline() {
-  registerPassPipeline(
-      "dq-production", "the dq production pipeline (docs/pipeline.md)",
-      [](OpPassManager &pm, StringRef options,
-         function_ref<LogicalResult(const Twine &)> errorHandler) -> LogicalResult {
-        if (!options.empty())
-          return errorHandler("dq-production takes no options");
-        std::string message;
-        llvm::raw_string_ostream os(message);
-        if (failed(parsePassPipeline(kProductionBody, pm, os)))
-          return errorHandler("dq-production: " + message);
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)>) {});
+  PassPipelineRegistration<ProductionOptions>(
+      "dq-production", "the dq production pipeline (docs/pipeline.md); inject=KNOB restores a "
+                       "known-unsound behaviour (docs/fuzz/knobs.md)",
+      [](OpPassManager &pm, const ProductionOptions &options) {
+        std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(options.inject.getValue());
+        // The builder cannot fail, so an unknown knob is handed to dq-convert-onnx, whose
+        // option check rejects it with the list of knobs when the pipeline runs.
+        std::string body = productionBody(knob);
+        if (!knob && !options.inject.getValue().empty()) {
+          llvm::errs() << "dq-production: unknown inject knob '" << options.inject.getValue()
+                       << "' (knobs: " << ::dq::injectKnobList() << ")\n";
+          body = "dq-convert-onnx{inject=" + options.inject.getValue() + "}";
+        }
+        if (failed(parsePassPipeline(body, pm, llvm::errs())))
+          llvm::errs() << "dq-production: cannot build the pipeline\n";
+      });
 }

@@ -68,8 +68,9 @@ struct ReadbackScalarOpModel
     FailureOr<Value> buffer = getBuffer(rewriter, readback.getSource(), options, state);
     if (failed(buffer))
       return failure();
-    replaceOpWithNewBufferizedOp<dq::ReadbackScalarOp>(
+    auto bufferized = replaceOpWithNewBufferizedOp<dq::ReadbackScalarOp>(
         rewriter, op, rewriter.getIndexType(), *buffer, readback.getIndices());
+    bufferized->setDiscardableAttrs(readback->getDiscardableAttrDictionary());
     return success();
   }
 };

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dq/Dialect/DQDialect.h"
+#include "dq/Transforms/InjectOption.h"
 #include "dq/Transforms/Passes.h"
 #include "dq/Transforms/TransformUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,7 +69,7 @@ static std::optional<Layout> getLayout(MemRefType t) {
 }
 
 static StringRef classify(MemRefType src, MemRefType dst) {
-  if (dq::isProvablyContiguous(src) && dq::isProvablyContiguous(dst))
+  if (mlir::dq::isProvablyContiguous(src) && mlir::dq::isProvablyContiguous(dst))
     return "memcpy";
   std::optional<Layout> s = getLayout(src), d = getLayout(dst);
   if (!s || !d)
@@ -81,8 +82,25 @@ static StringRef classify(MemRefType src, MemRefType dst) {
   return "strided";
 }
 
-struct LowerCopiesPass : public dq::impl::LowerCopiesBase<LowerCopiesPass> {
+/// A dim of static size 1 whose stride is dynamic (what singleton-copy-host-path looks for).
+static bool singletonDynamicStride(MemRefType t) {
+  std::optional<Layout> l = getLayout(t);
+  if (!l)
+    return false;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (l->sizes[i] == 1 && ShapedType::isDynamic(l->strides[i]))
+      return true;
+  return false;
+}
+
+struct LowerCopiesPass : public mlir::dq::impl::LowerCopiesBase<LowerCopiesPass> {
+  using LowerCopiesBase::LowerCopiesBase;
   void runOnOperation() override {
+    FailureOr<std::optional<::dq::InjectKnob>> knob =
+        mlir::dq::parseInjectOption(getOperation(), "dq-lower-copies", inject,
+                          {::dq::InjectKnob::SingletonCopyHostPath});
+    if (failed(knob))
+      return signalPassFailure();
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     OpBuilder b(&getContext());
@@ -94,8 +112,12 @@ struct LowerCopiesPass : public dq::impl::LowerCopiesBase<LowerCopiesPass> {
         return signalPassFailure();
       }
       b.setInsertionPoint(copy);
-      dq::CopyOp::create(b, copy.getLoc(), TypeRange{}, ValueRange{copy.getSource()},
-                         ValueRange{copy.getTarget()}, classify(src, dst));
+      mlir::dq::CopyOp::create(b, copy.getLoc(), TypeRange{}, ValueRange{copy.getSource()},
+                         ValueRange{copy.getTarget()},
+                         knob->has_value() && (singletonDynamicStride(src) ||
+                                               singletonDynamicStride(dst))
+                             ? StringRef("host")
+                             : classify(src, dst));
       copy.erase();
     }
   }

@@ -2,7 +2,7 @@
 //
 // Liveness rule: a memref.alloc in the function's entry block is live from the alloc op to the
 // last op of that block that uses it or any view derived from it (uses nested in regions count at
-// their ancestor op in the block; dq::analyzeBufferLiveness). An allocation that escapes
+// their ancestor op in the block; mlir::dq::analyzeBufferLiveness). An allocation that escapes
 // (returned, passed to a call, stored into memory, or aliased by an op the walk cannot follow) is
 // live to the end. A later allocation of the identical type (dynamic
 // sizes: the identical SSA values) whose alloc op comes strictly after that last use takes over
@@ -10,6 +10,7 @@
 // memref.dealloc are left alone.
 //
 //===----------------------------------------------------------------------===//
+#include "dq/Transforms/InjectOption.h"
 #include "dq/Transforms/Passes.h"
 #include "dq/Transforms/TransformUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,9 +32,17 @@ struct Buffer {
   unsigned lastUse;
 };
 
-struct OptimizeMemrefsPass : public dq::impl::OptimizeMemrefsBase<OptimizeMemrefsPass> {
+struct OptimizeMemrefsPass : public mlir::dq::impl::OptimizeMemrefsBase<OptimizeMemrefsPass> {
+  using OptimizeMemrefsBase::OptimizeMemrefsBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    FailureOr<std::optional<::dq::InjectKnob>> knob = mlir::dq::parseInjectOption(
+        func, "dq-optimize-memrefs", inject, {::dq::InjectKnob::HostScalarsAfterReuse});
+    if (failed(knob))
+      return signalPassFailure();
+    // Known-unsound with the knob: host-written buffers take part in reuse, as they did when
+    // host scalars were materialized after this pass.
+    includeHostWritten = knob->has_value();
     if (func.isExternal())
       return;
     Block &block = func.getBody().front();
@@ -69,13 +78,15 @@ struct OptimizeMemrefsPass : public dq::impl::OptimizeMemrefsBase<OptimizeMemref
 
   /// Position of the last use of `alloc` or its views; kLiveToEnd if it escapes; nullopt when
   /// the buffer must not take part in reuse.
-  static std::optional<unsigned> lastUse(memref::AllocOp alloc, Block &block,
-                                         const llvm::DenseMap<Operation *, unsigned> &position) {
-    dq::BufferLiveness live = dq::analyzeBufferLiveness(alloc.getResult(), block, position);
-    if (live.hostWritten || live.deallocated)
+  std::optional<unsigned> lastUse(memref::AllocOp alloc, Block &block,
+                                  const llvm::DenseMap<Operation *, unsigned> &position) const {
+    mlir::dq::BufferLiveness live = mlir::dq::analyzeBufferLiveness(alloc.getResult(), block, position);
+    if ((live.hostWritten && !includeHostWritten) || live.deallocated)
       return std::nullopt;
     return live.escapes ? kLiveToEnd : live.lastUse;
   }
+
+  bool includeHostWritten = false;
 };
 
 } // namespace

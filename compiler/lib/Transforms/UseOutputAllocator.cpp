@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dq/Dialect/DQDialect.h"
+#include "dq/Transforms/InjectOption.h"
 #include "dq/Transforms/Passes.h"
 #include "dq/Transforms/TransformUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -120,9 +121,16 @@ static Value viewAs(OpBuilder &b, Location loc, Value src, MemRefType target,
 }
 
 struct UseOutputAllocatorPass
-    : public dq::impl::UseOutputAllocatorBase<UseOutputAllocatorPass> {
+    : public mlir::dq::impl::UseOutputAllocatorBase<UseOutputAllocatorPass> {
+  using UseOutputAllocatorBase::UseOutputAllocatorBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    using ::dq::InjectKnob;
+    FailureOr<std::optional<InjectKnob>> knob =
+        mlir::dq::parseInjectOption(func, "dq-use-output-allocator", inject,
+                          {InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
+    if (failed(knob))
+      return signalPassFailure();
     if (func.isExternal() || !func.isPublic())
       return;
     DominanceInfo dom(func);
@@ -162,12 +170,31 @@ struct UseOutputAllocatorPass
     OpBuilder b(func.getContext());
     for (OutputPlan &plan : plans) {
       Location loc = plan.alloc.getLoc();
-      Value ctx = dq::getOrCreateContext(func, b);
+      Value ctx = mlir::dq::getOrCreateContext(func, b);
+      Value original = plan.alloc.getResult();
+      if (*knob == InjectKnob::EraseAllocBeforeViewAnalysis)
+        plan.alloc->erase(); // known-unsound: everything below still reads the erased op
       b.setInsertionPoint(plan.insertBefore);
       SmallVector<Value> sizes;
       for (const DimProduct &d : plan.dynamicDims)
         sizes.push_back(materialize(b, loc, d));
-      auto out = dq::AllocOutputOp::create(b, loc, plan.outType, ctx,
+      MemRefType requestType = plan.outType;
+      if (*knob == InjectKnob::OutputRankCollapse && plan.outType.getRank() != 1) {
+        // Known-unsound: one dim, the product of all of them, so enough bytes but the wrong rank.
+        DimProduct all;
+        for (int64_t i = 0, dyn = 0; i < plan.outType.getRank(); ++i)
+          all.push_back(plan.outType.isDynamicDim(i)
+                            ? OpFoldResult(sizes[dyn++])
+                            : OpFoldResult(b.getIndexAttr(plan.outType.getDimSize(i))));
+        requestType = MemRefType::get({plan.outType.hasStaticShape()
+                                           ? plan.outType.getNumElements()
+                                           : ShapedType::kDynamic},
+                                      plan.outType.getElementType());
+        sizes.clear();
+        if (!plan.outType.hasStaticShape())
+          sizes.push_back(materialize(b, loc, all));
+      }
+      auto out = mlir::dq::AllocOutputOp::create(b, loc, requestType, ctx,
                                            b.getI64IntegerAttr(plan.index), sizes);
       MemRefType allocType = plan.alloc.getType();
       SmallVector<OpFoldResult> allocSizes;
@@ -177,13 +204,14 @@ struct UseOutputAllocatorPass
                                  ? OpFoldResult(plan.alloc.getDynamicSizes()[dyn++])
                                  : OpFoldResult(b.getIndexAttr(allocType.getDimSize(i))));
       Value view = viewAs(b, loc, out, allocType, allocSizes);
-      plan.alloc.getResult().replaceAllUsesWith(view);
-      plan.alloc.erase();
+      original.replaceAllUsesWith(view);
+      if (*knob != InjectKnob::EraseAllocBeforeViewAnalysis)
+        plan.alloc.erase();
     }
   }
 
   static memref::AllocOp stripWholeBufferViewsToAlloc(Value v) {
-    return dq::stripWholeBufferViews(v).getDefiningOp<memref::AllocOp>();
+    return mlir::dq::stripWholeBufferViews(v).getDefiningOp<memref::AllocOp>();
   }
 
   /// Picks the earliest point where every reified dim and the allocation's own sizes exist; it

@@ -67,7 +67,8 @@ std::vector<std::pair<std::string, uint64_t>> Counters::items() const {
           {"peak_device_bytes", peakDeviceBytes},
           {"pool_bytes", poolBytes},
           {"host_loads", hostLoads},
-          {"host_stores", hostStores}};
+          {"host_stores", hostStores},
+          {"output_copies", outputCopies}};
 }
 
 std::vector<std::string> availableDevices() {

@@ -48,7 +48,14 @@ const std::vector<std::string> &kernelNames() {
       "pow", "max", "min", "and", "or", "less", "less_equal", "greater", "greater_equal", "neg",
       "sqrt", "reciprocal", "sigmoid", "tanh", "erf", "exp", "cos", "sin", "not", "isnan",
       "matmul", "softmax", "layer_norm", "reduce_sum", "reduce_mean", "reduce_max", "trilu",
-      "cumsum", "gather_elements", "gather_nd"};
+      "cumsum", "gather_elements", "gather_nd",
+      // elementwise and reduction tail
+      "relu", "abs", "log", "floor", "ceil", "round", "sign", "xor", "mod", "fmod", "leaky_relu",
+      "log_softmax", "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
+      "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
+      // data-dependent extents and shape-input ops
+      "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
+      "scatter_elements"};
   return names;
 }
 
@@ -163,7 +170,12 @@ struct Checker {
       count("scalar", S, 1 + 2 * static_cast<size_t>(in.imm[0]));
       break;
     case Opcode::CheckShape: count("buffer", B, 1); break;
-    case Opcode::ReadbackScalar: case Opcode::LoadScalar: case Opcode::StoreScalar:
+    case Opcode::ReadbackScalar:
+      count("buffer", B, 1); atLeast("scalar", S, 1);
+      if (!in.imm.empty() && (in.imm.size() != 1 || in.imm[0] != 1))
+        fail("ReadbackScalar takes no immediate or imm[1] (unsynchronized)");
+      break;
+    case Opcode::LoadScalar: case Opcode::StoreScalar:
       count("buffer", B, 1); atLeast("scalar", S, 1); break;
     case Opcode::HostCopy: count("buffer", B, 2); break;
     case Opcode::Copy:

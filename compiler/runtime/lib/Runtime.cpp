@@ -75,6 +75,7 @@ struct Region {
 
 struct OutputSlot {
   bool allocated = false;
+  bool byProgram = false;  // allocated by an AllocOutput instruction (not at Return)
   BufferView view;  // contiguous view of the whole output buffer
   bool runtimeOwned = true;
 };
@@ -201,6 +202,7 @@ private:
   std::vector<BufferView> returned_;
   size_t current_ = 0;
   bool returned = false;
+  uint64_t outputCopies_ = 0;
 };
 
 // Element bytes -> int64 as ReadbackScalar/LoadScalar define it (bool 0/1, floats truncated).
@@ -337,6 +339,7 @@ void Vm::allocOutput(const Instr &in) {
   }
   if (outputs_[index].allocated) throw RuntimeError(name + " is allocated twice");
   BufferView v = obtainOutput(index, in.dtype, dims);
+  outputs_[index].byProgram = true;
   Reg r = wholeBuffer(v.buffer, v.dtype, v.sizes, Origin::Output, byteSize(v.dtype, v.sizes, name));
   b_[static_cast<size_t>(in.b[0])] = r;
 }
@@ -433,6 +436,22 @@ void Vm::finish(const Instr &in) {
       returned_.push_back(slot.view);
       continue;
     }
+    const std::string name = "output " + std::to_string(i) + " '" + p_.outputs[i].name + "'";
+    // An output the program allocated through the allocator must be returned as exactly that
+    // buffer's shape: a host framework would reject anything else, so copying would hide it.
+    if (slot.byProgram && (v.dtype != slot.view.dtype || v.sizes != slot.view.sizes))
+      throw RuntimeError(name + " was allocated through the output allocator as " +
+                         dtypeName(slot.view.dtype) + formatDims(slot.view.sizes) +
+                         " but is returned as " + dtypeName(v.dtype) + formatDims(v.sizes));
+    if (slot.byProgram && v.buffer == slot.view.buffer)
+      throw RuntimeError(name + " was allocated through the output allocator as " +
+                         dtypeName(slot.view.dtype) + formatDims(slot.view.sizes) +
+                         " (contiguous, offset 0) but is returned as a view with offset " +
+                         std::to_string(v.offset) + " and strides " + formatDims(v.strides));
+    if (slot.byProgram)
+      throw RuntimeError(name + " was allocated through the output allocator but another buffer "
+                                "of the same shape " + formatDims(v.sizes) + " is returned");
+    ++outputCopies_;
     outputs_[i].allocated = false;
     BufferView out = obtainOutput(i, v.dtype, v.sizes);
     const uint64_t es = dtypeSize(v.dtype);
@@ -576,7 +595,15 @@ void Vm::exec(size_t index, const Instr &in) {
     const BufferView &v = breg(in.b[0]).view;
     const uint64_t off = elementByteOffset(v, scalars(in.s, 1));
     uint8_t bytes[8];
-    if (in.op == Opcode::ReadbackScalar) dev_.readback(bytes, v.buffer, off, dtypeSize(v.dtype));
+    const bool unsynchronized = in.op == Opcode::ReadbackScalar && !in.imm.empty() && in.imm[0] == 1;
+    if (unsynchronized) {
+      // Staged through host-mapped memory with no synchronization before the host reads it.
+      const uint64_t es = dtypeSize(v.dtype);
+      BufferHandle staging = allocOwned(MemSpace::HostMapped, es, AllocPurpose::Buffer);
+      dev_.memcpy(staging, 0, v.buffer, off, es);
+      dev_.hostLoad(bytes, staging, 0, es);
+      freeOwned(staging);
+    } else if (in.op == Opcode::ReadbackScalar) dev_.readback(bytes, v.buffer, off, dtypeSize(v.dtype));
     else dev_.hostLoad(bytes, v.buffer, off, dtypeSize(v.dtype));
     setS(in.s[0], toIndex(bytes, v.dtype));
     return;
@@ -676,6 +703,7 @@ RunResult Vm::run(const std::vector<HostTensor> &inputs) {
   }
   releaseAll();
   result.counters = dev_.counters();
+  result.counters.outputCopies = outputCopies_;
   const auto t3 = Clock::now();
   result.executeMs = std::chrono::duration<double, std::milli>(t2 - t1).count();
   result.totalMs = std::chrono::duration<double, std::milli>(t3 - t0).count();

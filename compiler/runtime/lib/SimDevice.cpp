@@ -81,6 +81,29 @@ void SimDevice::checkDeviceVisible(BufferHandle buffer, const char *what) const 
                        "memory or a memcpy/copy2d transfer");
 }
 
+void SimDevice::markDeviceWrite(BufferHandle buffer, Allocation &a, uint64_t begin, uint64_t end) {
+  if (a.space == MemSpace::Device || begin >= end) return;
+  if (a.pending.empty()) pendingBuffers_.push_back(buffer);
+  a.pending.emplace_back(begin, end);
+}
+
+void SimDevice::markDeviceWrite(const BufferView &v) {
+  auto [lo, hi] = v.elementRange();
+  if (lo > hi) return;
+  const uint64_t es = dtypeSize(v.dtype);
+  markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
+                  static_cast<uint64_t>(hi + 1) * es);
+}
+
+void SimDevice::synchronize() {
+  ++counters_.syncs;
+  for (BufferHandle h : pendingBuffers_) {
+    auto it = allocations_.find(h);
+    if (it != allocations_.end()) it->second.pending.clear();
+  }
+  pendingBuffers_.clear();
+}
+
 BufferHandle SimDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose purpose) {
   if (static_cast<uint8_t>(space) > 2)
     throw RuntimeError("allocate: unknown memory space " + std::to_string(static_cast<int>(space)));
@@ -155,6 +178,7 @@ void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, u
   checkReadable(s, src, srcOffset, bytes, "memcpy source");
   markWritten(d, dstOffset, bytes);
   if (bytes) std::memmove(d.data.data() + dstOffset, s.data.data() + srcOffset, bytes);
+  markDeviceWrite(dst, d, dstOffset, dstOffset + bytes);
   ++counters_.memcpyCopies;
   countTransfer(d.space, s.space, bytes);
 }
@@ -178,6 +202,7 @@ void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, 
       std::memmove(d.data.data() + dstOffset + r * dstPitch, s.data.data() + srcOffset + r * srcPitch,
                    rowBytes);
   }
+  if (rows > 0) markDeviceWrite(dst, d, dstOffset, dstOffset + (rows - 1) * dstPitch + rowBytes);
   ++counters_.copy2dCopies;
   countTransfer(d.space, s.space, rows * rowBytes);
 }
@@ -229,6 +254,7 @@ void SimDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   sim::Operand so = makeOperand(s, src, "strided copy source");
   sim::Operand dO = makeOperand(d, dst, "strided copy destination");
   sim::stridedCopy(dO, so);
+  markDeviceWrite(dst);
   ++counters_.stridedCopies;
   countTransfer(d.space, s.space, viewBytes(dst));
 }
@@ -249,6 +275,7 @@ void SimDevice::launch(const std::string &kernel, const std::vector<BufferView> 
   }
   ++counters_.kernelLaunches;
   sim::runKernel(kernel, inOps, outOps, args);
+  for (const BufferView &o : outs) markDeviceWrite(o);
 }
 
 void SimDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
@@ -268,6 +295,12 @@ void SimDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t 
                        "copy it to the host first");
   checkRange(a, src, offset, bytes, "host load");
   checkReadable(a, src, offset, bytes, "host load");
+  for (const auto &[b, e] : a.pending)
+    if (offset < e && b < offset + bytes)
+      throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" +
+                         spaceName(a.space) + "), which device work wrote after the last "
+                         "synchronization; synchronize (or read back) first");
   if (bytes) std::memcpy(dst, a.data.data() + offset, bytes);
   ++counters_.hostLoads;
 }

@@ -78,6 +78,36 @@ TEST_P(DeviceConformance, HostAccessToDeviceMemoryIsRefused) {
             std::string::npos);
 }
 
+TEST_P(DeviceConformance, DeviceWritesReachTheHostOnlyAtASynchronization) {
+  // A kernel and a copy write host-mapped memory; the host may read it only after synchronize().
+  Device &d = *device;
+  BufferView a = put(d, HostTensor::fromValues<int64_t>(DType::I64, {2}, {5, 6}));
+  BufferView mapped = blank(d, DType::I64, {2}, MemSpace::HostMapped);
+  int64_t v = 0;
+  d.synchronize();
+  d.launch("add", {a, a}, {mapped}, {});
+  std::string err = errorOf([&] { d.hostLoad(&v, mapped.buffer, 8, 8); });
+  EXPECT_NE(err.find("unsynchronized read"), std::string::npos) << err;
+  EXPECT_NE(err.find("buffer #" + std::to_string(mapped.buffer)), std::string::npos) << err;
+  d.synchronize();
+  d.hostLoad(&v, mapped.buffer, 8, 8);
+  EXPECT_EQ(v, 12);
+
+  BufferView staging = blank(d, DType::I64, {1}, MemSpace::HostMapped);
+  d.memcpy(staging.buffer, 0, a.buffer, 0, 8);
+  err = errorOf([&] { d.hostLoad(&v, staging.buffer, 0, 8); });
+  EXPECT_NE(err.find("unsynchronized read"), std::string::npos) << err;
+  d.readback(&v, a.buffer, 0, 8);  // a readback synchronizes too
+  d.hostLoad(&v, staging.buffer, 0, 8);
+  EXPECT_EQ(v, 5);
+
+  // Host stores are visible to the host at once.
+  int64_t w = 41;
+  d.hostStore(staging.buffer, 0, &w, 8);
+  d.hostLoad(&v, staging.buffer, 0, 8);
+  EXPECT_EQ(v, 41);
+}
+
 TEST_P(DeviceConformance, RunsAProgramEndToEnd) {
   // y = concat(slice(x, start 3 step -1 over 4 elements -> [3,2,1,0]), x) along axis 0
   //   = [3,2,1,0, 0,1,2,3] for x = [0,1,2,3].

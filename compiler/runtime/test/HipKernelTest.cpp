@@ -329,6 +329,19 @@ TEST_F(HipKernels, GatherFamily) {
   compare("gather_nd", {{F32, {2, 3, 4}}, {I64, {2, 1}, Gen::Index, 3}}, F32, {2, 4}, attrs({1}), Tol::Exact);
 }
 
+TEST_F(HipKernels, DataDependentAndShapeInputOps) {
+  compare("count_nonzero", {{F32, {3, 4}, Gen::SmallNonNeg}}, I64, {}, {}, Tol::Exact);
+  compare("tile", {{F32, {2, 3}}}, F32, {4, 9}, {}, Tol::Exact);
+  compare("pad", {{F32, {3, 4}}, {F32, {}}}, F32, {6, 5}, attrs({0}, {}, {2, -1}), Tol::Exact);
+  compare("pad", {{I64, {3, 4}}}, I64, {7, 9}, attrs({1}, {}, {2, 3}), Tol::Exact);
+  compare("pad", {{F16, {3, 4}}}, F16, {4, 6}, attrs({2}, {}, {1, 1}), Tol::Exact);
+  // add and mul with random (possibly repeated) indices: both devices apply them in row-major order.
+  compare("scatter_elements", {{F32, {3, 4}}, {I64, {2, 4}, Gen::Index, 3}, {F32, {2, 4}}}, F32, {3, 4},
+          attrs({0, 1}), Tol::Exact);
+  compare("scatter_nd", {{F32, {4, 3}}, {I64, {2, 1}, Gen::Index, 4}, {F32, {2, 3}}}, F32, {4, 3}, attrs({2}),
+          Tol::Exact);
+}
+
 TEST_F(HipKernels, RangeAndRangeLength) {
   compare("range", {{F32, {}}, {F32, {}}}, F32, {7}, {}, Tol::Elementwise);
   compare("range", {{I64, {}}, {I64, {1}}}, I64, {7}, {}, Tol::Exact);
@@ -385,6 +398,43 @@ TEST_F(HipKernels, Reductions) {
   compare("reduce_mean", {{F32, {3, 0}}}, F32, {3, 1}, attrs({1}), Tol::Exact);
 }
 
+TEST_F(HipKernels, ElementwiseAndReductionTail) {
+  for (const char *k : {"relu", "abs", "sign", "floor", "ceil", "round"})
+    for (DType t : {F32, F64, F16, BF16})
+      compare(k, {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Elementwise);
+  for (const char *k : {"relu", "abs", "sign"})
+    for (DType t : {I8, I32, I64}) compare(k, {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Exact);
+  compare("abs", {{U8, {5, 7}}}, U8, {5, 7}, {}, Tol::Exact);
+  compare("log", {{F32, {5, 7}, Gen::Positive}}, F32, {5, 7}, {}, Tol::Elementwise);
+  compare("leaky_relu", {{F32, {5, 7}}}, F32, {5, 7}, attrs({}, {0.1}), Tol::Elementwise);
+  compare("xor", {{BOOL, {3, 1}}, {BOOL, {3, 7}}}, BOOL, {3, 7}, {}, Tol::Exact);
+  for (DType t : {I8, I32, I64}) {
+    compare("mod", {{t, {3, 1, 5}}, {t, {4, 5}, Gen::NonZero}}, t, {3, 4, 5}, {}, Tol::Exact);
+    compare("fmod", {{t, {3, 1, 5}}, {t, {4, 5}, Gen::NonZero}}, t, {3, 4, 5}, {}, Tol::Exact);
+  }
+  compare("fmod", {{F32, {4, 5}}, {F32, {5}, Gen::NonZero}}, F32, {4, 5}, {}, Tol::Elementwise);
+  compare("log_softmax", {{F32, {3, 7}}}, F32, {3, 7}, attrs({1}), Tol::Accumulate, 7);
+  compare("log_softmax", {{F64, {4, 5, 6}}}, F64, {4, 5, 6}, attrs({1}), Tol::Accumulate, 5);
+  compare("reduce_min", {{F32, {3, 4, 5}}}, F32, {3, 4, 1}, attrs({2}), Tol::Exact);
+  compare("reduce_min", {{I32, {3, 4, 5}}}, I32, {1, 4, 5}, attrs({0}), Tol::Exact);
+  compare("reduce_prod", {{F32, {3, 4, 5}}}, F32, {3, 1, 5}, attrs({1}), Tol::Accumulate, 4);
+  compare("reduce_prod", {{I64, {3, 4, 5}}}, I64, {3, 4, 1}, attrs({2}), Tol::Exact);
+  compare("reduce_l2", {{F32, {3, 4, 5}}}, F32, {1, 4, 1}, attrs({0, 2}), Tol::Accumulate, 15);
+  compare("reduce_l2", {{I32, {3, 4, 5}}}, I32, {3, 1, 1}, attrs({1, 2}), Tol::Exact);
+  compare("reduce_sum_square", {{F16, {6, 40}}}, F16, {6, 1}, attrs({1}), Tol::Accumulate, 40);
+  compare("reduce_sum_square", {{I64, {3, 4, 5}}}, I64, {3, 4, 1}, attrs({2}), Tol::Exact);
+  compare("reduce_log_sum_exp", {{F32, {3, 4, 5}}}, F32, {3, 1, 5}, attrs({1}), Tol::Accumulate, 4);
+  compare("reduce_prod", {{F32, {3, 0}}}, F32, {3, 1}, attrs({1}), Tol::Exact);
+  compare("reduce_log_sum_exp", {{F32, {3, 0}}}, F32, {3, 1}, attrs({1}), Tol::Exact);
+  for (const char *k : {"arg_max", "arg_min"})
+    for (int64_t last : {0, 1}) {
+      compare(k, {{F32, {3, 4, 5}}}, I64, {3, 1, 5}, attrs({1, last}), Tol::Exact);
+      compare(k, {{I8, {3, 4, 5}}}, I64, {3, 4, 1}, attrs({2, last}), Tol::Exact);
+    }
+  compare("one_hot", {{I64, {3, 4}, Gen::Index, 6}, {F32, {2}}}, F32, {3, 5, 4}, attrs({1}), Tol::Exact);
+  compare("one_hot", {{I32, {4}, Gen::Index, 3}, {I64, {2}}}, I64, {4, 3}, attrs({1}), Tol::Exact);
+}
+
 TEST_F(HipKernels, ErrorsMatchTheSim) {
   auto both = [&](const std::string &kernel, const std::vector<HostTensor> &ins, DType outType,
                   std::vector<int64_t> outDims, const KernelArgs &args) {
@@ -406,11 +456,19 @@ TEST_F(HipKernels, ErrorsMatchTheSim) {
   both("gather", {f32({3}, {1, 2, 3}), i64({2}, {0, 3})}, F32, {2}, attrs({0}));
   both("gather_elements", {f32({3}, {1, 2, 3}), i64({2}, {-4, 0})}, F32, {2}, attrs({0}));
   both("gather_nd", {f32({3}, {1, 2, 3}), i64({1, 1}, {5})}, F32, {1}, attrs({0}));
+  both("nonzero", {f32({3}, {1, 0, 3})}, I64, {1, 3}, {});
+  both("compress", {f32({2}, {1, 2}), HostTensor::fromValues<uint8_t>(DType::Bool, {3}, {0, 0, 1})}, F32, {0},
+       attrs({0}));
+  both("pad", {f32({0}, {})}, F32, {2}, attrs({2}, {}, {1}));
+  both("scatter_nd", {f32({3}, {1, 2, 3}), i64({2, 1}, {1, 1}), f32({2}, {0, 0})}, F32, {3}, attrs({0}));
   both("div", {i64({2}, {1, 2}), i64({2}, {1, 0})}, I64, {2}, {});
   both("pow", {i64({1}, {0}), i64({1}, {-2})}, I64, {1}, {});
   both("range_length", {i64({1}, {0}), i64({1}, {5}), i64({1}, {0})}, I64, {1}, {});
   both("sqrt", {HostTensor::fromValues<int32_t>(I32, {1}, {4})}, I32, {1}, {});
   both("reduce_max", {f32({2, 0}, {})}, F32, {2, 1}, attrs({1}));
+  both("reduce_min", {f32({2, 0}, {})}, F32, {2, 1}, attrs({1}));
+  both("mod", {i64({2}, {1, 2}), i64({2}, {1, 0})}, I64, {2}, {});
+  both("arg_max", {f32({0, 2}, {})}, I64, {1, 2}, attrs({0, 0}));
   both("add", {f32({3}, {1, 2, 3}), f32({2}, {1, 2})}, F32, {3}, {});
   EXPECT_NE(errorOf([&] { hip->launch("conv", {}, {}, {}); }).find("unsupported: kernel 'conv' on hip"),
             std::string::npos);

@@ -138,9 +138,9 @@ TEST(ProgramIO, RejectsBadMagicAndVersion) {
   EXPECT_NE(errorOf([&] { deserializeProgram(magic, bytes.sidecar, "m.dqp"); }).find("m.dqp: not a dqp program (bad magic)"),
             std::string::npos);
   std::vector<uint8_t> version = bytes.program;
-  version[4] = 2;  // little-endian u32 version 1 -> 2
+  version[4] = 3;  // little-endian u32 version 2 -> 3
   EXPECT_NE(errorOf([&] { deserializeProgram(version, bytes.sidecar, "v.dqp"); })
-                .find("v.dqp: format version 2, this runtime reads version 1"),
+                .find("v.dqp: format version 3, this runtime reads version 2"),
             std::string::npos);
 }
 

@@ -314,6 +314,51 @@ TEST(Runtime, ReturningAViewCopiesIntoTheOutput) {
   RunResult r = runProgram(b.program, d, {HostTensor::fromValues<int32_t>(DType::I32, {3}, {1, 2, 3})}, named());
   EXPECT_EQ(r.outputs[0].values<int32_t>(), (std::vector<int32_t>{3, 2, 1}));
   EXPECT_EQ(r.counters.stridedCopies, 1u);
+  EXPECT_EQ(r.counters.outputCopies, 1u);  // never allocated through the allocator: copied, counted
+}
+
+// y = x + x written into an output allocated as `allocDims`, then returned as a view with
+// `retDims` (strides `retStrides`) of that allocation.
+Program allocatedThenReturnedAs(const std::vector<int64_t> &allocDims, const std::vector<int64_t> &retDims,
+                                const std::vector<int64_t> &retStrides, int64_t offset = 0) {
+  Builder b;
+  b.addInput("x", DType::F32, {6});
+  b.addOutput("y", DType::F32, std::vector<int64_t>(retDims.size(), -1));
+  int32_t x = b.input(0);
+  std::vector<int32_t> dims;
+  for (int64_t d : allocDims) dims.push_back(b.index(d));
+  int32_t out = b.allocOutput(0, DType::F32, dims);
+  int32_t flat = b.view(out, b.index(0), {b.index(6)}, {b.index(1)});
+  b.kernel("add", {x, x}, {flat});
+  std::vector<int32_t> sizes, strides;
+  for (int64_t d : retDims) sizes.push_back(b.index(d));
+  for (int64_t s : retStrides) strides.push_back(b.index(s));
+  b.ret({b.view(out, b.index(offset), sizes, strides)});
+  return b.program;
+}
+
+TEST(Runtime, AnAllocatedOutputReturnedWithOtherDimsIsAnError) {
+  // Enough bytes (6 elements either way), but the program asked the allocator for [6, 1] and
+  // returns [2, 3]: a host framework would reject it, so the runtime must not copy it quietly.
+  SimDevice d;
+  std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {6}, {1, 2, 3, 4, 5, 6})};
+  std::string err = errorOf([&] { runProgram(allocatedThenReturnedAs({6, 1}, {2, 3}, {3, 1}), d, in, named()); });
+  EXPECT_TRUE(contains(err, "output 0 'y' was allocated through the output allocator as f32[6,1] but is "
+                            "returned as f32[2,3]")) << err;
+  // The same bytes returned with the requested dims are fine and not copied.
+  RunResult r = runProgram(allocatedThenReturnedAs({2, 3}, {2, 3}, {3, 1}), d, in, named());
+  EXPECT_EQ(r.outputs[0].values<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(r.counters.outputCopies, 0u);
+  EXPECT_EQ(r.counters.memcpyCopies + r.counters.stridedCopies, 0u);
+}
+
+TEST(Runtime, AnAllocatedOutputReturnedWithAnotherLayoutIsAnError) {
+  // Same dims, transposed strides: another layout of the allocated buffer.
+  SimDevice d;
+  std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {6}, {1, 2, 3, 4, 5, 6})};
+  std::string err = errorOf([&] { runProgram(allocatedThenReturnedAs({3, 2}, {3, 2}, {1, 3}), d, in, named()); });
+  EXPECT_TRUE(contains(err, "output 0 'y' was allocated through the output allocator as f32[3,2] (contiguous, "
+                            "offset 0) but is returned as a view with offset 0 and strides [1,3]")) << err;
 }
 
 TEST(Runtime, ScalarArithmetic) {

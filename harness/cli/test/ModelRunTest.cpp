@@ -77,6 +77,43 @@ TEST_P(CorpusCase, PassesEveryBinding) {
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase,
                          ::testing::Values("reshape_split_dynamic", "slice_negative_step", "expand_where_shape"));
 
+// Data-dependent corpus cases: every stored data set (one of them with a zero count) and every
+// admitted binding passes on sim, and the counters show the readbacks the shapes need: one per
+// NonZero / Compress (the count), none where shape arithmetic folds (TopK's k, Tile's repeats) or
+// the index stays on the device (the KV-cache position). No copy runs at all, so no graph output
+// was copied out of a capacity buffer or a view on return.
+struct DataDependentCase {
+  const char* name;
+  uint64_t readbacks;
+};
+
+class DataDependentCorpus : public ::testing::TestWithParam<DataDependentCase> {};
+
+TEST_P(DataDependentCorpus, PassesWithExpectedReadbacksAndNoCopies) {
+  const DataDependentCase& p = GetParam();
+  run::ModelResult r = runDir(fs::path(DYNQUAL_CORPUS_DIR) / p.name);
+  expectAllPass(r);
+  int stored = 0, bindings = 0;
+  for (const auto& c : r.cases) {
+    if (c.skipped)
+      continue;
+    (c.kind == "stored" ? stored : bindings)++;
+    EXPECT_EQ(counter(c, "scalar_readbacks"), p.readbacks) << c.name;
+    EXPECT_EQ(counter(c, "memcpy_copies") + counter(c, "copy2d_copies") + counter(c, "strided_copies"), 0u)
+        << c.name;
+  }
+  EXPECT_EQ(stored, 3);
+  EXPECT_GE(bindings, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, DataDependentCorpus,
+                         ::testing::Values(DataDependentCase{"nonzero_transpose_gathernd", 1},
+                                           DataDependentCase{"compress_output", 1},
+                                           DataDependentCase{"topk_shape_k", 0},
+                                           DataDependentCase{"tile_shape_repeats", 0},
+                                           DataDependentCase{"scatternd_kv_cache", 0}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 TEST(ModelRun, MissingModelIsAClearFailure) {
   run::ModelResult r = runDir(fs::temp_directory_path() / "no-such-dynqual-model");
   EXPECT_EQ(r.status, run::ModelStatus::Failed);

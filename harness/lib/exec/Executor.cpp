@@ -48,11 +48,17 @@ std::string lastLine(const std::string& text) {
   return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+/// " (stderr: 'LAST LINE')" when the child wrote to stderr, e.g. why it aborted; else "".
+std::string stderrTail(const run::ChildResult& child) {
+  std::string line = lastLine(child.err);
+  return line.empty() ? "" : " (stderr: '" + line + "')";
+}
+
 ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, const TimingRequest& timing,
                          double limit) {
   std::string abnormal = child.describeAbnormalEnd(limit);
   if (!abnormal.empty())
-    throw ExecError(Stage::Run, prefix(m) + "run: runtime process " + abnormal);
+    throw ExecError(Stage::Run, prefix(m) + "run: runtime process " + abnormal + stderrTail(child));
   nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     throw ExecError(Stage::Run, prefix(m) + "run: runtime process exited " + std::to_string(child.exitCode) +
@@ -106,16 +112,17 @@ fs::path selfBinDir() {
 
 double compileInChild(const fs::path& binDir, const fs::path& modelFile, const std::string& pipeline,
                       const fs::path& artifact, double timeoutSeconds, const std::string& label,
-                      const std::string& model, const std::vector<std::string>& env, double* cpuMs) {
+                      const std::string& model, const std::vector<std::string>& env, double* cpuMs,
+                      uint64_t memoryLimitBytes) {
   std::string where = label.empty() ? "" : label + " " + model + ": compile: ";
   std::vector<std::string> argv = {(binDir / "dynqual").string(), "compile", modelFile.string(), "--pipeline", pipeline,
                                    "-o", artifact.string()};
   Arm envOnly;
   envOnly.env = env;
-  run::ChildResult child = run::runChild(withEnv(envOnly, argv), timeoutSeconds);
+  run::ChildResult child = run::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
   std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
   if (!abnormal.empty())
-    throw ExecError(Stage::Compile, where + "compiler process " + abnormal);
+    throw ExecError(Stage::Compile, where + "compiler process " + abnormal + stderrTail(child));
   if (child.exitCode != 0)
     throw ExecError(Stage::Compile, where + lastLine(child.err));
   if (cpuMs)
@@ -160,7 +167,8 @@ double Executor::timeCompile(const PreparedModel& m, const fs::path& artifact, T
   fs::create_directories(artifact.parent_path());
   double cpuMs = 0;
   double wallMs = compileInChild(m.arm.binDir, m.modelFile, m.arm.variant.pipeline, artifact,
-                                 config_.compileTimeoutSeconds, m.arm.label, m.modelName, m.arm.env, &cpuMs);
+                                 config_.compileTimeoutSeconds, m.arm.label, m.modelName, m.arm.env, &cpuMs,
+                                 config_.memoryLimitBytes);
   return clock == TimingClock::ThreadCpu ? cpuMs : wallMs;
 }
 
@@ -182,7 +190,8 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   fs::create_directories(dir);
   m.artifact = dir / "model.dqp";
   m.compileMs = compileInChild(arm.binDir, m.modelFile, arm.variant.pipeline, m.artifact,
-                               config_.compileTimeoutSeconds, arm.label, m.modelName, arm.env);
+                               config_.compileTimeoutSeconds, arm.label, m.modelName, arm.env, nullptr,
+                               config_.memoryLimitBytes);
   m.artifactBytes = fileBytes(m.artifact) + fileBytes(m.artifact.string() + ".bin");
   return m;
 }
@@ -208,7 +217,7 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
     if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
       argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }
-  run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds);
+  run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
   return parseDqResult(m, child, timing, config_.runTimeoutSeconds);
 }
 

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
 #include <iostream>
 
 namespace dynqual::exec {
@@ -33,7 +36,18 @@ void applyFault(FaultStage stage, const std::string& path) {
       pause();
   if (kind == "exit")
     _exit(3);
-  std::cerr << "DYNQUAL_TEST_FAULT='" << raw << "' ignored: KIND is abort, hang or exit\n";
+  if (kind == "oom") {
+    // Touches 64 MiB blocks until an allocation fails (std::bad_alloc, uncaught: abort). Stops at
+    // 4 GiB so a missing limit cannot exhaust the machine: that exits 3 saying so.
+    std::vector<std::unique_ptr<char[]>> blocks;
+    for (int i = 0; i < 64; ++i) {
+      blocks.emplace_back(new char[64 << 20]);
+      std::memset(blocks.back().get(), 1, 64 << 20);
+    }
+    std::cerr << "DYNQUAL_TEST_FAULT=oom: 4 GiB allocated, no memory limit held\n";
+    _exit(3);
+  }
+  std::cerr << "DYNQUAL_TEST_FAULT='" << raw << "' ignored: KIND is abort, hang, exit or oom\n";
 }
 
 } // namespace dynqual::exec

@@ -1,5 +1,7 @@
 #include "dynqual/exec/Variant.h"
 
+#include "dq/Pipeline/InjectKnobs.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -8,6 +10,25 @@ namespace dynqual::exec {
 namespace {
 
 const char* kForms = "forms: dq[:PIPELINE][@sim|@hip], ort:cpu, ext:NAME";
+
+std::string knobList() {
+  std::string list;
+  for (const auto& [knob, name] : dq::kInjectKnobs)
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
+
+// "production{inject=KNOB}": the only option of the named production pipeline.
+void checkProductionOptions(const std::string& text, const std::string& pipeline) {
+  if (pipeline.rfind("production{", 0) != 0)
+    return;
+  const std::string open = "production{inject=";
+  if (pipeline.rfind(open, 0) != 0 || pipeline.back() != '}')
+    throw VariantError("variant '" + text + "': production takes one option, {inject=KNOB} (knobs: " + knobList() + ")");
+  std::string name = pipeline.substr(open.size(), pipeline.size() - open.size() - 1);
+  if (!dq::parseInjectKnob(name))
+    throw VariantError("variant '" + text + "': unknown inject knob '" + name + "' (knobs: " + knobList() + ")");
+}
 
 bool isWord(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
@@ -59,6 +80,7 @@ Variant parseVariant(const std::string& text) {
     if (rest[0] != ':' || rest.size() == 1)
       throw bad(text, "expected ':PIPELINE' after dq");
     v.pipeline = rest.substr(1);
+    checkProductionOptions(text, v.pipeline);
   }
   return v;
 }

@@ -1,4 +1,5 @@
-// Elementwise ops with numpy broadcasting: arithmetic, Max/Min, comparison, logic, Where, unary math.
+// Elementwise ops with numpy broadcasting: arithmetic, Mod, Sum/Mean, Max/Min, comparison, logic
+// (And, Or, Xor, Not), Where, unary math.
 // Floats are computed in double and rounded once to the output dtype; for +, -, *, / and sqrt
 // of f32/f16/bf16 operands that equals the correctly rounded result in the narrow type.
 #include "OpFamilies.h"
@@ -255,6 +256,78 @@ std::vector<Tensor> isNaN(const OpContext& ctx) {
   return {out};
 }
 
+// Xor: bool operands.
+std::vector<Tensor> logicalXor(const OpContext& ctx) {
+  if (ctx.input(0).dtype() != DType::Bool || ctx.input(1).dtype() != DType::Bool)
+    ctx.fail("operands must be bool");
+  return {compare(ctx, nullptr, [](int64_t x, int64_t y) { return (x != 0) != (y != 0); })};
+}
+
+// Mod-13: fmod = 0 (integers only) gives the remainder with the divisor's sign (numpy mod);
+// fmod = 1 the remainder with the dividend's sign (C fmod), the only form for floats. Integer
+// modulo by zero is an error.
+std::vector<Tensor> mod(const OpContext& ctx) {
+  const int64_t fmod = ctx.intAttribute("fmod", 0);
+  if (fmod != 0 && fmod != 1)
+    ctx.fail("fmod must be 0 or 1");
+  if (fmod == 0 && isFloatDType(ctx.input(0).dtype()))
+    ctx.fail("unsupported: fmod = 0 on float operands (ONNX requires fmod = 1)");
+  return {binary(ctx, [](double x, double y) { return std::fmod(x, y); },
+                 [fmod](const OpContext& c, int64_t x, int64_t y) -> int64_t {
+                   if (y == 0)
+                     c.fail("integer modulo by zero");
+                   if (y == -1)
+                     return 0;
+                   const int64_t r = x % y;
+                   if (fmod == 0 && r != 0 && ((r < 0) != (y < 0)))
+                     return r + y;
+                   return r;
+                 })};
+}
+
+// Sum-13 and Mean-13: one or more operands of one dtype, broadcast together, added left to right
+// with each partial sum rounded to the dtype (as the ONNX reference accumulates in place); Mean
+// then divides by the operand count. Mean admits float types only.
+OpEvaluator sumOrMean(bool mean) {
+  return [mean](const OpContext& ctx) -> std::vector<Tensor> {
+    if (ctx.inputCount() == 0)
+      ctx.fail("needs at least one input");
+    const DType dtype = ctx.input(0).dtype();
+    if (dtype == DType::Bool || (mean && !isFloatDType(dtype)))
+      ctx.fail(std::string("unsupported: ") + dtypeName(dtype) + " operands");
+    std::vector<std::vector<int64_t>> shapes;
+    for (std::size_t k = 0; k < ctx.inputCount(); ++k) {
+      if (ctx.input(k).dtype() != dtype)
+        ctx.fail("input " + std::to_string(k) + " is " + dtypeName(ctx.input(k).dtype()) + ", input 0 is " + dtypeName(dtype));
+      shapes.push_back(ctx.input(k).dims());
+    }
+    const std::vector<int64_t> outDims = broadcastShape(ctx, shapes);
+    std::vector<std::vector<int64_t>> strides;
+    for (const auto& s : shapes)
+      strides.push_back(broadcastStrides(s, outDims));
+    Tensor out(dtype, outDims);
+    Tensor partial(dtype, {});
+    const bool useFloat = isFloatDType(dtype);
+    forEachBroadcast(outDims, strides, [&](int64_t o, const std::vector<int64_t>& off) {
+      if (useFloat) {
+        partial.setDouble(0, ctx.input(0).getDouble(off[0]));
+        for (std::size_t k = 1; k < off.size(); ++k)
+          partial.setDouble(0, partial.getDouble(0) + ctx.input(k).getDouble(off[k]));
+        double r = partial.getDouble(0);
+        if (mean && off.size() > 1)
+          r /= static_cast<double>(off.size());
+        out.setDouble(o, r);
+      } else {
+        int64_t r = ctx.input(0).getInt(off[0]);
+        for (std::size_t k = 1; k < off.size(); ++k)
+          r = wrapAdd(r, ctx.input(k).getInt(off[k]));
+        out.setInt(o, r);
+      }
+    });
+    return {out};
+  };
+}
+
 } // namespace
 
 void registerElementwiseOps(OpRegistry& registry) {
@@ -284,6 +357,10 @@ void registerElementwiseOps(OpRegistry& registry) {
   registry.add("Tanh", unaryFloat(tanhD));
   registry.add("Exp", unaryFloat(expD));
   registry.add("IsNaN", isNaN);
+  registry.add("Xor", logicalXor);
+  registry.add("Mod", mod);
+  registry.add("Sum", sumOrMean(false));
+  registry.add("Mean", sumOrMean(true));
 }
 
 } // namespace dynqual::reference

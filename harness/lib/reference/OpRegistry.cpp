@@ -88,6 +88,10 @@ const OpRegistry& OpRegistry::builtin() {
     registerElementwiseOps(r);
     registerMatMulOps(r);
     registerReductionOps(r);
+    registerActivationOps(r);
+    registerSelectionOps(r);
+    registerDataDependentOps(r);
+    registerScatterOps(r);
     return r;
   }();
   return registry;

@@ -1,5 +1,5 @@
-// Ops that reduce over axes: ReduceMean, ReduceSum, ReduceMax, Softmax, LayerNormalization,
-// CumSum. Double accumulation for floats, wrapping int64 for integers.
+// Ops that reduce over axes: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2,
+// ReduceSumSquare, ReduceLogSumExp, Softmax, LogSoftmax, LayerNormalization, CumSum. Double accumulation for floats, wrapping int64 for integers.
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
@@ -169,9 +169,106 @@ std::vector<Tensor> reduceMax(const OpContext& ctx) {
   return {out};
 }
 
+// The largest value of an integer dtype.
+int64_t highestInt(DType dtype) {
+  switch (dtype) {
+  case DType::Uint8:
+    return std::numeric_limits<uint8_t>::max();
+  case DType::Int8:
+    return std::numeric_limits<int8_t>::max();
+  case DType::Int32:
+    return std::numeric_limits<int32_t>::max();
+  default:
+    return std::numeric_limits<int64_t>::max();
+  }
+}
+
+// ReduceMin-18 takes axes as optional input 1; earlier versions as attribute 'axes'. A NaN
+// makes its group NaN (numpy minimum.reduce); an empty group is +inf (floats) or the dtype's
+// maximum (integers), as ReduceMin-18 specifies.
+std::vector<Tensor> reduceMin(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  if (data.dtype() == DType::Bool)
+    ctx.fail("unsupported: bool ReduceMin");
+  const Reduction plan = planReduction(ctx, 18);
+  if (plan.noop)
+    return {data};
+  const bool useFloat = isFloatDType(data.dtype());
+  const auto n = static_cast<std::size_t>(shapeNumel(plan.keptDims));
+  std::vector<double> minima(n, INFINITY);
+  std::vector<int64_t> intMinima(n, highestInt(data.dtype()));
+  forEachReduced(data, plan, [&](int64_t i, int64_t o) {
+    if (useFloat) {
+      const double v = data.getDouble(i);
+      minima[o] = (std::isnan(v) || std::isnan(minima[o])) ? std::nan("") : std::min(minima[o], v);
+    } else {
+      intMinima[o] = std::min(intMinima[o], data.getInt(i));
+    }
+  });
+  Tensor out(data.dtype(), plan.outDims);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (useFloat)
+      out.setDouble(i, minima[i]);
+    else
+      out.setInt(i, intMinima[i]);
+  }
+  return {out};
+}
+
+// ReduceProd, ReduceL2, ReduceSumSquare, ReduceLogSumExp (axes as input from opset 18). Floats
+// accumulate in double and round once. Integers: product and sum of squares in wrapping int64;
+// L2 = sqrt(sum of squares) and LogSumExp = log(sum exp(x)) in double, truncated toward zero as
+// numpy's astype does. Empty groups: product 1, sums 0, LogSumExp -inf.
+enum class Fold { Prod, L2, SumSquare, LogSumExp };
+
+OpEvaluator reduceFold(Fold fold, const char* name) {
+  return [fold, name](const OpContext& ctx) -> std::vector<Tensor> {
+    const Tensor& data = ctx.input(0);
+    if (data.dtype() == DType::Bool)
+      ctx.fail(std::string("unsupported: bool ") + name);
+    const Reduction plan = planReduction(ctx, 18);
+    if (plan.noop)
+      return {data};
+    const bool viaDouble = isFloatDType(data.dtype()) || fold == Fold::L2 || fold == Fold::LogSumExp;
+    const auto n = static_cast<std::size_t>(shapeNumel(plan.keptDims));
+    std::vector<double> acc(n, fold == Fold::Prod ? 1.0 : 0.0);
+    std::vector<uint64_t> intAcc(n, fold == Fold::Prod ? 1 : 0);
+    forEachReduced(data, plan, [&](int64_t i, int64_t o) {
+      if (viaDouble) {
+        const double v = data.getDouble(i);
+        if (fold == Fold::Prod)
+          acc[o] *= v;
+        else if (fold == Fold::LogSumExp)
+          acc[o] += std::exp(v);
+        else
+          acc[o] += v * v;
+      } else {
+        const auto v = static_cast<uint64_t>(data.getInt(i));
+        intAcc[o] = fold == Fold::Prod ? intAcc[o] * v : intAcc[o] + v * v;
+      }
+    });
+    Tensor out(data.dtype(), plan.outDims);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (!viaDouble) {
+        out.setInt(i, static_cast<int64_t>(intAcc[i]));
+        continue;
+      }
+      double r = acc[i];
+      if (fold == Fold::L2)
+        r = std::sqrt(r);
+      else if (fold == Fold::LogSumExp)
+        r = std::log(r);
+      if (!isFloatDType(data.dtype()) && !std::isfinite(r))
+        ctx.fail(std::string("integer ") + name + " result is not finite");
+      out.setDouble(i, isFloatDType(data.dtype()) ? r : std::trunc(r));
+    }
+    return {out};
+  };
+}
+
 // Softmax-13: over one axis (default -1). Softmax-1/11: over the flattened dims [axis, rank)
 // (default axis 1).
-std::vector<Tensor> softmax(const OpContext& ctx) {
+Tensor softmaxLike(const OpContext& ctx, bool log) {
   const Tensor& data = ctx.input(0);
   if (!isFloatDType(data.dtype()))
     ctx.fail("operand must be a float type");
@@ -191,11 +288,18 @@ std::vector<Tensor> softmax(const OpContext& ctx) {
     double sum = 0;
     for (int64_t e : row)
       sum += std::exp(data.getDouble(e) - maxValue);
-    for (int64_t e : row)
-      out.setDouble(e, std::exp(data.getDouble(e) - maxValue) / sum);
+    for (int64_t e : row) {
+      const double shifted = data.getDouble(e) - maxValue;
+      out.setDouble(e, log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+    }
   });
-  return {out};
+  return out;
 }
+
+std::vector<Tensor> softmax(const OpContext& ctx) { return {softmaxLike(ctx, false)}; }
+
+// LogSoftmax: (x - max) - log(sum exp(x - max)), with Softmax's axis rules per opset.
+std::vector<Tensor> logSoftmax(const OpContext& ctx) { return {softmaxLike(ctx, true)}; }
 
 // LayerNormalization-17: Y = (X - mean) / sqrt(var + epsilon) * Scale + B over dims [axis, rank),
 // var the biased (population) variance. Optional outputs Mean and InvStdDev have X's dims with
@@ -300,6 +404,12 @@ void registerReductionOps(OpRegistry& registry) {
   registry.add("ReduceMean", reduceMean);
   registry.add("ReduceSum", reduceSum);
   registry.add("ReduceMax", reduceMax);
+  registry.add("ReduceMin", reduceMin);
+  registry.add("ReduceProd", reduceFold(Fold::Prod, "ReduceProd"));
+  registry.add("ReduceL2", reduceFold(Fold::L2, "ReduceL2"));
+  registry.add("ReduceSumSquare", reduceFold(Fold::SumSquare, "ReduceSumSquare"));
+  registry.add("ReduceLogSumExp", reduceFold(Fold::LogSumExp, "ReduceLogSumExp"));
+  registry.add("LogSoftmax", logSoftmax);
   registry.add("Softmax", softmax);
   registry.add("LayerNormalization", layerNormalization);
   registry.add("CumSum", cumSum);

@@ -163,6 +163,11 @@ std::vector<Tensor> dropout(const OpContext& ctx) {
   return {data, mask};
 }
 
+// Size: the element count as a rank-0 int64.
+std::vector<Tensor> size(const OpContext& ctx) {
+  return {Tensor::fromInts(DType::Int64, {}, {ctx.input(0).numel()})};
+}
+
 } // namespace
 
 void registerShapeOps(OpRegistry& registry) {
@@ -172,6 +177,7 @@ void registerShapeOps(OpRegistry& registry) {
   registry.add("Squeeze", squeeze);
   registry.add("Flatten", flatten);
   registry.add("Shape", shape);
+  registry.add("Size", size);
   registry.add("Identity", identity);
   registry.add("Dropout", dropout);
 }

@@ -1,5 +1,8 @@
 #include "dynqual/run/ChildProcess.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -22,7 +25,52 @@ std::string ChildResult::describeAbnormalEnd(double timeoutSeconds) const {
   return "";
 }
 
-ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds) {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+/// The environment of a child under an ASan memory limit: this process's environment with
+/// hard_rss_limit_mb added to ASAN_OPTIONS. Built before fork, so the child only calls execve.
+std::vector<std::string> asanLimitedEnvironment(uint64_t bytes) {
+  std::vector<std::string> env;
+  std::string options = "hard_rss_limit_mb=" + std::to_string(std::max<uint64_t>(1, bytes >> 20));
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("ASAN_OPTIONS=", 0) == 0)
+      options = kv.substr(13) + ":" + options;
+    else
+      env.push_back(kv);
+  }
+  env.push_back("ASAN_OPTIONS=" + options);
+  return env;
+}
+
+} // namespace
+
+ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds, uint64_t memoryLimitBytes) {
+  std::vector<std::string> env;
+  std::vector<char*> envp;
+  bool asanLimit = memoryLimitBytes > 0 && kAddressSanitizer;
+  if (asanLimit) {
+    env = asanLimitedEnvironment(memoryLimitBytes);
+    for (auto& kv : env)
+      envp.push_back(kv.data());
+    envp.push_back(nullptr);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   ChildResult r;
   int outPipe[2], errPipe[2];
   if (pipe2(outPipe, O_CLOEXEC) != 0 || pipe2(errPipe, O_CLOEXEC) != 0) {
@@ -37,15 +85,18 @@ ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds
   }
   if (pid == 0) {
     setpgid(0, 0);
+    if (memoryLimitBytes > 0 && !asanLimit) {
+      rlimit lim{static_cast<rlim_t>(memoryLimitBytes), static_cast<rlim_t>(memoryLimitBytes)};
+      setrlimit(RLIMIT_AS, &lim);
+    }
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     dup2(outPipe[1], 1);
     dup2(errPipe[1], 2);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
+    if (asanLimit)
+      execve(args[0], args.data(), envp.data());
+    else
+      execv(args[0], args.data());
     dprintf(2, "exec %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }

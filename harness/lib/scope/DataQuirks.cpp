@@ -71,7 +71,8 @@ bool isWindowPi(onnx::ModelProto model, const std::vector<Tensor>& inputs, const
 }
 
 const std::set<std::string>& bfloat16TruncationFolders() {
-  static const std::set<std::string> names = {"test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16_expanded"};
+  static const std::set<std::string> names = {"test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16",
+                                              "test_castlike_FLOAT_to_BFLOAT16_expanded"};
   return names;
 }
 
@@ -83,8 +84,8 @@ const std::set<std::string>& windowPiFolders() {
 }
 
 const std::set<std::string>& shapeContradictionFolders() {
-  static const std::set<std::string> names = {"test_castlike_BFLOAT16_to_FLOAT_expanded",
-                                              "test_castlike_FLOAT_to_BFLOAT16_expanded"};
+  static const std::set<std::string> names = {"test_castlike_BFLOAT16_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded",
+                                              "test_castlike_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16_expanded"};
   return names;
 }
 

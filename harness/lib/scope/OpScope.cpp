@@ -35,7 +35,14 @@ const std::set<std::string>& supportedOps() {
       "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
       "Pow", "Sqrt", "Reciprocal", "Neg", "Sigmoid", "Tanh", "Erf", "Exp", "Cos", "Sin", "Max",
       "Min", "Not", "And", "Or", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN",
-      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout"};
+      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout",
+      // elementwise and reduction tail
+      "Relu", "LeakyRelu", "Abs", "Log", "Floor", "Ceil", "Round", "Sign", "Clip", "Mod", "Xor",
+      "Sum", "Mean", "CastLike", "LogSoftmax", "ReduceMin", "ReduceProd", "ReduceL2",
+      "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin", "OneHot", "Size",
+      // data-dependent extents and shape-input ops
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements",
+      "Scatter"};
   return ops;
 }
 

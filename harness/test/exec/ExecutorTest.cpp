@@ -173,3 +173,15 @@ TEST_F(ExecutorTest, ArmProtocolsOneAndTwoAreSpokenOthersRefused) {
   EXPECT_EQ(stageOf([&] { executor->armProtocol(future); }, msg), Stage::Infra);
   EXPECT_NE(msg.find("'3'"), std::string::npos) << msg;
 }
+
+TEST_F(ExecutorTest, RunOutOfMemoryIsARunFailureUnderTheChildLimit) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  ExecConfig small = executor->config();
+  small.memoryLimitBytes = uint64_t{512} << 20;
+  Executor limited(small);
+  setenv("DYNQUAL_TEST_FAULT", "run-oom", 1);
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { limited.execute(m, inputs(), {}, work / "o"); }, msg), Stage::Run);
+  // The allocation fails inside the child (it would exit 3 if the limit did not hold).
+  EXPECT_NE(msg.find("bad_alloc"), std::string::npos) << msg;
+}

@@ -45,3 +45,25 @@ TEST(Variant, BadFormsNameTheVariantAndTheForms) {
     }
   }
 }
+
+TEST(Variant, ProductionWithAnInjectKnob) {
+  Variant v = parseVariant("dq:production{inject=slice-upper-bound}@sim");
+  EXPECT_EQ(v.pipeline, "production{inject=slice-upper-bound}");
+  EXPECT_EQ(v.device, "sim");
+  EXPECT_EQ(v.text(), "dq:production{inject=slice-upper-bound}@sim");
+  // A raw spec with pass options is not checked here (the compiler checks it).
+  EXPECT_EQ(parseVariant("dq:builtin.module(dq-convert-onnx{inject=slice-upper-bound})").pipeline,
+            "builtin.module(dq-convert-onnx{inject=slice-upper-bound})");
+}
+
+TEST(Variant, UnknownInjectKnobListsTheValidOnes) {
+  for (const char* bad : {"dq:production{inject=nope}", "dq:production{other=1}@hip"}) {
+    try {
+      parseVariant(bad);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const VariantError& e) {
+      EXPECT_NE(std::string(e.what()).find("reshape-by-type-equality"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("strided-view-base-pointer"), std::string::npos) << e.what();
+    }
+  }
+}

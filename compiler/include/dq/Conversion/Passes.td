@@ -8,6 +8,10 @@ def ConvertONNXToDQ : Pass<"dq-convert-onnx", "mlir::ModuleOp"> {
   let summary = "Lower generic onnx.* ops to dq/tensor/arith with reified dynamic shapes";
   let dependentDialects = ["mlir::dq::DQDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+  let options = [
+    Option<"inject", "inject", "std::string", /*default=*/"\"\"",
+           "known-unsound behaviour to restore (docs/fuzz/knobs.md): reshape-by-type-equality, slice-upper-bound, split-dim-size-alias, readback-without-sync">,
+  ];
 }
 
 #endif // DQ_CONVERSION_PASSES_TD

@@ -29,7 +29,8 @@ def DQ_ElementwiseOp : DQ_DPSOp<"elementwise"> {
   let description = [{
     `kind` names the ONNX semantics and equals the Program.h kernel name: add, sub, mul, div,
     equal, where, cast; pow, max, min, and, or, less, less_equal, greater, greater_equal (binary);
-    neg, sqrt, reciprocal, sigmoid, tanh, erf, exp, cos, sin, not, isnan (unary). Inputs broadcast
+    xor, mod, fmod (binary); neg, sqrt, reciprocal, sigmoid, tanh, erf, exp, cos, sin, not,
+    isnan, relu, abs, log, floor, ceil, round, sign (unary). Inputs broadcast
     to the init's shape (ranks right-aligned, each input dim 1 or equal). Integer div truncates.
   }];
   let arguments = (ins StrAttr:$kind, Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs);
@@ -115,7 +116,10 @@ def DQ_KernelOp : DQ_DPSOp<"kernel"> {
   let summary = "a Program.h kernel that takes attributes: matmul, softmax, reductions, ...";
   let description = [{
     `kernel` is the Program.h kernel name (matmul, softmax, layer_norm, reduce_sum, reduce_mean,
-    reduce_max, trilu, cumsum, gather_elements, gather_nd, range_length). `imm` and `fimm` are
+    reduce_max, reduce_min, reduce_prod, reduce_l2, reduce_sum_square, reduce_log_sum_exp,
+    log_softmax, leaky_relu, arg_max, arg_min, one_hot, trilu, cumsum, gather_elements, gather_nd,
+    range_length, count_nonzero, nonzero, compress, top_k, tile, pad, scatter_nd,
+    scatter_elements). `imm` and `fimm` are
     the kernel's integer and float immediates (the emitter writes them after the input count),
     `scalars` its scalar register operands, in Program.h order.
   }];
@@ -132,7 +136,10 @@ def DQ_KernelOp : DQ_DPSOp<"kernel"> {
 def DQ_CopyOp : DQ_DPSOp<"copy"> {
   let summary = "device copy between memref views, with the kind chosen by copy lowering";
   let description = [{
-    `kind` is one of "memcpy", "copy2d", "strided". Only exists after bufferization.
+    `kind` is one of "memcpy", "copy2d", "strided", or "host": a host loop over both views
+    (emitted as HostCopy, which refuses device memory). Copy lowering only chooses "host" under
+    the singleton-copy-host-path inject knob (docs/fuzz/knobs.md). Only exists after
+    bufferization.
   }];
   let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,
                        StrAttr:$kind);
@@ -183,6 +190,11 @@ def DQ_GetPoolOp : DQ_Op<"get_pool"> {
 
 def DQ_ReadbackScalarOp : DQ_Op<"readback_scalar"> {
   let summary = "synchronized device-to-host read of one element, as index";
+  let description = [{
+    With the unit attribute `unsynchronized` (set only by the readback-without-sync inject knob,
+    docs/fuzz/knobs.md) the element is copied to host-mapped memory and read on the host with no
+    synchronization in between.
+  }];
   let arguments = (ins AnyShaped:$source, Variadic<Index>:$indices);
   let results = (outs Index:$result);
   let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";

@@ -32,7 +32,7 @@ const char *stageName(Stage stage);
 
 /// What to compile and what to report.
 struct CompileOptions {
-  /// "production" or a textual spec in MLIR pass-pipeline syntax anchored on builtin.module,
+  /// "production", "production{inject=KNOB}" (docs/fuzz/knobs.md) or a textual spec in MLIR pass-pipeline syntax anchored on builtin.module,
   /// e.g. "builtin.module(dq-convert-onnx, cse, one-shot-bufferize{...}, func.func(...))".
   std::string pipeline = "production";
   Stage stopAfter = Stage::Dqp;
@@ -71,8 +71,10 @@ struct CompileResult {
   std::vector<PassTime> passTimes;
 };
 
-/// The spec "production" stands for (productionPipelineSpec()), or `pipeline` itself.
-std::string resolvePipelineSpec(const std::string &pipeline);
+/// The spec "production" or "production{inject=KNOB}" stands for (productionPipelineSpec()),
+/// or `pipeline` itself. An unknown knob sets `*error` (one line listing the valid knobs) and
+/// returns "".
+std::string resolvePipelineSpec(const std::string &pipeline, std::string *error = nullptr);
 
 /// Imports `model` (external data already resolved) and compiles it. Never throws; errors are
 /// reported in the result.

@@ -2,15 +2,35 @@
 #ifndef DQ_PIPELINE_PRODUCTIONPIPELINE_H
 #define DQ_PIPELINE_PRODUCTIONPIPELINE_H
 
+#include "dq/Pipeline/InjectKnobs.h"
+
+#include <optional>
+#include <string>
+
 namespace dq {
 /// The production pipeline as a textual spec in MLIR pass-pipeline syntax, anchored on
 /// builtin.module. docs/pipeline.md explains each element.
 const char *productionPipelineSpec();
+
+/// The production pipeline with `knob` injected (docs/fuzz/knobs.md): the pass that owns the
+/// knob gets `inject=<name>`, and the order knobs (host-scalars-after-reuse,
+/// promote-before-reuse) move their pass. Without a knob this is productionPipelineSpec().
+std::string productionPipelineSpec(std::optional<InjectKnob> knob);
+
+/// Resolves the `production` pipeline name with its options: "production" or
+/// "production{inject=KNOB}" (also spelled "dq-production{...}"). Returns false when `text` is
+/// not a production name at all; throws nothing. On an unknown option or knob, `error` gets one
+/// line listing the valid knobs and the result is true with `spec` empty.
+bool resolveProductionName(const std::string &text, std::string &spec, std::string &error);
+
+/// "a, b, c": every knob spelling, for error messages.
+std::string injectKnobList();
 } // namespace dq
 
 namespace mlir::dq {
-/// Registers `dq-production` (the spec above) as a named pass pipeline, so
-/// `dynqual-opt --dq-production` runs exactly what the compiler runs.
+/// Registers `dq-production` (the spec above) as a named pass pipeline with the option
+/// `inject=KNOB`, so `dynqual-opt --dq-production` runs exactly what the compiler runs and
+/// `--pass-pipeline='builtin.module(dq-production{inject=KNOB})'` runs a knob.
 void registerProductionPipeline();
 } // namespace mlir::dq
 

@@ -25,6 +25,10 @@ def EmitProgram : Pass<"dq-emit-program", "mlir::ModuleOp"> {
 def LowerCopies : Pass<"dq-lower-copies", "mlir::func::FuncOp"> {
   let summary = "Lower memref.copy to dq.copy (memcpy / copy2d / strided) from effective strides";
   let dependentDialects = ["mlir::dq::DQDialect"];
+  let options = [
+    Option<"inject", "inject", "std::string", /*default=*/"\"\"",
+           "known-unsound behaviour to restore (docs/fuzz/knobs.md): singleton-copy-host-path">,
+  ];
 }
 
 def MaterializeHostScalars : Pass<"dq-materialize-host-scalars", "mlir::func::FuncOp"> {
@@ -35,6 +39,10 @@ def MaterializeHostScalars : Pass<"dq-materialize-host-scalars", "mlir::func::Fu
 def OptimizeMemrefs : Pass<"dq-optimize-memrefs", "mlir::func::FuncOp"> {
   let summary = "Lifetime-based reuse of same-type device allocations";
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"inject", "inject", "std::string", /*default=*/"\"\"",
+           "known-unsound behaviour to restore (docs/fuzz/knobs.md): host-scalars-after-reuse">,
+  ];
 }
 
 def PoolAllocs : Pass<"dq-pool-allocs", "mlir::func::FuncOp"> {
@@ -46,12 +54,20 @@ def PoolAllocs : Pass<"dq-pool-allocs", "mlir::func::FuncOp"> {
 def PromoteStridedOperands : Pass<"dq-promote-strided-operands", "mlir::func::FuncOp"> {
   let summary = "Copy non-contiguous operands of contiguous-only dq ops into contiguous temporaries";
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"inject", "inject", "std::string", /*default=*/"\"\"",
+           "known-unsound behaviour to restore (docs/fuzz/knobs.md): strided-view-base-pointer">,
+  ];
 }
 
 def UseOutputAllocator : Pass<"dq-use-output-allocator", "mlir::func::FuncOp"> {
   let summary = "Allocate graph outputs through dq.alloc_output with their precise external dims";
   let dependentDialects = ["mlir::dq::DQDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"inject", "inject", "std::string", /*default=*/"\"\"",
+           "known-unsound behaviour to restore (docs/fuzz/knobs.md): output-rank-collapse, erase-alloc-before-view-analysis">,
+  ];
 }
 
 #endif // DQ_TRANSFORMS_PASSES_TD

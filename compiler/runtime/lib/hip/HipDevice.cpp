@@ -45,6 +45,7 @@ constexpr TypeSet kWideTypes = kFloatTypes | bit(DType::I32) | bit(DType::I64);
 constexpr TypeSet kBoolTypes = bit(DType::Bool);
 constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
 constexpr TypeSet kIndexTypes = bit(DType::I32) | bit(DType::I64);
+constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
 
 std::string typeSetNames(TypeSet set) {
   std::string s;
@@ -214,6 +215,16 @@ const ElemInfo kElems[] = {
     {"sin", hipk::kSin, false, false, false, kFloatTypes, 0},
     {"not", hipk::kNot, false, true, false, kBoolTypes, 0},
     {"isnan", hipk::kIsNan, false, false, true, kFloatTypes, 0},
+    {"relu", hipk::kRelu, false, true, false, kSignedTypes, 0},
+    {"abs", hipk::kAbs, false, true, false, kNumericTypes, 0},
+    {"log", hipk::kLog, false, false, false, kFloatTypes, 0},
+    {"floor", hipk::kFloor, false, false, false, kFloatTypes, 0},
+    {"ceil", hipk::kCeil, false, false, false, kFloatTypes, 0},
+    {"round", hipk::kRound, false, false, false, kFloatTypes, 0},
+    {"sign", hipk::kSign, false, true, false, kNumericTypes, 0},
+    {"xor", hipk::kXor, true, true, false, kBoolTypes, 0},
+    {"mod", hipk::kMod, true, true, false, kIntegerTypes, 0},
+    {"fmod", hipk::kFmod, true, true, false, kNumericTypes, 0},
 };
 
 const ElemInfo *findElem(const std::string &name) {
@@ -225,7 +236,11 @@ const ElemInfo *findElem(const std::string &name) {
 const char *const kSpecial[] = {"where", "cast", "expand", "slice", "transpose", "concat", "gather",
                                 "range", "range_length", "fill", "matmul", "softmax", "layer_norm",
                                 "reduce_sum", "reduce_mean", "reduce_max", "trilu", "cumsum",
-                                "gather_elements", "gather_nd"};
+                                "gather_elements", "gather_nd", "leaky_relu", "log_softmax",
+                                "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
+                                "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot", "count_nonzero",
+                                "nonzero", "compress",
+                                "top_k", "tile", "pad", "scatter_nd", "scatter_elements"};
 
 bool hasKernel(const std::string &name) {
   if (findElem(name)) return true;
@@ -382,6 +397,7 @@ public:
     checkRange(s, src, srcOffset, bytes, "memcpy source");
     checkRange(d, dst, dstOffset, bytes, "memcpy destination");
     if (bytes) transfer(d, dstOffset, s, srcOffset, bytes, "memcpy");
+    markDeviceWrite(dst, d, dstOffset, dstOffset + bytes);
     ++counters_.memcpyCopies;
     countTransfer(d.space, s.space, bytes);
   }
@@ -412,6 +428,7 @@ public:
         if (s.space == MemSpace::Host || d.space == MemSpace::Host) syncQuiet();
       }
     }
+    if (rows > 0) markDeviceWrite(dst, d, dstOffset, dstOffset + (rows - 1) * dstPitch + rowBytes);
     ++counters_.copy2dCopies;
     countTransfer(d.space, s.space, rows * rowBytes);
   }
@@ -430,6 +447,7 @@ public:
                            ": a destination may not write an element twice");
     gKernel = "strided copy";
     copyView(dO, so);
+    markDeviceWrite(dst);
     ++counters_.stridedCopies;
     countTransfer(live(dst.buffer, "strided copy").space, live(src.buffer, "strided copy").space,
                   static_cast<uint64_t>(numel(dst.sizes)) * dtypeSize(dst.dtype));
@@ -457,11 +475,13 @@ public:
                            ": an output may not write an element twice");
     gKernel = kernel;
     dispatch(kernel, inOps, outOps, args);
+    for (const BufferView &o : outs) markDeviceWrite(o);
   }
 
   void synchronize() override {
     ++counters_.syncs;
     syncQuiet();
+    pendingWrites_.clear();
   }
 
   void readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override {
@@ -481,6 +501,15 @@ public:
                          "); the host may only access host or host-mapped memory: read it back or "
                          "copy it to the host first");
     checkRange(a, src, offset, bytes, "host load");
+    // The conformance rule: device writes reach the host only at a synchronization point. The
+    // quiet wait below keeps the process safe; the check makes the missing sync an error.
+    if (auto it = pendingWrites_.find(src); it != pendingWrites_.end())
+      for (const auto &[b, e] : it->second)
+        if (offset < e && b < offset + bytes)
+          throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
+                             std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" +
+                             spaceName(a.space) + "), which device work wrote after the last "
+                             "synchronization; synchronize (or read back) first");
     waitForHost();
     if (bytes) std::memcpy(dst, a.ptr + offset, bytes);
     ++counters_.hostLoads;
@@ -558,6 +587,18 @@ private:
     else { ++counters_.h2hTransfers; counters_.h2hBytes += bytes; }
   }
 
+  /// Records a device write of bytes [begin, end) of `buffer` when it is host-visible.
+  void markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64_t begin, uint64_t end) {
+    if (a.space != MemSpace::Device && begin < end) pendingWrites_[buffer].emplace_back(begin, end);
+  }
+  void markDeviceWrite(const BufferView &v) {
+    auto [lo, hi] = v.elementRange();
+    if (lo > hi) return;
+    const uint64_t es = dtypeSize(v.dtype);
+    markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
+                    static_cast<uint64_t>(hi + 1) * es);
+  }
+
   /// Waits for the stream without counting a sync (host access to memory the GPU may touch).
   void syncQuiet() {
     check(hipStreamSynchronize(stream_), "hipStreamSynchronize");
@@ -625,6 +666,17 @@ private:
     case hipk::kErrRangeDeltaZero: fail(kernel, "delta is 0");
     case hipk::kErrRangeNaN: fail(kernel, "the element count is NaN");
     case hipk::kErrRangeBig: fail(kernel, "the element count does not fit in int64");
+    case hipk::kErrIntModZero: fail(kernel, "integer modulo by zero");
+    case hipk::kErrCountMismatch:
+      fail(kernel, std::to_string(e.a) + " nonzero elements, the output holds " + std::to_string(e.b));
+    case hipk::kErrBeyondExtent:
+      fail(kernel, "condition is true at " + std::to_string(e.a) + ", beyond the extent " + std::to_string(e.b) +
+                       " of axis " + std::to_string(e.c));
+    case hipk::kErrPadEmpty:
+      fail(kernel, std::string("mode '") + (e.b == 1 ? "reflect" : "edge") + "' cannot pad an axis of extent 0");
+    case hipk::kErrDuplicate:
+      fail(kernel, "two updates write output element " + std::to_string(e.a) +
+                       " with reduction 'none' (undefined in ONNX)");
     default: fail(kernel, "device error code " + std::to_string(e.code));
     }
   }
@@ -660,6 +712,24 @@ private:
     if (k == "cumsum") return kCumsum(ins, outs, args);
     if (k == "gather_elements") return kGatherElements(ins, outs, args);
     if (k == "gather_nd") return kGatherND(ins, outs, args);
+    if (k == "leaky_relu") return kLeakyRelu(ins, outs, args);
+    if (k == "log_softmax") return kSoftmax(ins, outs, args, true);
+    if (k == "reduce_min") return kReduce("reduce_min", 3, ins, outs, args);
+    if (k == "reduce_prod") return kReduce("reduce_prod", 4, ins, outs, args);
+    if (k == "reduce_l2") return kReduce("reduce_l2", 5, ins, outs, args);
+    if (k == "reduce_sum_square") return kReduce("reduce_sum_square", 6, ins, outs, args);
+    if (k == "reduce_log_sum_exp") return kReduce("reduce_log_sum_exp", 7, ins, outs, args);
+    if (k == "arg_max") return kArgExtreme("arg_max", true, ins, outs, args);
+    if (k == "arg_min") return kArgExtreme("arg_min", false, ins, outs, args);
+    if (k == "one_hot") return kOneHot(ins, outs, args);
+    if (k == "count_nonzero") return kCountNonzero(ins, outs);
+    if (k == "nonzero") return kNonzero(ins, outs);
+    if (k == "compress") return kCompress(ins, outs, args);
+    if (k == "top_k") return kTopK(ins, outs, args);
+    if (k == "tile") return kTile(ins, outs);
+    if (k == "pad") return kPad(ins, outs, args);
+    if (k == "scatter_nd") return kScatterND(ins, outs, args);
+    if (k == "scatter_elements") return kScatterElements(ins, outs, args);
     throw RuntimeError("unsupported: kernel '" + k + "' on hip");
   }
 
@@ -682,7 +752,8 @@ private:
     const hipk::Opd a = aligned(ins[0], r), b = op.binary ? aligned(ins[1], r) : hipk::Opd{};
     launched(hipk::elementwise(stream_, op.op, op.binary ? 2 : 1, a, b, aligned(out, r), shapeOf(out.sizes),
                                fl, errDev_));
-    if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow)) checkDataError(k);
+    if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow || op.op == hipk::kMod || op.op == hipk::kFmod))
+      checkDataError(k);
   }
 
   void kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -986,17 +1057,78 @@ private:
     for (void *p : temps) (void)hipFreeAsync(p, stream_);
   }
 
-  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-    checkArity("softmax", ins, outs, 1);
+  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
+                bool logOut = false) {
+    const char *kernel = logOut ? "log_softmax" : "softmax";
+    checkArity(kernel, ins, outs, 1);
     const Operand &in = ins[0];
     Operand &out = outs[0];
-    checkAdmits("softmax", in, kFloatTypes);
-    checkSameDType("softmax", in, out);
-    checkShape("softmax", out, in.sizes);
-    const size_t axis = axisAttr("softmax", args, 0, in.sizes.size(), false);
+    checkAdmits(kernel, in, kFloatTypes);
+    checkSameDType(kernel, in, out);
+    checkShape(kernel, out, in.sizes);
+    const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
     lineKernel(in, out, axis, [&](hipk::Opd o, hipk::Opd i, hipk::Shape lines, int64_t n, int64_t si, int64_t so) {
-      return hipk::softmax(stream_, o, i, lines, n, si, so);
+      return hipk::softmax(stream_, o, i, lines, n, si, so, logOut);
     });
+  }
+
+  void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkArity("leaky_relu", ins, outs, 1);
+    const Operand &in = ins[0];
+    Operand &out = outs[0];
+    checkAdmits("leaky_relu", in, kFloatTypes);
+    checkSameDType("leaky_relu", in, out);
+    checkShape("leaky_relu", out, in.sizes);
+    if (args.fattrs.size() != 1) fail("leaky_relu", "expects alpha as fimm[0]");
+    const size_t r = out.sizes.size();
+    launched(hipk::leakyRelu(stream_, aligned(out, r), aligned(in, r), shapeOf(out.sizes), args.fattrs[0]));
+  }
+
+  void kArgExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins, std::vector<Operand> &outs,
+                   const KernelArgs &args) {
+    checkArity(kernel, ins, outs, 1);
+    const Operand &in = ins[0];
+    Operand &out = outs[0];
+    checkAdmits(kernel, in, kNumericTypes);
+    checkDType(kernel, out, DType::I64);
+    const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
+    const bool last = flagAttr(kernel, args, 1, "select_last_index");
+    std::vector<int64_t> expect = in.sizes;
+    expect[axis] = 1;
+    checkShape(kernel, out, expect);
+    if (in.sizes[axis] == 0 && numel(expect) > 0) fail(kernel, "the reduced axis has extent 0");
+    lineKernel(in, out, axis, [&](hipk::Opd o, hipk::Opd i, hipk::Shape lines, int64_t n, int64_t si, int64_t) {
+      return hipk::argExtreme(stream_, o, i, lines, n, si, isMax, last);
+    });
+  }
+
+  void kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkArity("one_hot", ins, outs, 2);
+    const Operand &indices = ins[0], &values = ins[1];
+    Operand &out = outs[0];
+    checkAdmits("one_hot", indices, kNumericTypes);
+    checkSameDType("one_hot", values, out);
+    if (values.sizes.size() != 1 || values.sizes[0] != 2)
+      fail("one_hot", values.label + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
+    const size_t r = out.sizes.size();
+    const size_t axis = axisAttr("one_hot", args, 0, r, false);
+    std::vector<int64_t> expect = indices.sizes;
+    expect.insert(expect.begin() + static_cast<long>(axis), out.sizes[axis]);
+    checkShape("one_hot", out, expect);
+    // Indices aligned to out: their dims skip the depth axis, which gets stride 0.
+    checkRank(r);
+    hipk::Opd idx = own(indices);
+    size_t k = 0;
+    for (size_t d = 0; d < r; ++d) {
+      if (d == axis) {
+        idx.strides[d] = 0;
+      } else {
+        idx.strides[d] = indices.sizes[k] == 1 ? 0 : indices.strides[k];
+        ++k;
+      }
+    }
+    launched(hipk::oneHot(stream_, aligned(out, r), shapeOf(out.sizes), idx, own(values), values.offset,
+                          values.offset + values.strides[0], static_cast<int>(axis)));
   }
 
   template <typename F> void lineKernel(const Operand &in, const Operand &out, size_t axis, F &&f) {
@@ -1037,7 +1169,7 @@ private:
     checkArity(kernel, ins, outs, 1);
     const Operand &in = ins[0];
     Operand &out = outs[0];
-    checkAdmits(kernel, in, kind == 2 ? kAllTypes : kWideTypes);
+    checkAdmits(kernel, in, kind == 2 || kind == 3 ? kAllTypes : kWideTypes);
     checkSameDType(kernel, in, out);
     const size_t rank = in.sizes.size();
     std::vector<int64_t> extent(rank, 1), expect = in.sizes;
@@ -1064,9 +1196,10 @@ private:
     const int64_t count = numel(extent);
     if (count == 0 && numel(out.sizes) > 0) {
       try {
-        if (kind == 2) throw RuntimeError("reduce_max over an empty extent " + formatDims(extent));
-        if (kind == 1 && !isFloat(in.dtype))
-          throw RuntimeError("integer reduce_mean over an empty extent " + formatDims(extent));
+        if (kind == 2 || kind == 3)
+          throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
+        if ((kind == 1 || kind == 7) && !isFloat(in.dtype))
+          throw RuntimeError(std::string("integer ") + kernel + " over an empty extent " + formatDims(extent));
       } catch (const RuntimeError &e) {
         fail(kernel, e.what());
       }
@@ -1159,6 +1292,173 @@ private:
     checkDataError("gather_nd");
   }
 
+  // ---- data-dependent and shape-input ops (kernels in HipDataDependentKernels.hip) ----
+
+  void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
+                   size_t minIns, size_t maxIns, size_t nOuts) {
+    if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
+      fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
+                  " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) +
+                  " and " + std::to_string(outs.size()));
+  }
+
+  int64_t immAt(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
+    if (args.attrs.size() <= i) fail(k, std::string("missing imm[") + std::to_string(i + 1) + "] (" + what + ")");
+    return args.attrs[i];
+  }
+
+  void kCountNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs) {
+    checkCounts("count_nonzero", ins, outs, 1, 1, 1);
+    checkDType("count_nonzero", outs[0], DType::I64);
+    if (numel(outs[0].sizes) != 1) fail("count_nonzero", "the output must hold one element");
+    launched(hipk::countNonzero(stream_, own(outs[0]), own(ins[0]), shapeOf(ins[0].sizes)));
+  }
+
+  void kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs) {
+    checkCounts("nonzero", ins, outs, 1, 1, 1);
+    const Operand &x = ins[0];
+    Operand &out = outs[0];
+    checkDType("nonzero", out, DType::I64);
+    const int64_t r = static_cast<int64_t>(x.sizes.size());
+    if (out.sizes.size() != 2 || out.sizes[0] != r)
+      fail("nonzero", out.label + " shape " + formatDims(out.sizes) + ", expected [" + std::to_string(r) + ", n]");
+    launched(hipk::nonzero(stream_, own(out), own(x), shapeOf(x.sizes), out.sizes[1], errDev_));
+    checkDataError("nonzero");
+  }
+
+  void kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkCounts("compress", ins, outs, 2, 2, 1);
+    const Operand &data = ins[0], &cond = ins[1];
+    Operand &out = outs[0];
+    if (cond.sizes.size() != 1) fail("compress", "the condition must have rank 1");
+    checkSameDType("compress", data, out);
+    const int64_t axis = immAt("compress", args, 0, "axis");
+    if (axis < 0 || axis >= static_cast<int64_t>(data.sizes.size()))
+      fail("compress", "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(data.sizes.size()));
+    if (out.sizes.size() != data.sizes.size())
+      fail("compress", out.label + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+    for (size_t d = 0; d < data.sizes.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && out.sizes[d] != data.sizes[d])
+        fail("compress", out.label + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+    // The out extent is the read-back count; the kernel trusts it, as the count kernel produced it.
+    launched(hipk::compress(stream_, own(out), shapeOf(out.sizes), own(data), own(cond), cond.sizes[0],
+                            static_cast<int>(axis), data.sizes[static_cast<size_t>(axis)], errDev_));
+    checkDataError("compress");
+  }
+
+  void kTopK(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkCounts("top_k", ins, outs, 1, 1, 2);
+    const Operand &x = ins[0];
+    Operand &values = outs[0], &indices = outs[1];
+    checkAdmits("top_k", x, kNumericTypes);
+    checkSameDType("top_k", x, values);
+    checkDType("top_k", indices, DType::I64);
+    const int64_t axis = immAt("top_k", args, 0, "axis");
+    const bool largest = immAt("top_k", args, 1, "largest") != 0;
+    if (axis < 0 || axis >= static_cast<int64_t>(x.sizes.size()))
+      fail("top_k", "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(x.sizes.size()));
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t n = x.sizes[a], k = values.sizes.size() == x.sizes.size() ? values.sizes[a] : -1;
+    if (k < 0 || k > n) fail("top_k", "k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
+    std::vector<int64_t> expect = x.sizes, lines = x.sizes;
+    expect[a] = k;
+    lines[a] = 1;
+    checkShape("top_k", values, expect);
+    checkShape("top_k", indices, expect);
+    launched(hipk::topK(stream_, own(values), own(indices), own(x), shapeOf(lines), static_cast<int>(a), n, k,
+                        largest));
+  }
+
+  void kTile(std::vector<Operand> &ins, std::vector<Operand> &outs) {
+    checkCounts("tile", ins, outs, 1, 1, 1);
+    const Operand &x = ins[0];
+    Operand &out = outs[0];
+    checkSameDType("tile", x, out);
+    bool ok = out.sizes.size() == x.sizes.size();
+    for (size_t d = 0; ok && d < x.sizes.size(); ++d)
+      ok = x.sizes[d] == 0 ? out.sizes[d] == 0 : out.sizes[d] % x.sizes[d] == 0;
+    if (!ok) fail("tile", out.label + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
+    launched(hipk::tile(stream_, own(out), shapeOf(out.sizes), own(x), x.sizes.data()));
+  }
+
+  void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    checkCounts("pad", ins, outs, 1, 2, 1);
+    const Operand &x = ins[0];
+    Operand &out = outs[0];
+    checkSameDType("pad", x, out);
+    const int64_t mode = immAt("pad", args, 0, "mode");
+    if (mode < 0 || mode > 2) fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
+    const size_t r = x.sizes.size();
+    if (out.sizes.size() != r || args.scalars.size() != r)
+      fail("pad", "expects an output of rank " + std::to_string(r) + " and one begin pad per axis");
+    hipk::Opd value;
+    if (ins.size() == 2) {
+      checkSameDType("pad", x, ins[1]);
+      if (numel(ins[1].sizes) != 1) fail("pad", "the constant value must hold one element");
+      value = own(ins[1]);
+    }
+    launched(hipk::pad(stream_, own(out), shapeOf(out.sizes), own(x), x.sizes.data(), args.scalars.data(),
+                       static_cast<int>(mode), value, ins.size() == 2, errDev_));
+    checkDataError("pad");
+  }
+
+  int reductionOf(const std::string &k, const KernelArgs &args, size_t i) {
+    const int64_t red = immAt(k, args, i, "reduction");
+    if (red < 0 || red > 4) fail(k, "reduction " + std::to_string(red) + " is not in [0, 4]");
+    return static_cast<int>(red);
+  }
+
+  void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    const std::string k = "scatter_nd";
+    checkCounts(k, ins, outs, 3, 3, 1);
+    const Operand &data = ins[0], &indices = ins[1], &updates = ins[2];
+    Operand &out = outs[0];
+    checkAdmits(k, indices, kIndexTypes);
+    checkSameDType(k, data, updates);
+    checkSameDType(k, data, out);
+    checkShape(k, out, data.sizes);
+    const int red = reductionOf(k, args, 0);
+    const size_t r = data.sizes.size(), q = indices.sizes.size();
+    if (r < 1 || q < 1) fail(k, "data and indices must have rank >= 1");
+    const int64_t m = indices.sizes[q - 1];
+    if (m < 1 || static_cast<size_t>(m) > r)
+      fail(k, "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r) + "]");
+    std::vector<int64_t> tuples(indices.sizes.begin(), indices.sizes.end() - 1);
+    std::vector<int64_t> slice(data.sizes.begin() + m, data.sizes.end());
+    std::vector<int64_t> expect = tuples;
+    expect.insert(expect.end(), slice.begin(), slice.end());
+    checkShape(k, updates, expect);
+    copyView(out, data);
+    launched(hipk::scatterND(stream_, own(out), data.sizes.data(), static_cast<int>(r), own(indices), shapeOf(tuples),
+                             static_cast<int>(m), own(updates), shapeOf(slice), red, errDev_));
+    checkDataError(k);
+  }
+
+  void kScatterElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+    const std::string k = "scatter_elements";
+    checkCounts(k, ins, outs, 3, 3, 1);
+    const Operand &data = ins[0], &indices = ins[1], &updates = ins[2];
+    Operand &out = outs[0];
+    checkAdmits(k, indices, kIndexTypes);
+    checkSameDType(k, data, updates);
+    checkSameDType(k, data, out);
+    checkShape(k, out, data.sizes);
+    const size_t r = data.sizes.size();
+    const int64_t axis = immAt(k, args, 0, "axis");
+    const int red = reductionOf(k, args, 1);
+    if (axis < 0 || axis >= static_cast<int64_t>(r))
+      fail(k, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+    bool ok = indices.sizes.size() == r && updates.sizes == indices.sizes;
+    for (size_t d = 0; ok && d < r; ++d) ok = static_cast<int64_t>(d) == axis || indices.sizes[d] <= data.sizes[d];
+    if (!ok)
+      fail(k, "indices " + formatDims(indices.sizes) + " and updates " + formatDims(updates.sizes) +
+                  " must have one shape that fits data " + formatDims(data.sizes));
+    copyView(out, data);
+    launched(hipk::scatterElements(stream_, own(out), data.sizes.data(), own(indices), own(updates),
+                                   shapeOf(indices.sizes), static_cast<int>(axis), red, errDev_));
+    checkDataError(k);
+  }
+
   std::map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
   uint64_t liveDeviceBytes_ = 0;
@@ -1167,6 +1467,8 @@ private:
   hipblasHandle_t blas_ = nullptr;
   hipk::DevError *errHost_ = nullptr, *errDev_ = nullptr;
   bool pending_ = false;  ///< work was enqueued since the last stream synchronization
+  /// Host-visible byte ranges written by device work since the last synchronize(), per buffer.
+  std::map<BufferHandle, std::vector<std::pair<uint64_t, uint64_t>>> pendingWrites_;
 };
 
 }  // namespace

@@ -45,6 +45,11 @@ enum ErrorCode : int {
   kErrRangeDeltaZero = 4, ///< range_length: delta is 0
   kErrRangeNaN = 5,       ///< range_length: count NaN
   kErrRangeBig = 6,       ///< range_length: count does not fit
+  kErrCountMismatch = 7,  ///< nonzero: a nonzero elements, the output holds b
+  kErrBeyondExtent = 8,   ///< compress: condition true at a, beyond extent b of axis c
+  kErrPadEmpty = 9,       ///< pad: mode b (1 reflect, 2 edge) on axis a of extent 0
+  kErrDuplicate = 10,     ///< scatter with reduction none: output element a written twice
+  kErrIntModZero = 11,    ///< integer modulo by zero
 };
 
 /// Elementwise ops (binary and unary) in one enumeration.
@@ -52,6 +57,8 @@ enum ElemOp : int {
   kAdd, kSub, kMul, kDiv, kEqual, kPow, kMax, kMin, kAnd, kOr, kLess, kLessEqual, kGreater,
   kGreaterEqual,
   kNeg, kSqrt, kReciprocal, kSigmoid, kTanh, kErf, kExp, kCos, kSin, kNot, kIsNan,
+  kRelu, kAbs, kLog, kFloor, kCeil, kRound, kSign,  // unary
+  kXor, kMod, kFmod,                                // binary (kMod: integers only)
 };
 
 /// Copy variants of the generic copy kernel.
@@ -94,13 +101,26 @@ hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const 
 
 /// Reductions. `outer` is the out shape (the input rank, reduced dims 1); `extent` the reduced
 /// extent shape (input rank, non-reduced dims 1). `in` strides are the input's own strides, `out`
-/// aligned to `outer`. kind: 0 sum, 1 mean, 2 max. fp32 accumulation for f32/f16/bf16, fp64 for
-/// f64, int64 for integers.
+/// aligned to `outer`. kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l2, 6 sum_square,
+/// 7 log_sum_exp. fp32 accumulation for f32/f16/bf16, fp64 for f64 and for integer l2 and
+/// log_sum_exp (the result truncated toward zero), int64 with wrap-around for other integers.
 hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape extent);
 /// Softmax along a line of length n: `lines` is the in shape with the axis set to 1; in/out are
-/// aligned to it and axisStrideIn/Out step along the axis.
+/// aligned to it and axisStrideIn/Out step along the axis. `logOut`: log_softmax,
+/// (x - max) - log(sum exp(x - max)).
 hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
-                   int64_t axisStrideOut);
+                   int64_t axisStrideOut, bool logOut);
+/// LeakyRelu over `shape` (out and in aligned to it): x < 0 ? alpha * x : x, in double.
+hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha);
+/// arg_max / arg_min along lines (same geometry as softmax); out is i64 aligned to `lines`.
+/// NaN is the extreme; `last` takes the last of equal extremes (select_last_index).
+hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
+                      bool isMax, bool last);
+/// one_hot over out's `shape`: `indices` aligned to it with stride 0 on `axis`; element k of the
+/// depth axis is values[onE] where k equals the index (negative counts from the depth), else
+/// values[offE] (element offsets into `values`).
+hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE,
+                  int64_t onE, int axis);
 /// Layer norm: `rows` is X's shape with dims >= axis set to 1, `inner` X's shape with dims < axis
 /// set to 1; every operand is aligned to X's full shape (scale/bias broadcast with stride 0).
 hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias,
@@ -113,5 +133,33 @@ hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_
 hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
                      int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
                      int64_t on);
+
+// ---- data-dependent and shape-input ops (HipDataDependentKernels.hip) ----
+// Every operand has its own strides (rank as noted); `shape` is the loop shape.
+
+/// out (one-element i64) = number of nonzero elements of `in` (shape = in's sizes).
+hipError_t countNonzero(hipStream_t s, Opd out, Opd in, Shape shape);
+/// out i64[rank, n] = row-major indices of the nonzero elements of `in`; reports
+/// kErrCountMismatch when there are not exactly n.
+hipError_t nonzero(hipStream_t s, Opd out, Opd in, Shape shape, int64_t n, DevError *err);
+/// Compress along `axis`: `shape` is out's shape (data has its rank); cond is 1-D of condLen.
+hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis,
+                    int64_t extent, DevError *err);
+/// TopK along `axis` of x: `lines` is x's shape with the axis set to 1; values and indices have
+/// x's rank with the axis extent k.
+hipError_t topK(hipStream_t s, Opd values, Opd indices, Opd x, Shape lines, int axis, int64_t n, int64_t k,
+                bool largest);
+/// out[i] = x[i mod xSizes] over out's `shape`.
+hipError_t tile(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes);
+/// Pad (mode 0 constant, 1 reflect, 2 edge) with the begin pad per axis; value is one element.
+hipError_t pad(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes, const int64_t *begins, int mode,
+               Opd value, bool hasValue, DevError *err);
+/// ScatterND updates applied to out (already a copy of data, rank r): `tuples` is indices' shape
+/// without its last dim m, `slice` data's dims from m on. reduction 0 none .. 4 min.
+hipError_t scatterND(hipStream_t s, Opd out, const int64_t *dataSizes, int r, Opd indices, Shape tuples, int m,
+                     Opd updates, Shape slice, int reduction, DevError *err);
+/// ScatterElements updates applied to out (a copy of data); `shape` is indices' (= updates') shape.
+hipError_t scatterElements(hipStream_t s, Opd out, const int64_t *dataSizes, Opd indices, Opd updates, Shape shape,
+                           int axis, int reduction, DevError *err);
 
 }  // namespace dq::rt::hipk

@@ -4,194 +4,13 @@
 // compute in int64 and wrap; reductions, softmax, layer norm and cumsum accumulate in fp32 for
 // f32/f16/bf16 (fp64 for f64, int64 for integers).
 #include "HipKernels.h"
+#include "HipElements.h"
 
 #include <cmath>
 #include <cstring>
 
 namespace dq::rt::hipk {
 namespace {
-
-constexpr int kThreads = 256;
-
-// ---- element access ----------------------------------------------------------------------------
-
-__host__ __device__ inline uint32_t bitsOf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-__host__ __device__ inline float floatOf(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-__device__ inline float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu;
-  uint32_t mant = h & 0x3FFu;
-  if (exp == 0x1F) return floatOf(sign | 0x7F800000u | (mant << 13));
-  if (exp == 0) {
-    float v = ldexpf(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  return floatOf(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-__device__ inline uint16_t floatToHalf(float value) {
-  uint32_t x = bitsOf(value);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t a = x & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) {
-    if (a > 0x7F800000u) return sign | 0x7E00u | static_cast<uint16_t>((a >> 13) & 0x3FFu);
-    return sign | 0x7C00u;
-  }
-  if (a >= 0x477FF000u) return sign | 0x7C00u;
-  if (a < 0x38800000u) {
-    if (a < 0x33000000u) return sign;
-    uint32_t mant = (a & 0x7FFFFFu) | 0x800000u;
-    uint32_t shift = 126u - (a >> 23);
-    uint32_t m = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1u);
-    uint32_t halfway = 1u << (shift - 1u);
-    if (rem > halfway || (rem == halfway && (m & 1u))) ++m;
-    return sign | static_cast<uint16_t>(m);
-  }
-  uint32_t r = a - 0x38000000u;
-  uint32_t m = r >> 13;
-  uint32_t rem = r & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (m & 1u))) ++m;
-  return sign | static_cast<uint16_t>(m);
-}
-
-__device__ inline float bf16ToFloat(uint16_t b) { return floatOf(static_cast<uint32_t>(b) << 16); }
-
-__device__ inline uint16_t floatToBF16(float value) {
-  uint32_t x = bitsOf(value);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-// double -> float with round-to-odd, so a second rounding to f16/bf16 is correct.
-__device__ inline float roundToOddFloat(double d) {
-  if (isnan(d) || isinf(d)) return static_cast<float>(d);
-  float f = __double2float_rz(d);
-  if (static_cast<double>(f) == d) return f;
-  return floatOf(bitsOf(f) | 1u);
-}
-
-__device__ inline bool isFloatT(int t) { return t == kF32 || t == kF64 || t == kF16 || t == kBF16; }
-
-__device__ inline const char *addr(const Opd &o, int64_t e) { return o.base + e * o.esize; }
-__device__ inline char *addrW(const Opd &o, int64_t e) { return o.base + e * o.esize; }
-
-__device__ inline double loadF(const Opd &o, int64_t e) {
-  const char *p = addr(o, e);
-  switch (o.dtype) {
-  case kF32: return *reinterpret_cast<const float *>(p);
-  case kF64: return *reinterpret_cast<const double *>(p);
-  case kF16: return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
-  case kBF16: return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
-  default: return 0.0;
-  }
-}
-
-__device__ inline long long loadI(const Opd &o, int64_t e) {
-  const char *p = addr(o, e);
-  switch (o.dtype) {
-  case kI8: return *reinterpret_cast<const int8_t *>(p);
-  case kU8: return *reinterpret_cast<const uint8_t *>(p);
-  case kI32: return *reinterpret_cast<const int32_t *>(p);
-  case kI64: return *reinterpret_cast<const long long *>(p);
-  case kBool: return *reinterpret_cast<const uint8_t *>(p) != 0;
-  default: return 0;
-  }
-}
-
-__device__ inline void storeF(const Opd &o, int64_t e, double v) {
-  char *p = addrW(o, e);
-  switch (o.dtype) {
-  case kF32: *reinterpret_cast<float *>(p) = static_cast<float>(v); break;
-  case kF64: *reinterpret_cast<double *>(p) = v; break;
-  case kF16: *reinterpret_cast<uint16_t *>(p) = floatToHalf(roundToOddFloat(v)); break;
-  case kBF16: *reinterpret_cast<uint16_t *>(p) = floatToBF16(roundToOddFloat(v)); break;
-  default: break;
-  }
-}
-
-__device__ inline void storeI(const Opd &o, int64_t e, long long v) {
-  char *p = addrW(o, e);
-  switch (o.dtype) {
-  case kI8: *reinterpret_cast<int8_t *>(p) = static_cast<int8_t>(v); break;
-  case kU8: *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(v); break;
-  case kI32: *reinterpret_cast<int32_t *>(p) = static_cast<int32_t>(v); break;
-  case kI64: *reinterpret_cast<long long *>(p) = v; break;
-  case kBool: *reinterpret_cast<uint8_t *>(p) = v != 0 ? 1 : 0; break;
-  default: break;
-  }
-}
-
-// ONNX Cast of a float to an integer: truncate; NaN -> 0; out of range saturates (as sim).
-__device__ inline long long floatToInteger(double v, int to) {
-  if (isnan(v)) return 0;
-  double t = trunc(v);
-  double lo, hi;
-  switch (to) {
-  case kI8: lo = -128; hi = 127; break;
-  case kU8: lo = 0; hi = 255; break;
-  case kI32: lo = -2147483648.0; hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-  }
-  if (t <= lo) return to == kI64 ? (-9223372036854775807LL - 1) : static_cast<long long>(lo);
-  if (t >= hi) return to == kI64 ? 9223372036854775807LL : static_cast<long long>(hi);
-  return static_cast<long long>(t);
-}
-
-__device__ inline double loadD(const Opd &o, int64_t e) {
-  return isFloatT(o.dtype) ? loadF(o, e) : static_cast<double>(loadI(o, e));
-}
-
-__device__ inline void storeD(const Opd &o, int64_t e, double v) {
-  if (isFloatT(o.dtype)) storeF(o, e, v);
-  else if (o.dtype == kBool) storeI(o, e, v != 0.0);
-  else storeI(o, e, floatToInteger(v, o.dtype));
-}
-
-__device__ inline void copyElem(const Opd &dst, int64_t de, const Opd &src, int64_t se) {
-  char *d = addrW(dst, de);
-  const char *s = addr(src, se);
-  switch (dst.esize) {
-  case 1: *reinterpret_cast<uint8_t *>(d) = *reinterpret_cast<const uint8_t *>(s); break;
-  case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); break;
-  case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); break;
-  default: *reinterpret_cast<unsigned long long *>(d) = *reinterpret_cast<const unsigned long long *>(s); break;
-  }
-}
-
-__device__ inline void report(DevError *err, int code, long long a, long long b, long long c) {
-  if (atomicCAS(&err->code, 0, code) == 0) {
-    err->a = a;
-    err->b = b;
-    err->c = c;
-    __threadfence_system();
-  }
-}
-
-// Coordinates of linear index i in `s` (row-major).
-__device__ inline void coords(const Shape &s, int64_t i, int64_t *c) {
-  for (int d = s.rank - 1; d >= 0; --d) {
-    const int64_t n = s.sizes[d];
-    c[d] = i % n;
-    i /= n;
-  }
-}
-
-__device__ inline int64_t offsetOf(const Opd &o, const int64_t *c, int rank) {
-  int64_t e = o.offset;
-  for (int d = 0; d < rank; ++d) e += c[d] * o.strides[d];
-  return e;
-}
 
 // ---- elementwise -------------------------------------------------------------------------------
 
@@ -237,6 +56,14 @@ __device__ double floatOp(ElemOp op, double a, double b) {
   case kCos: return cos(a);
   case kSin: return sin(a);
   case kIsNan: return isnan(a) ? 1.0 : 0.0;
+  case kRelu: return a < 0 ? 0.0 : a;
+  case kAbs: return fabs(a);
+  case kLog: return log(a);
+  case kFloor: return floor(a);
+  case kCeil: return ceil(a);
+  case kRound: return rint(a);  // halves to even
+  case kSign: return a > 0 ? 1.0 : a < 0 ? -1.0 : a;
+  case kFmod: return fmod(a, b);
   default: return 0.0;
   }
 }
@@ -276,6 +103,17 @@ __device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
   case kGreaterEqual: return a >= b;
   case kNeg: return wrapSub(0, a);
   case kNot: return a == 0;
+  case kRelu: return a < 0 ? 0 : a;
+  case kAbs: return a < 0 ? wrapSub(0, a) : a;
+  case kSign: return (a > 0) - (a < 0);
+  case kXor: return (a != 0) != (b != 0);
+  case kMod:
+  case kFmod: {
+    if (b == 0) { report(err, kErrIntModZero, 0, 0, 0); return 0; }
+    if (b == -1) return 0;
+    const long long r = a % b;
+    return op == kMod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  }
   default: return 0;
   }
 }
@@ -495,33 +333,25 @@ template <typename T> __device__ T blockMax(T v, T *sh) {
   return sh[0];
 }
 
-__device__ long long blockSumI(long long v, long long *sh) {
-  for (int o = 16; o > 0; o >>= 1) v = wrapAdd(v, __shfl_down_sync(0xffffffffu, v, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) sh[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    long long t = 0;
-    for (int w = 0; w < (blockDim.x + 31) / 32; ++w) t = wrapAdd(t, sh[w]);
-    sh[0] = t;
-  }
-  __syncthreads();
-  return sh[0];
+template <typename T> __device__ T nanMin(T a, T b) { return (a != a || b != b) ? T(NAN) : (a < b ? a : b); }
+
+// Combines two partial results of reduction `kind` (see reduce in HipKernels.h).
+template <typename T> __device__ T combineF(int kind, T a, T b) {
+  return kind == 2 ? nanMax(a, b) : kind == 3 ? nanMin(a, b) : kind == 4 ? a * b : a + b;
+}
+__device__ long long combineI(int kind, long long a, long long b) {
+  return kind == 2 ? (a > b ? a : b) : kind == 3 ? (a < b ? a : b) : kind == 4 ? wrapMul(a, b) : wrapAdd(a, b);
 }
 
-__device__ long long blockMaxI(long long v, long long *sh) {
-  for (int o = 16; o > 0; o >>= 1) {
-    long long w = __shfl_down_sync(0xffffffffu, v, o);
-    v = v > w ? v : w;
-  }
+template <typename T, typename C> __device__ T blockCombine(T v, T *sh, C combine) {
+  for (int o = 16; o > 0; o >>= 1) v = combine(v, __shfl_down_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads();
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   if (threadIdx.x == 0) {
-    long long t = sh[0];
-    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = t > sh[w] ? t : sh[w];
+    T t = sh[0];
+    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = combine(t, sh[w]);
     sh[0] = t;
   }
   __syncthreads();
@@ -533,20 +363,25 @@ template <typename Acc>
 __global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape extent) {
   __shared__ Acc sh[32];
   int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
+  const Acc identity = kind == 2 ? Acc(-INFINITY) : kind == 3 ? Acc(INFINITY) : kind == 4 ? Acc(1) : Acc(0);
   for (int64_t oi = blockIdx.x; oi < outer.count; oi += gridDim.x) {
     coords(outer, oi, o);
-    Acc acc = kind == 2 ? Acc(-INFINITY) : Acc(0);
+    Acc acc = identity;
     for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
       coords(extent, j, r);
       for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
-      const Acc v = static_cast<Acc>(loadF(in, offsetOf(in, idx, outer.rank)));
-      acc = kind == 2 ? nanMax(acc, v) : acc + v;
+      Acc v = static_cast<Acc>(loadD(in, offsetOf(in, idx, outer.rank)));
+      if (kind == 5 || kind == 6) v = v * v;
+      if (kind == 7) v = exp(v);
+      acc = combineF(kind, acc, v);
     }
-    acc = kind == 2 ? blockMax(acc, sh) : blockSum(acc, sh);
+    acc = blockCombine(acc, sh, [kind](Acc x, Acc y) { return combineF(kind, x, y); });
     if (threadIdx.x == 0) {
       double res = static_cast<double>(acc);
       if (kind == 1) res = extent.count ? res / static_cast<double>(extent.count) : NAN;
-      storeF(out, offsetOf(out, o, outer.rank), res);
+      if (kind == 5) res = sqrt(res);
+      if (kind == 7) res = log(res);
+      storeD(out, offsetOf(out, o, outer.rank), res);
     }
   }
 }
@@ -554,16 +389,19 @@ __global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape exten
 __global__ void kReduceInt(int kind, Opd out, Opd in, Shape outer, Shape extent) {
   __shared__ long long sh[32];
   int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
+  const long long identity = kind == 2 ? (-9223372036854775807LL - 1) : kind == 3 ? 9223372036854775807LL
+                             : kind == 4 ? 1 : 0;
   for (int64_t oi = blockIdx.x; oi < outer.count; oi += gridDim.x) {
     coords(outer, oi, o);
-    long long acc = kind == 2 ? (-9223372036854775807LL - 1) : 0;
+    long long acc = identity;
     for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
       coords(extent, j, r);
       for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
-      const long long v = loadI(in, offsetOf(in, idx, outer.rank));
-      acc = kind == 2 ? (acc > v ? acc : v) : wrapAdd(acc, v);
+      long long v = loadI(in, offsetOf(in, idx, outer.rank));
+      if (kind == 6) v = wrapMul(v, v);
+      acc = combineI(kind, acc, v);
     }
-    acc = kind == 2 ? blockMaxI(acc, sh) : blockSumI(acc, sh);
+    acc = blockCombine(acc, sh, [kind](long long x, long long y) { return combineI(kind, x, y); });
     if (threadIdx.x == 0) {
       if (kind == 1) acc /= extent.count;  // truncates toward zero; empty extent refused on host
       storeI(out, offsetOf(out, o, outer.rank), acc);
@@ -572,7 +410,7 @@ __global__ void kReduceInt(int kind, Opd out, Opd in, Shape outer, Shape extent)
 }
 
 template <typename Acc>
-__global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so) {
+__global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool logOut) {
   __shared__ Acc sh[32];
   int64_t c[kMaxRank];
   for (int64_t li = blockIdx.x; li < lines.count; li += gridDim.x) {
@@ -584,8 +422,11 @@ __global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, in
     Acc sum = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx);
     sum = blockSum(sum, sh);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      storeF(out, bo + j * so, static_cast<double>(exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx) / sum));
+    const Acc logSum = log(sum);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const Acc v = static_cast<Acc>(loadF(in, bi + j * si)) - mx;
+      storeF(out, bo + j * so, static_cast<double>(logOut ? v - logSum : exp(v) / sum));
+    }
   }
 }
 
@@ -666,6 +507,68 @@ __global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_
     long long s = 0;
     for (int64_t k = 0; k < K; ++k) s = wrapAdd(s, wrapMul(loadI(a, ea + m * am + k * ak), loadI(b, eb + k * bk + n * bn)));
     storeI(out, eo + m * om + n * on, s);
+  }
+}
+
+// ---- activations and index kernels -------------------------------------------------------------
+
+__global__ void kLeakyRelu(Opd out, Opd in, Shape shape, double alpha) {
+  int64_t c[kMaxRank];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const double x = loadF(in, offsetOf(in, c, shape.rank));
+    storeF(out, offsetOf(out, c, shape.rank), x < 0 ? alpha * x : x);
+  }
+}
+
+// One thread per line.
+__global__ void kArgExtreme(Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax, bool last) {
+  int64_t c[kMaxRank];
+  const bool fl = isFloatT(in.dtype);
+  for (int64_t li = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; li < lines.count;
+       li += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(lines, li, c);
+    const int64_t bi = offsetOf(in, c, lines.rank);
+    long long best = 0;
+    double fb = fl ? loadF(in, bi) : 0.0;
+    long long ib = fl ? 0 : loadI(in, bi);
+    for (int64_t j = 1; j < n; ++j) {
+      bool better, tie;
+      if (fl) {
+        const double v = loadF(in, bi + j * si);
+        const bool vn = isnan(v), bn = isnan(fb);
+        better = bn ? false : vn ? true : (isMax ? v > fb : v < fb);
+        tie = (vn && bn) || (!vn && !bn && v == fb);
+        if (better || (last && tie)) fb = v;
+      } else {
+        const long long v = loadI(in, bi + j * si);
+        better = isMax ? v > ib : v < ib;
+        tie = v == ib;
+        if (better || (last && tie)) ib = v;
+      }
+      if (better || (last && tie)) best = j;
+    }
+    storeI(out, offsetOf(out, c, lines.rank), best);
+  }
+}
+
+__global__ void kOneHot(Opd out, Shape shape, Opd indices, Opd values, int64_t offE, int64_t onE, int axis) {
+  int64_t c[kMaxRank];
+  const int64_t depth = shape.sizes[axis];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    coords(shape, i, c);
+    const int64_t ie = offsetOf(indices, c, shape.rank);
+    long long k = depth;  // off unless the index is in range
+    if (isFloatT(indices.dtype)) {
+      const double v = loadF(indices, ie);
+      if (isfinite(v) && fabs(v) < 9.0e18) k = static_cast<long long>(trunc(v));
+    } else {
+      k = loadI(indices, ie);
+    }
+    if (k < 0 && k >= -depth) k += depth;
+    copyElem(out, offsetOf(out, c, shape.rank), values, c[axis] == k ? onE : offE);
   }
 }
 
@@ -751,16 +654,39 @@ hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape e
   if (outer.count == 0) return hipSuccess;
   const unsigned grid = rowBlocks(outer.count);
   const bool fl = in.dtype == kF32 || in.dtype == kF64 || in.dtype == kF16 || in.dtype == kBF16;
-  if (in.dtype == kF64) hipLaunchKernelGGL(kReduceFloat<double>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  if (in.dtype == kF64 || (!fl && (kind == 5 || kind == 7))) hipLaunchKernelGGL(kReduceFloat<double>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
   else if (fl) hipLaunchKernelGGL(kReduceFloat<float>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
   else hipLaunchKernelGGL(kReduceInt, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
   return hipGetLastError();
 }
 
-hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so) {
+hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so,
+                   bool logOut) {
   if (lines.count == 0 || n == 0) return hipSuccess;
-  if (in.dtype == kF64) hipLaunchKernelGGL(kSoftmax<double>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so);
-  else hipLaunchKernelGGL(kSoftmax<float>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so);
+  if (in.dtype == kF64) hipLaunchKernelGGL(kSoftmax<double>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so, logOut);
+  else hipLaunchKernelGGL(kSoftmax<float>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so, logOut);
+  return hipGetLastError();
+}
+
+hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kLeakyRelu, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, in, shape, alpha);
+  return hipGetLastError();
+}
+
+hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax,
+                      bool last) {
+  if (lines.count == 0 || n == 0) return hipSuccess;
+  hipLaunchKernelGGL(kArgExtreme, dim3(blocksFor(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
+                     isMax, last);
+  return hipGetLastError();
+}
+
+hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE,
+                  int64_t onE, int axis) {
+  if (shape.count == 0) return hipSuccess;
+  hipLaunchKernelGGL(kOneHot, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, indices, values,
+                     offE, onE, axis);
   return hipGetLastError();
 }
 

@@ -42,10 +42,17 @@ struct Arm {
 };
 
 /// Limits and places shared by every case.
+/// Default address-space limit of a compile or dynqual-exec child: 8 GiB.
+inline constexpr uint64_t kDefaultChildMemoryBytes = uint64_t{8} << 30;
+
 struct ExecConfig {
   std::filesystem::path workDir;           ///< artifacts and outputs go under here (per arm)
   double compileTimeoutSeconds = 600;
   double runTimeoutSeconds = 300;
+  /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; run::runChild says
+  /// how it is applied). Runner children are not limited: their JIT and thread pools reserve
+  /// address space far beyond what they use.
+  uint64_t memoryLimitBytes = kDefaultChildMemoryBytes;
   std::filesystem::path runnerConfig;      ///< JSON declaring ext:NAME runners (may be empty)
 };
 
@@ -125,14 +132,15 @@ private:
 
 /// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running
 /// `<binDir>/dynqual compile` in a child process limited to `timeoutSeconds`. Returns the child's
-/// wall time in ms, and its user + system CPU time in ms through `cpuMs` when given. Throws
+/// wall time in ms, and its user + system CPU time in ms through `cpuMs` when given. The child's
+/// memory is limited to `memoryLimitBytes` (0 = unlimited); running out is a compile error. Throws
 /// ExecError (Stage::Compile) naming `label` and `model` for a crash, a timeout or a compile error
 /// (the compiler's last stderr line); an empty `label` leaves the "<label> <model>: compile: "
 /// prefix out, for callers that add their own.
 double compileInChild(const std::filesystem::path& binDir, const std::filesystem::path& modelFile,
                       const std::string& pipeline, const std::filesystem::path& artifact, double timeoutSeconds,
                       const std::string& label, const std::string& model, const std::vector<std::string>& env = {},
-                      double* cpuMs = nullptr);
+                      double* cpuMs = nullptr, uint64_t memoryLimitBytes = kDefaultChildMemoryBytes);
 
 /// The folder of the running executable (/proc/self/exe's parent). Throws std::runtime_error
 /// when it cannot be read.

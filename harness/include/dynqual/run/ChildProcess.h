@@ -1,5 +1,6 @@
 #pragma once
 // Runs a helper executable in its own process with a wall-clock limit, capturing its output.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,11 @@ struct ChildResult {
 };
 
 /// Runs argv[0] with arguments argv[1..] (no shell), stdin closed, stdout/stderr captured.
-/// After `timeoutSeconds` the child's process group is killed with SIGKILL. Never throws.
-ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds);
+/// After `timeoutSeconds` the child's process group is killed with SIGKILL. With
+/// `memoryLimitBytes` > 0 the child's address space is limited to that many bytes (RLIMIT_AS), so
+/// an allocation beyond it fails inside the child (std::bad_alloc) instead of exhausting the
+/// machine; in a build with AddressSanitizer, whose shadow memory needs a huge address space, the
+/// limit is passed as ASAN_OPTIONS hard_rss_limit_mb instead. Never throws.
+ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds, uint64_t memoryLimitBytes = 0);
 
 } // namespace dynqual::run

@@ -65,6 +65,9 @@ struct Counters {
   uint64_t peakDeviceBytes = 0;    ///< max over time of live Device-space bytes
   uint64_t poolBytes = 0;          ///< sum of sizes of AllocPurpose::Pool allocations
   uint64_t hostLoads = 0, hostStores = 0;
+  /// Outputs the runtime copied at Return because the returned view was not the buffer the
+  /// program allocated through dq.alloc_output (e.g. a view of a graph input). Set by the VM.
+  uint64_t outputCopies = 0;
 
   /// (name, value) pairs in a fixed order, for printing and storing.
   std::vector<std::pair<std::string, uint64_t>> items() const;

@@ -80,7 +80,10 @@ enum class Opcode : uint16_t {
   /// dim i with imm[i] >= 0 equals imm[i].
   CheckShape = 19,
   /// s[0] = element of device view b[0] at indices s[1..] converted to int64 (bool -> 0/1,
-  /// floats truncated); synchronizes and counts one scalar readback.
+  /// floats truncated); synchronizes and counts one scalar readback. imm[0] == 1 (only under
+  /// the readback-without-sync inject knob, docs/fuzz/knobs.md): copies the element into
+  /// host-mapped memory and loads it on the host with no synchronization (a device that obeys
+  /// the conformance rules reports an unsynchronized read).
   ReadbackScalar = 20,
   /// s[0] = host load of view b[0] at indices s[1..]; traps if b[0] is device memory.
   LoadScalar = 21,
@@ -98,8 +101,10 @@ enum class Opcode : uint16_t {
   /// kernel `name` with ins b[0..n-1] and outs b[n..] where n = imm[0]; kernel attributes are
   /// imm[1..], fimm[], and s[] (see Kernels below).
   Kernel = 31,
-  /// ends execution; output i is view b[i]. If b[i] is not exactly the buffer allocated by
-  /// AllocOutput for output i, the runtime allocates the output and copies (counted).
+  /// ends execution; output i is view b[i]. If output i was allocated by AllocOutput, b[i] must
+  /// be exactly that buffer (same dims, dtype, contiguous at offset 0): anything else is an
+  /// error naming the output and both shapes. Otherwise (e.g. a view of an input) the runtime
+  /// allocates the output and copies (Counters::outputCopies).
   Return = 40,
 };
 
@@ -174,6 +179,68 @@ enum class Opcode : uint16_t {
 ///                                    larger than data off the axis) -> out (ONNX GatherElements)
 ///   "gather_nd"                      imm[1] = batch_dims; ins data, indices -> out (ONNX GatherND;
 ///                                    indices may also be i32)
+/// Elementwise and reduction tail (same conventions as above):
+///   "relu" "abs" "sign"              unary; float and signed integers (abs, sign: also u8); NaN stays
+///                                    NaN; integer abs wraps (abs(INT_MIN) = INT_MIN)
+///   "log" "floor" "ceil" "round"     unary float; round takes halves to the even neighbour
+///   "xor"                            bool binary
+///   "mod"                            binary integers (i8 u8 i32 i64): the remainder with the
+///                                    divisor's sign (ONNX Mod fmod = 0); modulo by 0 -> error
+///   "fmod"                           binary numeric: the remainder with the dividend's sign (ONNX
+///                                    Mod fmod = 1, C fmod); integer modulo by 0 -> error
+///   "leaky_relu"                     fimm[0] = alpha; float in -> out = x < 0 ? alpha * x : x
+///   "log_softmax"                    as "softmax", out = (x - max) - log(sum exp(x - max))
+///   "reduce_min" "reduce_prod" "reduce_l2" "reduce_sum_square" "reduce_log_sum_exp"   axes as the
+///                                    other reductions. min: every dtype, NaN if any element is NaN,
+///                                    bool is "all", empty extent -> error. prod, sum_square:
+///                                    float/i32/i64, integers wrap; empty gives 1 / 0. l2 =
+///                                    sqrt(sum x^2), log_sum_exp = log(sum exp(x)): float/i32/i64,
+///                                    an integer result truncated toward zero; empty gives 0 / -inf
+///                                    (integer log_sum_exp of an empty extent -> error)
+///   "arg_max" "arg_min"              imm[1] = axis (non-negative), imm[2] = select_last_index (0/1);
+///                                    numeric in -> out i64 with the axis dim 1: the index of the
+///                                    first (or last) extreme; NaN counts as the extreme; an empty
+///                                    axis -> error
+///   "one_hot"                        imm[1] = depth axis of out (non-negative); ins indices (numeric;
+///                                    floats truncated toward zero), values [off, on] -> out of
+///                                    values' dtype, indices' dims with depth = out dim imm[1]
+///                                    inserted; out = on where the position equals the index (a
+///                                    negative index counts from depth), else off; an index outside
+///                                    [-depth, depth) leaves its row off
+/// Data-dependent extents and shape-input ops. An output extent known only after a kernel ran
+/// comes from "count_nonzero" into a one-element device tensor, read back once
+/// (ReadbackScalar); the consumer's output is then allocated with exactly that extent (Alloc, or
+/// AllocOutput for a graph output), never as a view of a larger buffer:
+///   "count_nonzero"                  in (every dtype) -> out (one-element i64) = number of
+///                                    elements != 0 (NaN counts as nonzero)
+///   "nonzero"                        in (every dtype) -> out i64[rank, n]: column j holds the
+///                                    index of the j-th nonzero element in row-major order; n must
+///                                    equal the count (else error)
+///   "compress"                       imm[1] = axis (non-negative); ins data, condition (1-D,
+///                                    nonzero = keep) -> out with the axis extent = kept count
+///                                    (ONNX Compress; a true condition element beyond the axis
+///                                    extent -> error)
+///   "top_k"                          imm[1] = axis (non-negative), imm[2] = largest (0/1); in ->
+///                                    outs values, indices(i64), k = out extent on the axis (<= in
+///                                    extent); sorted; equal values keep the lower index first; NaN
+///                                    ranks above +inf; numeric dtypes (bool -> unsupported)
+///   "tile"                           in -> out[i] = in[i mod in dims] (each out dim a multiple of
+///                                    the in dim); every dtype
+///   "pad"                            imm[1] = mode (0 constant, 1 reflect, 2 edge); s[] = begin
+///                                    pad per axis (negative crops); ins data [, value (one element,
+///                                    data's dtype; absent = 0)] -> out; out[i] = data[i - begin]
+///                                    inside, else value / mirrored without repeating the edge
+///                                    (period 2(n-1)) / clamped; reflect or edge of an empty axis
+///                                    -> error
+///   "scatter_nd"                     imm[1] = reduction (0 none, 1 add, 2 mul, 3 max, 4 min); ins
+///                                    data, indices(i32/i64), updates -> out = data with updates
+///                                    written at the index tuples (ONNX ScatterND)
+///   "scatter_elements"               imm[1] = axis (non-negative), imm[2] = reduction as above;
+///                                    ins data, indices, updates -> out (ONNX ScatterElements)
+///                                    Both scatters: updates apply in row-major order, floats
+///                                    combine in double rounded per step, integers wrap, max/min
+///                                    propagate NaN; two updates of one element with reduction
+///                                    none -> error (ONNX leaves it undefined)
 /// Unknown kernel names are rejected when the program is loaded.
 struct Instr {
   Opcode op = Opcode::ConstIndex;
@@ -204,7 +271,9 @@ struct ConstantSpec {
 
 /// A whole compiled program.
 struct Program {
-  static constexpr uint32_t kFormatVersion = 1;
+  /// 2: ReadbackScalar takes imm[0] = 1 (unsynchronized); Return refuses an allocated output
+  /// returned with other dims, dtype or layout.
+  static constexpr uint32_t kFormatVersion = 2;
   uint32_t formatVersion = kFormatVersion;
   std::string compilerVersion;   ///< dynqual version that produced it
   std::string pipelineSpec;      ///< exact textual pass pipeline that produced it

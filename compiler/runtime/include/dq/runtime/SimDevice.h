@@ -14,6 +14,9 @@ namespace dq::rt {
 ///    is visible to device code);
 ///  - out-of-bounds access, use after free (and after poison()), and reads of never-written
 ///    bytes are errors. Every byte carries a state: unwritten, written or dead.
+///  - device work (kernels, copies) that writes Host or HostMapped memory becomes visible to the
+///    host only at the next synchronize() (readback() synchronizes); a hostLoad of such bytes
+///    before it is an error ("unsynchronized read ... buffer #N").
 /// Kernels compute floats in double and round once to the output type (f16/bf16 to nearest
 /// even); integers wrap to the output width.
 class SimDevice final : public Device {
@@ -35,7 +38,7 @@ public:
   void copyStrided(const BufferView &dst, const BufferView &src) override;
   void launch(const std::string &kernel, const std::vector<BufferView> &ins,
               const std::vector<BufferView> &outs, const KernelArgs &args) override;
-  void synchronize() override { ++counters_.syncs; }
+  void synchronize() override;
   void readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override;
   void hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override;
   void hostStore(BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) override;
@@ -52,6 +55,8 @@ public:
     bool freed = false;
     std::vector<uint8_t> data;
     std::vector<uint8_t> state;
+    /// Byte ranges [begin, end) written by device work since the last synchronize().
+    std::vector<std::pair<uint64_t, uint64_t>> pending;
   };
   static constexpr uint8_t kUnwritten = 0, kWritten = 1, kDead = 2;
 
@@ -65,9 +70,13 @@ private:
   void markWritten(Allocation &a, uint64_t offset, uint64_t bytes);
   void countTransfer(MemSpace dst, MemSpace src, uint64_t bytes);
   void checkDeviceVisible(BufferHandle buffer, const char *what) const;
+  /// Records a device write of [begin, end) into `a` when `a` is host-visible.
+  void markDeviceWrite(BufferHandle buffer, Allocation &a, uint64_t begin, uint64_t end);
+  void markDeviceWrite(const BufferView &v);
 
   std::map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
+  std::vector<BufferHandle> pendingBuffers_;  // allocations with a non-empty `pending`
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
 };

@@ -1,0 +1,450 @@
+// Sim kernels of the data-dependent and shape-input ops: count_nonzero, nonzero, compress, top_k,
+// tile, pad, scatter_nd, scatter_elements (semantics in Program.h). Element access re-checks the
+// byte states like every sim kernel; floats compare and combine in double and round once per
+// stored element, as the reference does, so exact mode is bit-exact.
+#include "SimDataDependentKernels.h"
+
+#include "dq/runtime/Error.h"
+#include "dq/runtime/Float16.h"
+#include "dq/runtime/HostTensor.h"
+#include "dq/runtime/SimDevice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace dq::rt::sim {
+namespace {
+
+[[noreturn]] void fail(const std::string &kernel, const std::string &problem) {
+  throw RuntimeError("kernel '" + kernel + "': " + problem);
+}
+
+bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+}
+
+// ---- checked element access (the sim's byte-state rules) ------------------------------------
+
+const uint8_t *readable(const Operand &o, int64_t e) {
+  const uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
+  for (size_t k = 0; k < o.elementSize; ++k)
+    if (st[k] != SimDevice::kWritten)
+      throw RuntimeError(std::string(st[k] == SimDevice::kDead ? "use after free: "
+                                                               : "read of never-written memory: ") +
+                         o.label + " element " + std::to_string(e));
+  return o.data + e * static_cast<int64_t>(o.elementSize);
+}
+
+uint8_t *writable(Operand &o, int64_t e) {
+  uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
+  for (size_t k = 0; k < o.elementSize; ++k) {
+    if (st[k] == SimDevice::kDead)
+      throw RuntimeError("use after free: " + o.label + " element " + std::to_string(e));
+    st[k] = SimDevice::kWritten;
+  }
+  return o.data + e * static_cast<int64_t>(o.elementSize);
+}
+
+template <typename T> T rawLoad(const Operand &o, int64_t e) {
+  T v;
+  std::memcpy(&v, readable(o, e), sizeof(T));
+  return v;
+}
+
+template <typename T> void rawStore(Operand &o, int64_t e, T v) { std::memcpy(writable(o, e), &v, sizeof(T)); }
+
+double loadF(const Operand &o, int64_t e) {
+  switch (o.dtype) {
+  case DType::F32: return rawLoad<float>(o, e);
+  case DType::F64: return rawLoad<double>(o, e);
+  case DType::F16: return halfToFloat(rawLoad<uint16_t>(o, e));
+  case DType::BF16: return bf16ToFloat(rawLoad<uint16_t>(o, e));
+  default: return 0;
+  }
+}
+
+int64_t loadI(const Operand &o, int64_t e) {
+  switch (o.dtype) {
+  case DType::I8: return rawLoad<int8_t>(o, e);
+  case DType::U8: return rawLoad<uint8_t>(o, e);
+  case DType::I32: return rawLoad<int32_t>(o, e);
+  case DType::I64: return rawLoad<int64_t>(o, e);
+  case DType::Bool: return rawLoad<uint8_t>(o, e) != 0;
+  default: return 0;
+  }
+}
+
+void storeF(Operand &o, int64_t e, double v) {
+  switch (o.dtype) {
+  case DType::F32: rawStore<float>(o, e, static_cast<float>(v)); break;
+  case DType::F64: rawStore<double>(o, e, v); break;
+  case DType::F16: rawStore<uint16_t>(o, e, doubleToHalf(v)); break;
+  case DType::BF16: rawStore<uint16_t>(o, e, doubleToBF16(v)); break;
+  default: break;
+  }
+}
+
+void storeI(Operand &o, int64_t e, int64_t v) {
+  switch (o.dtype) {
+  case DType::I8: rawStore<int8_t>(o, e, static_cast<int8_t>(v)); break;
+  case DType::U8: rawStore<uint8_t>(o, e, static_cast<uint8_t>(v)); break;
+  case DType::I32: rawStore<int32_t>(o, e, static_cast<int32_t>(v)); break;
+  case DType::I64: rawStore<int64_t>(o, e, v); break;
+  case DType::Bool: rawStore<uint8_t>(o, e, v != 0 ? 1 : 0); break;
+  default: break;
+  }
+}
+
+void copyElement(Operand &dst, int64_t de, const Operand &src, int64_t se) {
+  const uint8_t *from = readable(src, se);
+  std::memmove(writable(dst, de), from, src.elementSize);
+}
+
+bool nonZeroAt(const Operand &o, int64_t e) { return isFloat(o.dtype) ? loadF(o, e) != 0.0 : loadI(o, e) != 0; }
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+// Calls f(index) for every index of `shape` in row-major order.
+template <typename F> void forEachIndex(const std::vector<int64_t> &shape, F &&f) {
+  int64_t n = numElements(shape);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    f(idx);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t at(const Operand &o, const std::vector<int64_t> &idx) {
+  int64_t off = o.offset;
+  for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * o.strides[d];
+  return off;
+}
+
+void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
+                 size_t minIns, size_t maxIns, size_t nOuts) {
+  if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
+    fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
+                " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) + " and " +
+                std::to_string(outs.size()));
+}
+
+void checkDType(const std::string &k, const Operand &o, DType t) {
+  if (o.dtype != t) fail(k, o.label + " is " + dtypeName(o.dtype) + ", expected " + dtypeName(t));
+}
+
+void checkIndexType(const std::string &k, const Operand &o) {
+  if (o.dtype != DType::I32 && o.dtype != DType::I64)
+    fail(k, "unsupported: " + o.label + " is " + dtypeName(o.dtype) + "; indices must be i32 or i64");
+}
+
+void checkShape(const std::string &k, const Operand &o, const std::vector<int64_t> &shape) {
+  if (o.sizes != shape) fail(k, o.label + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
+}
+
+int64_t attr(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
+  if (args.attrs.size() <= i) fail(k, std::string("missing imm[") + std::to_string(i + 1) + "] (" + what + ")");
+  return args.attrs[i];
+}
+
+int64_t wrapIndex(const std::string &k, int64_t v, int64_t n, size_t axis) {
+  if (v < -n || v >= n)
+    fail(k, "index " + std::to_string(v) + " out of range for axis " + std::to_string(axis) + " of size " +
+                std::to_string(n));
+  return v < 0 ? v + n : v;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+
+void kCountNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkCounts("count_nonzero", ins, outs, 1, 1, 1);
+  checkDType("count_nonzero", outs[0], DType::I64);
+  if (numElements(outs[0].sizes) != 1) fail("count_nonzero", "the output must hold one element");
+  int64_t n = 0;
+  forEachIndex(ins[0].sizes, [&](const std::vector<int64_t> &idx) { n += nonZeroAt(ins[0], at(ins[0], idx)); });
+  storeI(outs[0], outs[0].offset, n);
+}
+
+void kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkCounts("nonzero", ins, outs, 1, 1, 1);
+  const Operand &x = ins[0];
+  Operand &out = outs[0];
+  checkDType("nonzero", out, DType::I64);
+  const int64_t r = static_cast<int64_t>(x.sizes.size());
+  if (out.sizes.size() != 2 || out.sizes[0] != r)
+    fail("nonzero", out.label + " shape " + formatDims(out.sizes) + ", expected [" + std::to_string(r) + ", n]");
+  const int64_t n = out.sizes[1];
+  int64_t j = 0;
+  forEachIndex(x.sizes, [&](const std::vector<int64_t> &idx) {
+    if (!nonZeroAt(x, at(x, idx))) return;
+    if (j >= n) fail("nonzero", "more than " + std::to_string(n) + " nonzero elements (the read-back count)");
+    for (int64_t d = 0; d < r; ++d) storeI(out, at(out, {d, j}), idx[d]);
+    ++j;
+  });
+  if (j != n) fail("nonzero", std::to_string(j) + " nonzero elements, the output holds " + std::to_string(n));
+}
+
+void kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkCounts("compress", ins, outs, 2, 2, 1);
+  const Operand &data = ins[0], &cond = ins[1];
+  Operand &out = outs[0];
+  if (cond.sizes.size() != 1) fail("compress", "the condition must have rank 1");
+  const int64_t axisAttr = attr("compress", args, 0, "axis");
+  if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(data.sizes.size()))
+    fail("compress", "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(data.sizes.size()));
+  const size_t axis = static_cast<size_t>(axisAttr);
+  const int64_t extent = data.sizes[axis];
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < cond.sizes[0]; ++i) {
+    if (!nonZeroAt(cond, cond.offset + i * cond.strides[0])) continue;
+    if (i >= extent)
+      fail("compress", "condition is true at " + std::to_string(i) + ", beyond the extent " +
+                           std::to_string(extent) + " of axis " + std::to_string(axis));
+    keep.push_back(i);
+  }
+  std::vector<int64_t> expect = data.sizes;
+  expect[axis] = static_cast<int64_t>(keep.size());
+  checkShape("compress", out, expect);
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    std::vector<int64_t> di = idx;
+    di[axis] = keep[static_cast<size_t>(idx[axis])];
+    copyElement(out, at(out, idx), data, at(data, di));
+  });
+}
+
+// TopK order: NaN above +inf, equal values keep the lower index first (same rule as the reference).
+bool ranksBefore(const Operand &x, int64_t ea, int64_t eb, int64_t a, int64_t b, bool largest) {
+  if (isFloat(x.dtype)) {
+    const double va = loadF(x, ea), vb = loadF(x, eb);
+    const bool na = std::isnan(va), nb = std::isnan(vb);
+    if (na || nb) return na && nb ? a < b : (largest ? na : nb);
+    if (va != vb) return largest ? va > vb : va < vb;
+    return a < b;
+  }
+  const int64_t va = loadI(x, ea), vb = loadI(x, eb);
+  if (va != vb) return largest ? va > vb : va < vb;
+  return a < b;
+}
+
+void kTopK(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkCounts("top_k", ins, outs, 1, 1, 2);
+  const Operand &x = ins[0];
+  Operand &values = outs[0], &indices = outs[1];
+  if (x.dtype == DType::Bool) fail("top_k", "unsupported: " + x.label + " is bool");
+  checkDType("top_k", values, x.dtype);
+  checkDType("top_k", indices, DType::I64);
+  const int64_t axisAttr = attr("top_k", args, 0, "axis");
+  const bool largest = attr("top_k", args, 1, "largest") != 0;
+  if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(x.sizes.size()))
+    fail("top_k", "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(x.sizes.size()));
+  const size_t axis = static_cast<size_t>(axisAttr);
+  const int64_t n = x.sizes[axis], k = values.sizes.size() == x.sizes.size() ? values.sizes[axis] : -1;
+  if (k < 0 || k > n) fail("top_k", "k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
+  std::vector<int64_t> expect = x.sizes;
+  expect[axis] = k;
+  checkShape("top_k", values, expect);
+  checkShape("top_k", indices, expect);
+  std::vector<int64_t> lines = x.sizes;
+  lines[axis] = 1;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  forEachIndex(lines, [&](const std::vector<int64_t> &base) {
+    const int64_t xb = at(x, base);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return ranksBefore(x, xb + a * x.strides[axis], xb + b * x.strides[axis], a, b, largest);
+    });
+    std::vector<int64_t> oi = base;
+    for (int64_t j = 0; j < k; ++j) {
+      oi[axis] = j;
+      copyElement(values, at(values, oi), x, xb + order[j] * x.strides[axis]);
+      storeI(indices, at(indices, oi), order[j]);
+    }
+  });
+}
+
+void kTile(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkCounts("tile", ins, outs, 1, 1, 1);
+  const Operand &x = ins[0];
+  Operand &out = outs[0];
+  checkDType("tile", out, x.dtype);
+  bool ok = out.sizes.size() == x.sizes.size();
+  for (size_t d = 0; ok && d < x.sizes.size(); ++d)
+    ok = x.sizes[d] == 0 ? out.sizes[d] == 0 : out.sizes[d] % x.sizes[d] == 0;
+  if (!ok) fail("tile", out.label + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    std::vector<int64_t> si = idx;
+    for (size_t d = 0; d < si.size(); ++d) si[d] %= x.sizes[d];
+    copyElement(out, at(out, idx), x, at(x, si));
+  });
+}
+
+// Source index along one axis for Pad's output index i, or -1 for the constant value.
+int64_t padSource(int64_t i, int64_t begin, int64_t n, int64_t mode) {
+  int64_t s = i - begin;
+  if (s >= 0 && s < n) return s;
+  if (mode == 0) return -1;
+  if (n == 0) fail("pad", std::string("mode '") + (mode == 1 ? "reflect" : "edge") + "' cannot pad an axis of extent 0");
+  if (mode == 2) return s < 0 ? 0 : n - 1;
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);
+  s = ((s % period) + period) % period;
+  return s < n ? s : period - s;
+}
+
+void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkCounts("pad", ins, outs, 1, 2, 1);
+  const Operand &x = ins[0];
+  Operand &out = outs[0];
+  checkDType("pad", out, x.dtype);
+  const int64_t mode = attr("pad", args, 0, "mode");
+  if (mode < 0 || mode > 2) fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
+  const size_t r = x.sizes.size();
+  if (out.sizes.size() != r || args.scalars.size() != r)
+    fail("pad", "expects an output of rank " + std::to_string(r) + " and one begin pad per axis");
+  if (ins.size() == 2) {
+    checkDType("pad", ins[1], x.dtype);
+    if (numElements(ins[1].sizes) != 1) fail("pad", "the constant value must hold one element");
+  }
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
+    std::vector<int64_t> si(r);
+    for (size_t d = 0; d < r; ++d) {
+      si[d] = padSource(idx[d], args.scalars[d], x.sizes[d], mode);
+      if (si[d] < 0) {
+        if (ins.size() == 2) copyElement(out, at(out, idx), ins[1], ins[1].offset);
+        else if (isFloat(out.dtype)) storeF(out, at(out, idx), 0.0);
+        else storeI(out, at(out, idx), 0);
+        return;
+      }
+    }
+    copyElement(out, at(out, idx), x, at(x, si));
+  });
+}
+
+// out[e] = reduce(out[e], update) with reduction code 0 none, 1 add, 2 mul, 3 max, 4 min; floats
+// in double rounded per step, integers wrapping, max/min propagate NaN.
+void combine(Operand &out, int64_t e, const Operand &upd, int64_t ue, int64_t red) {
+  if (red == 0) return copyElement(out, e, upd, ue);
+  if (isFloat(out.dtype)) {
+    const double a = loadF(out, e), b = loadF(upd, ue);
+    double v;
+    if (red == 1) v = a + b;
+    else if (red == 2) v = a * b;
+    else if (std::isnan(a) || std::isnan(b)) v = NAN;
+    else v = red == 3 ? std::max(a, b) : std::min(a, b);
+    return storeF(out, e, v);
+  }
+  const int64_t a = loadI(out, e), b = loadI(upd, ue);
+  int64_t v;
+  if (red == 1) v = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else if (red == 2) v = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else v = red == 3 ? std::max(a, b) : std::min(a, b);
+  storeI(out, e, v);
+}
+
+int64_t reductionAttr(const std::string &k, const KernelArgs &args, size_t i) {
+  const int64_t red = attr(k, args, i, "reduction");
+  if (red < 0 || red > 4) fail(k, "reduction " + std::to_string(red) + " is not in [0, 4]");
+  return red;
+}
+
+void copyAll(const std::string &k, Operand &out, const Operand &data) {
+  checkDType(k, out, data.dtype);
+  checkShape(k, out, data.sizes);
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) { copyElement(out, at(out, idx), data, at(data, idx)); });
+}
+
+void checkUnique(const std::string &k, std::set<int64_t> &seen, int64_t e, int64_t red) {
+  if (red == 0 && !seen.insert(e).second)
+    fail(k, "two updates write output element " + std::to_string(e) +
+                " with reduction 'none' (undefined in ONNX)");
+}
+
+void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  const std::string k = "scatter_nd";
+  checkCounts(k, ins, outs, 3, 3, 1);
+  const Operand &data = ins[0], &indices = ins[1], &updates = ins[2];
+  Operand &out = outs[0];
+  checkIndexType(k, indices);
+  checkDType(k, updates, data.dtype);
+  const int64_t red = reductionAttr(k, args, 0);
+  const size_t r = data.sizes.size(), q = indices.sizes.size();
+  if (r < 1 || q < 1) fail(k, "data and indices must have rank >= 1");
+  const int64_t m = indices.sizes[q - 1];
+  if (m < 1 || static_cast<size_t>(m) > r)
+    fail(k, "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r) + "]");
+  std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
+  expect.insert(expect.end(), data.sizes.begin() + m, data.sizes.end());
+  checkShape(k, updates, expect);
+  copyAll(k, out, data);
+  std::vector<int64_t> tuples(indices.sizes.begin(), indices.sizes.end() - 1);
+  std::vector<int64_t> slice(data.sizes.begin() + m, data.sizes.end());
+  std::set<int64_t> seen;
+  forEachIndex(tuples, [&](const std::vector<int64_t> &ti) {
+    std::vector<int64_t> ii = ti, oi;
+    ii.push_back(0);
+    for (int64_t t = 0; t < m; ++t) {
+      ii[q - 1] = t;
+      oi.push_back(wrapIndex(k, loadI(indices, at(indices, ii)), data.sizes[static_cast<size_t>(t)], static_cast<size_t>(t)));
+    }
+    forEachIndex(slice, [&](const std::vector<int64_t> &si) {
+      std::vector<int64_t> full = oi, ui = ti;
+      full.insert(full.end(), si.begin(), si.end());
+      ui.insert(ui.end(), si.begin(), si.end());
+      const int64_t e = at(out, full);
+      checkUnique(k, seen, e, red);
+      combine(out, e, updates, at(updates, ui), red);
+    });
+  });
+}
+
+void kScatterElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  const std::string k = "scatter_elements";
+  checkCounts(k, ins, outs, 3, 3, 1);
+  const Operand &data = ins[0], &indices = ins[1], &updates = ins[2];
+  Operand &out = outs[0];
+  checkIndexType(k, indices);
+  checkDType(k, updates, data.dtype);
+  const size_t r = data.sizes.size();
+  const int64_t axisAttr = attr(k, args, 0, "axis");
+  const int64_t red = reductionAttr(k, args, 1);
+  if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(r))
+    fail(k, "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(r));
+  const size_t axis = static_cast<size_t>(axisAttr);
+  bool ok = indices.sizes.size() == r && updates.sizes == indices.sizes;
+  for (size_t d = 0; ok && d < r; ++d) ok = d == axis || indices.sizes[d] <= data.sizes[d];
+  if (!ok)
+    fail(k, "indices " + formatDims(indices.sizes) + " and updates " + formatDims(updates.sizes) +
+                " must have one shape that fits data " + formatDims(data.sizes));
+  copyAll(k, out, data);
+  std::set<int64_t> seen;
+  forEachIndex(indices.sizes, [&](const std::vector<int64_t> &idx) {
+    std::vector<int64_t> oi = idx;
+    oi[axis] = wrapIndex(k, loadI(indices, at(indices, idx)), data.sizes[axis], axis);
+    const int64_t e = at(out, oi);
+    checkUnique(k, seen, e, red);
+    combine(out, e, updates, at(updates, idx), red);
+  });
+}
+
+}  // namespace
+
+DataDependentKernelFn findDataDependentKernel(const std::string &name) {
+  static const std::map<std::string, DataDependentKernelFn> table = {
+      {"count_nonzero", kCountNonzero}, {"nonzero", kNonzero},       {"compress", kCompress},
+      {"top_k", kTopK},                 {"tile", kTile},             {"pad", kPad},
+      {"scatter_nd", kScatterND},       {"scatter_elements", kScatterElements}};
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : it->second;
+}
+
+}  // namespace dq::rt::sim

@@ -1,0 +1,294 @@
+// Math kernels of the sim device: matmul, softmax and log_softmax, layer norm, reductions and
+// cumsum.
+#include "SimKernelSupport.h"
+
+namespace dq::rt::sim {
+namespace {
+
+void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+  checkArity("matmul", ins, outs, 2);
+  const Operand &a = ins[0], &b = ins[1];
+  Operand &out = outs[0];
+  checkAdmits("matmul", a, kWideTypes);
+  checkSameDType("matmul", a, b);
+  checkSameDType("matmul", a, out);
+  const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
+  if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
+    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " +
+                       formatDims(a.sizes) + " x " + formatDims(b.sizes) + " -> " +
+                       formatDims(out.sizes));
+  const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
+  const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
+  bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
+  for (const Operand *x : {&a, &b})
+    for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
+      ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
+  if (!ok)
+    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " +
+                       formatDims(out.sizes) + " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+  // Offset of the [M, K] / [K, N] / [M, N] matrix of `x` for batch index bi (right-aligned).
+  auto matrix = [](const Operand &x, const std::vector<int64_t> &bi) {
+    int64_t off = x.offset;
+    const size_t rx = x.sizes.size() - 2, shift = bi.size() - rx;
+    for (size_t d = 0; d < rx; ++d)
+      if (x.sizes[d] != 1) off += bi[d + shift] * x.strides[d];
+    return off;
+  };
+  const bool fl = isFloat(out.dtype);
+  const int64_t am = a.strides[ra - 2], ak = a.strides[ra - 1], bk = b.strides[rb - 2],
+                bn = b.strides[rb - 1], om = out.strides[ro - 2], on = out.strides[ro - 1];
+  forEachIndex(batch, [&](const std::vector<int64_t> &bi) {
+    const int64_t ea = matrix(a, bi), eb = matrix(b, bi), eo = matrix(out, bi);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double fs = 0;
+        int64_t is = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t ia = ea + m * am + k * ak, ib = eb + k * bk + n * bn;
+          if (fl) fs += loadF(a, ia) * loadF(b, ib);
+          else is = wrapAdd(is, wrapMul(loadI(a, ia), loadI(b, ib)));
+        }
+        if (fl) storeF(out, eo + m * om + n * on, fs);
+        else storeI(out, eo + m * om + n * on, is);
+      }
+  });
+}
+
+// Softmax (exp(x - max) / sum) or, when `log`, LogSoftmax ((x - max) - log sum exp(x - max)).
+void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vector<Operand> &outs,
+             const KernelArgs &args) {
+  checkArity(kernel, ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits(kernel, in, kFloatTypes);
+  checkSameDType(kernel, in, out);
+  checkShape(kernel, out, in.sizes);
+  const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
+  const int64_t n = in.sizes[axis];
+  std::vector<double> e(static_cast<size_t>(n));
+  forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
+    // Subtracting the max keeps exp() <= 1, so large inputs do not overflow.
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = e[static_cast<size_t>(j)] = loadF(in, alongAxis(in, idx, axis, j));
+      mx = fmaxNan(mx, v);
+    }
+    double sum = 0;
+    for (double v : e) sum += std::exp(v - mx);
+    const double logSum = std::log(sum);
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = e[static_cast<size_t>(j)] - mx;
+      storeF(out, alongAxis(out, idx, axis, j), log ? v - logSum : std::exp(v) / sum);
+    }
+  });
+}
+
+void kSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("softmax", false, i, o, a); }
+void kLogSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("log_softmax", true, i, o, a); }
+
+void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
+    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " +
+                           std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+  const Operand &x = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("layer_norm", x, kFloatTypes);
+  for (size_t i = 1; i < ins.size(); ++i) {
+    checkSameDType("layer_norm", ins[i], x);
+    checkBroadcast("layer_norm", ins[i], out);
+  }
+  checkSameDType("layer_norm", x, out);
+  checkShape("layer_norm", out, x.sizes);
+  const size_t rank = x.sizes.size();
+  const size_t axis = axisAttr("layer_norm", args, 0, rank, true);
+  if (args.fattrs.empty()) fail("layer_norm", "missing epsilon (fimm[0])");
+  const double eps = args.fattrs[0];
+  std::vector<int64_t> outer = x.sizes, inner(x.sizes.begin() + static_cast<long>(axis), x.sizes.end());
+  std::fill(outer.begin() + static_cast<long>(axis), outer.end(), 1);
+  const int64_t count = numElements(inner);
+  std::vector<double> v(static_cast<size_t>(count));
+  forEachIndex(outer, [&](const std::vector<int64_t> &o) {
+    std::vector<int64_t> idx = o;
+    auto full = [&](const std::vector<int64_t> &ii) {
+      std::copy(ii.begin(), ii.end(), idx.begin() + static_cast<long>(axis));
+      return idx;
+    };
+    size_t k = 0;
+    double mean = 0, var = 0;
+    forEachIndex(inner, [&](const std::vector<int64_t> &ii) { mean += (v[k++] = loadF(x, at(x, full(ii)))); });
+    mean /= static_cast<double>(count);
+    for (double a : v) var += (a - mean) * (a - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(count) + eps);
+    k = 0;
+    forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
+      const std::vector<int64_t> &f = full(ii);
+      double y = (v[k++] - mean) * inv * loadF(ins[1], at(ins[1], f));
+      if (ins.size() == 3) y += loadF(ins[2], at(ins[2], f));
+      storeF(out, at(out, f), y);
+    });
+  });
+}
+
+enum class Reduction { Sum, Mean, Max, Min, Prod, L2, SumSquare, LogSumExp };
+
+void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
+            std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity(kernel, ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  const bool extremum = kind == Reduction::Max || kind == Reduction::Min;
+  checkAdmits(kernel, in, extremum ? kAllTypes : kWideTypes);
+  checkSameDType(kernel, in, out);
+  const size_t rank = in.sizes.size();
+  std::vector<int64_t> extent(rank, 1), expect = in.sizes;
+  std::vector<int64_t> axes = args.attrs;
+  if (!args.scalars.empty()) {
+    // Axes known only at run time: one 0/1 flag per input axis.
+    if (!args.attrs.empty() || args.scalars.size() != rank)
+      fail(kernel, "expects either axes in imm or one 0/1 flag scalar per input axis (" +
+                       std::to_string(rank) + "), not both");
+    axes.clear();
+    for (size_t d = 0; d < rank; ++d) {
+      if (args.scalars[d] != 0 && args.scalars[d] != 1)
+        fail(kernel, "axis flag s[" + std::to_string(d) + "] must be 0 or 1");
+      if (args.scalars[d] == 1) axes.push_back(static_cast<int64_t>(d));
+    }
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = axes[k];
+    if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= axes[k - 1]))
+      fail(kernel, "axes " + formatDims(axes) + " must be strictly increasing in [0, " +
+                       std::to_string(rank) + ")");
+    extent[static_cast<size_t>(a)] = in.sizes[static_cast<size_t>(a)];
+    expect[static_cast<size_t>(a)] = 1;
+  }
+  checkShape(kernel, out, expect);
+  const int64_t count = numElements(extent);
+  // L2 and LogSumExp go through double for every dtype (an integer result truncates toward zero).
+  const bool viaDouble = isFloat(in.dtype) || kind == Reduction::L2 || kind == Reduction::LogSumExp;
+  forEachIndex(out.sizes, [&](const std::vector<int64_t> &o) {
+    if (count == 0) {
+      if (extremum) throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
+      if (!viaDouble || !isFloat(in.dtype)) {
+        if (kind == Reduction::Mean || kind == Reduction::LogSumExp)
+          throw RuntimeError(std::string("integer ") + kernel + " over an empty extent " + formatDims(extent));
+      }
+      const double empty = kind == Reduction::Prod ? 1.0
+                           : kind == Reduction::Mean ? std::nan("")
+                           : kind == Reduction::LogSumExp ? -std::numeric_limits<double>::infinity()
+                                                          : 0.0;
+      return storeD(out, at(out, o), empty);
+    }
+    std::vector<int64_t> idx(rank);
+    const double inf = std::numeric_limits<double>::infinity();
+    double facc = kind == Reduction::Max ? -inf : kind == Reduction::Min ? inf
+                  : kind == Reduction::Prod ? 1.0 : 0.0;
+    int64_t iacc = kind == Reduction::Max ? std::numeric_limits<int64_t>::min()
+                   : kind == Reduction::Min ? std::numeric_limits<int64_t>::max()
+                   : kind == Reduction::Prod ? 1 : 0;
+    forEachIndex(extent, [&](const std::vector<int64_t> &r) {
+      for (size_t d = 0; d < rank; ++d) idx[d] = o[d] + r[d];
+      const int64_t e = at(in, idx);
+      if (viaDouble) {
+        const double v = loadD(in, e);
+        switch (kind) {
+        case Reduction::Max: facc = fmaxNan(facc, v); break;
+        case Reduction::Min: facc = fminNan(facc, v); break;
+        case Reduction::Prod: facc *= v; break;
+        case Reduction::L2: case Reduction::SumSquare: facc += v * v; break;
+        case Reduction::LogSumExp: facc += std::exp(v); break;
+        default: facc += v; break;
+        }
+      } else {
+        const int64_t v = loadI(in, e);
+        switch (kind) {
+        case Reduction::Max: iacc = std::max(iacc, v); break;
+        case Reduction::Min: iacc = std::min(iacc, v); break;
+        case Reduction::Prod: iacc = wrapMul(iacc, v); break;
+        case Reduction::SumSquare: iacc = wrapAdd(iacc, wrapMul(v, v)); break;
+        default: iacc = wrapAdd(iacc, v); break;
+        }
+      }
+    });
+    if (kind == Reduction::Mean) {
+      facc /= static_cast<double>(count);
+      iacc /= count;  // integer mean truncates toward zero
+    }
+    if (kind == Reduction::L2) facc = std::sqrt(facc);
+    if (kind == Reduction::LogSumExp) facc = std::log(facc);
+    if (viaDouble) storeD(out, at(out, o), facc);
+    else storeI(out, at(out, o), iacc);
+  });
+}
+
+void kReduceSum(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum", Reduction::Sum, i, o, a); }
+void kReduceMean(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_mean", Reduction::Mean, i, o, a); }
+void kReduceMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_max", Reduction::Max, i, o, a); }
+void kReduceMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_min", Reduction::Min, i, o, a); }
+void kReduceProd(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_prod", Reduction::Prod, i, o, a); }
+void kReduceL2(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_l2", Reduction::L2, i, o, a); }
+void kReduceSumSquare(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum_square", Reduction::SumSquare, i, o, a); }
+void kReduceLogSumExp(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_log_sum_exp", Reduction::LogSumExp, i, o, a); }
+
+void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  checkArity("cumsum", ins, outs, 1);
+  const Operand &in = ins[0];
+  Operand &out = outs[0];
+  checkAdmits("cumsum", in, kWideTypes);
+  checkSameDType("cumsum", in, out);
+  checkShape("cumsum", out, in.sizes);
+  size_t axis = 0;
+  if (args.scalars.empty()) {
+    axis = axisAttr("cumsum", args, 0, in.sizes.size(), true);
+  } else {
+    // Axis known only at run time.
+    const int64_t r = static_cast<int64_t>(in.sizes.size()), a = args.scalars[0];
+    if (args.scalars.size() != 1 || a < -r || a >= r)
+      fail("cumsum", "axis s[0] = " + std::to_string(a) + " out of range for rank " + std::to_string(r));
+    axis = static_cast<size_t>(a < 0 ? a + r : a);
+  }
+  const bool exclusive = flagAttr("cumsum", args, 1, "exclusive");
+  const bool reverse = flagAttr("cumsum", args, 2, "reverse");
+  const int64_t n = in.sizes[axis];
+  const bool fl = isFloat(in.dtype);
+  forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
+    double facc = 0;
+    int64_t iacc = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t j = reverse ? n - 1 - t : t;
+      const int64_t ei = alongAxis(in, idx, axis, j), eo = alongAxis(out, idx, axis, j);
+      if (fl) {
+        const double v = loadF(in, ei);
+        if (!exclusive) facc += v;
+        storeF(out, eo, facc);
+        if (exclusive) facc += v;
+      } else {
+        const int64_t v = loadI(in, ei);
+        if (!exclusive) iacc = wrapAdd(iacc, v);
+        storeI(out, eo, iacc);
+        if (exclusive) iacc = wrapAdd(iacc, v);
+      }
+    }
+  });
+}
+
+
+}  // namespace
+
+void addMathKernels(KernelTable &table) {
+  table["matmul"] = kMatmul;
+  table["softmax"] = kSoftmax;
+  table["layer_norm"] = kLayerNorm;
+  table["reduce_sum"] = kReduceSum;
+  table["reduce_mean"] = kReduceMean;
+  table["reduce_max"] = kReduceMax;
+  table["reduce_min"] = kReduceMin;
+  table["reduce_prod"] = kReduceProd;
+  table["reduce_l2"] = kReduceL2;
+  table["reduce_sum_square"] = kReduceSumSquare;
+  table["reduce_log_sum_exp"] = kReduceLogSumExp;
+  table["log_softmax"] = kLogSoftmax;
+  table["cumsum"] = kCumsum;
+}
+
+}  // namespace dq::rt::sim
