@@ -71,7 +71,9 @@ bool compilerAcceptsKnob(const fs::path& binDir, const std::string& knob, const 
     return true;
   } catch (const exec::ExecError& e) {
     why = e.what();
-    return false;
+    // A crash or hang means the option was taken and the compiler broke: that is the knob's
+    // effect (a use-after-free inside the compiler), not a rejected option.
+    return why.find("killed by signal") != std::string::npos || why.find("timed out") != std::string::npos;
   }
 }
 

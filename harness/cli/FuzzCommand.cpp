@@ -112,6 +112,7 @@ struct FuzzOpts {
   double caseTimeout = 300, compileTimeout = 60, runTimeout = 20;
   std::vector<std::string> variants;
   bool resume = false, selftest = false, noMinimize = false;
+  std::vector<std::string> knobs;  ///< --selftest: only these knobs (default all)
 };
 
 fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
@@ -176,6 +177,8 @@ int runSelftest(const FuzzOpts& o) {
   int missed = 0, skipped = 0;
   std::cout << fmt::format("{:<34} {:>8} {:>12} {:>10} {}\n", "knob", "cases", "first (s)", "min nodes", "signature");
   for (const auto& [knob, name] : dq::kInjectKnobs) {
+    if (!o.knobs.empty() && std::find(o.knobs.begin(), o.knobs.end(), std::string(name)) == o.knobs.end())
+      continue;
     std::string why;
     if (!fuzz::compilerAcceptsKnob(exec::selfBinDir(), std::string(name), work / "probe", why)) {
       std::cout << fmt::format("{:<34} skipped: the compiler rejects inject={}: {}\n", name, name, why);
@@ -257,9 +260,12 @@ void addFuzzCommand(CLI::App& app) {
   cmd->add_flag("--selftest", o->selftest,
                 "a campaign per inject knob (at most 60 s each, stops at the first finding): time to first\n"
                 "finding and minimized size; exit 77 when the compiler rejects the inject options");
+  cmd->add_option("--knobs", o->knobs, "--selftest: only these knobs (repeatable; default every knob)");
   cmd->callback([o] {
     try {
       checkKnob(o->inject);
+      for (const auto& k : o->knobs)
+        checkKnob(k);
       if (o->selftest) {
         setExitCode(runSelftest(*o));
         return;

@@ -78,7 +78,8 @@ std::string variantWithKnob(const std::string& variant, const std::string& knob)
 
 /// Whether `binDir`/dynqual compiles with inject=KNOB at all: compiles the generator's seed-1
 /// case with "production{inject=KNOB}" in a child process under `workDir`. On false, `why` holds
-/// the compiler's one-line error (an unknown option, before the knobs exist).
+/// the compiler's one-line error (an unknown option, before the knobs exist). A compiler that
+/// crashes or hangs with the knob accepted it (the knob's effect).
 bool compilerAcceptsKnob(const std::filesystem::path& binDir, const std::string& knob,
                          const std::filesystem::path& workDir, std::string& why);
 
