@@ -54,8 +54,10 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
   cmd->add_flag("--no-db", f.noDb, "do not record the run");
   cmd->add_option("--clock", f.clock,
                   "clock of the timing samples: wall, thread-cpu (CPU time of the runtime thread; dq arms on "
-                  "sim), or auto (thread-cpu when both arms are dq on sim, else wall); docs/metrics/gate-decision.md")
-      ->check(CLI::IsMember({"auto", "wall", "thread-cpu"}))->capture_default_str();
+                  "sim), process-cpu (CPU time of the runner process on one onnxruntime thread; runner arms of "
+                  "runner protocol 2), or auto (thread-cpu when both arms are dq on sim, process-cpu when both "
+                  "are runners of protocol 2, else wall); docs/metrics/gate-decision.md")
+      ->check(CLI::IsMember({"auto", "wall", "thread-cpu", "process-cpu"}))->capture_default_str();
   cmd->add_flag("--compile-time", f.compileTime,
                "also time compiles: each round compiles every model once per arm in fresh processes, and "
                "compile time goes through the same statistics (dq arms only)");
@@ -122,42 +124,43 @@ std::map<std::string, double> parseInject(const std::vector<std::string>& items)
   return out;
 }
 
+/// The clock `choice` (auto, wall, thread-cpu, process-cpu) names for these arms. A CPU clock
+/// leaves out the time other processes take from a run, but each kind of arm reads its own scope:
+/// dq on sim the runtime's thread (all of a sim run's work), a runner its whole process (run on
+/// one onnxruntime thread). Those readings are not comparable with each other, so auto picks a
+/// CPU clock only when both arms read the same one, and wall otherwise (dq against ort, hip,
+/// protocol 1 binaries or runners). Throws UsageError when a forced CPU clock is asked of an arm
+/// that cannot provide it.
+exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                               exec::Executor& executor) {
+  using exec::TimingClock;
+  if (choice == "wall")
+    return TimingClock::Wall;
+  auto cpuClockOf = [](const exec::Arm& a) {
+    return a.variant.kind == exec::Variant::Kind::Dq ? TimingClock::ThreadCpu : TimingClock::ProcessCpu;
+  };
+  auto whyNot = [&](const exec::Arm& a, TimingClock c) -> std::string {
+    // Other devices work outside the runtime's thread, so its CPU time would miss their work.
+    if (c == TimingClock::ThreadCpu && (a.variant.kind != exec::Variant::Kind::Dq || a.variant.device != "sim"))
+      return a.label + " arm '" + a.variant.text() + "' is not dq on sim";
+    return executor.clockUnavailable(a, c);  // an unusable arm is reported by the engine itself
+  };
+  if (choice == "auto") {
+    TimingClock c = cpuClockOf(base);
+    if (cpuClockOf(head) != c || !whyNot(base, c).empty() || !whyNot(head, c).empty())
+      return TimingClock::Wall;
+    return c;
+  }
+  TimingClock c = exec::parseTimingClock(choice);
+  for (const exec::Arm* a : {&base, &head})
+    if (std::string why = whyNot(*a, c); !why.empty())
+      throw UsageError("--clock " + choice + ": " + why);
+  return c;
+}
+
 /// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
 /// sqrt(n) (docs/metrics/noise.md), and "no change" needs it below the margin, so
 /// n = ceil((z * 1.05 * sigma / m)^2), z the normal quantile at the smallest per-comparison alpha.
-/// The clock `choice` names for these arms. thread-cpu measures only the runtime's own thread,
-/// which is all of a sim run's work and none of the time other processes take from it; other
-/// devices and runners work outside that thread, so they are timed on the wall clock. Throws
-/// UsageError when thread-cpu is asked of an arm that cannot provide it.
-exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
-                               exec::Executor& executor) {
-  if (choice == "wall")
-    return exec::TimingClock::Wall;
-  auto capable = [&](const exec::Arm& a, std::string& why) {
-    if (a.variant.kind != exec::Variant::Kind::Dq || a.variant.device != "sim") {
-      why = a.label + " arm '" + a.variant.text() + "' is not dq on sim";
-      return false;
-    }
-    try {
-      if (executor.armProtocol(a) < 2) {
-        why = a.label + " arm's dynqual-exec speaks arm protocol 1, which has no --clock";
-        return false;
-      }
-    } catch (const exec::ExecError& e) {
-      why = e.what();  // the engine reports the unusable arm itself
-      return false;
-    }
-    return true;
-  };
-  std::string whyBase, whyHead;
-  bool ok = capable(base, whyBase) && capable(head, whyHead);
-  if (ok)
-    return exec::TimingClock::ThreadCpu;
-  if (choice == "thread-cpu")
-    throw UsageError("--clock thread-cpu: " + (whyBase.empty() ? whyHead : whyBase));
-  return exec::TimingClock::Wall;
-}
-
 std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
                                                const std::vector<fs::path>& models, const diff::Policy& p,
                                                const std::string& metric) {

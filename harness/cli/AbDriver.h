@@ -22,7 +22,7 @@ struct AbFlags {
   uint64_t seed = 1;
   std::vector<std::string> inject;  ///< MODEL=PERCENT
   std::string runnerConfig, workDir, format = "md", outDir, db;
-  std::string clock = "auto";  ///< auto | wall | thread-cpu
+  std::string clock = "auto";  ///< auto | wall | thread-cpu | process-cpu
   bool noDb = false;
   bool compileTime = false;
   double compileTimeout = 600, runTimeout = 300;

@@ -73,8 +73,8 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   r.looksDone = again.looksDone;
   for (const auto& s : r.samples)
     r.rounds = std::max(r.rounds, s.round + 1);
-  if (stored.params["clock"] == "thread-cpu")
-    r.clock = exec::TimingClock::ThreadCpu;
+  if (auto it = stored.params.find("clock"); it != stored.params.end())
+    r.clock = exec::parseTimingClock(it->second);  // runs before --clock have none: wall
   diff::Measurement m;
   m.clock = r.clock;
   reports::GateContext ctx{stored.kind + " (reanalysed)", stored.params["base"], stored.params["head"], policy, m, runId};

@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "dynqual/modelgen/DecoderModel.h"
+#include "dynqual/modelgen/ReferenceDataSets.h"
 #include "dynqual/modelgen/ReferenceOutputs.h"
 
 #include <iostream>
@@ -37,6 +38,39 @@ void addMakeModelCommand(CLI::App& app) {
       setExitCode(2);
     } catch (const std::exception& e) {
       std::cerr << "dynqual make-model decoder: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+
+  auto* sets = cmd->add_subcommand(
+      "data-sets", "Add test_data_set_K folders to an existing model folder: seeded inputs, outputs from\n"
+                   "the CPU reference. One set per --dims binding, or --sets sets of a static model.");
+  struct SetOpts {
+    std::string dir;
+    std::vector<std::string> dims;
+    int count = 3;
+    uint64_t seed = 1;
+  };
+  auto so = std::make_shared<SetOpts>();
+  sets->add_option("DIR", so->dir, "model folder holding model.onnx")->required();
+  sets->add_option("--dims", so->dims, "values of the dynamic dims of one set, e.g. a=2,b=3 (repeatable)");
+  sets->add_option("--sets", so->count, "number of sets when no --dims is given")->capture_default_str();
+  sets->add_option("--seed", so->seed, "seed of set 0; set K uses seed + K")->capture_default_str();
+  sets->callback([so] {
+    try {
+      std::vector<modelgen::LabelBinding> bindings;
+      for (const auto& d : so->dims)
+        bindings.push_back(modelgen::parseLabelBinding(d));
+      if (bindings.empty()) {
+        if (so->count < 1)
+          throw UsageError("--sets must be >= 1");
+        bindings.resize(static_cast<std::size_t>(so->count));
+      }
+      int n = modelgen::writeReferenceDataSets(so->dir, bindings, so->seed);
+      std::cout << "wrote " << n << " data sets into " << so->dir << "\n";
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model data-sets: " << e.what() << "\n";
       setExitCode(2);
     }
   });

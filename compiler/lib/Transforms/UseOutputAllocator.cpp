@@ -53,7 +53,10 @@ static FailureOr<DimProduct> reifyDim(Value v, int64_t i) {
     return DimProduct{e.getMixedOutputShape()[i]};
   if (auto c = dyn_cast<memref::CollapseShapeOp>(def)) {
     DimProduct product;
-    for (int64_t j : c.getReassociationIndices()[i]) {
+    // getReassociationIndices() returns by value; a range-for over `temporary[i]` would iterate
+    // storage the temporary already freed (C++20 does not extend its lifetime), so name it.
+    SmallVector<ReassociationIndices> groups = c.getReassociationIndices();
+    for (int64_t j : groups[i]) {
       FailureOr<DimProduct> inner = reifyDim(c.getSrc(), j);
       if (failed(inner))
         return failure();

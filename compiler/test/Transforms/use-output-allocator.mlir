@@ -73,3 +73,26 @@ func.func @untraceable(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32, strid
   %v = memref.subview %buf[2] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 2>>
   return %x, %v : memref<4xf32>, memref<4xf32, strided<[1], offset: 2>>
 }
+
+// -----
+
+// checks that a returned output collapsing four dims, three of them dynamic, is allocated with the
+// product of all four extents (the `x[a, b, c, 3] -> Add -> Reshape(-1)` graph of
+// corpus/collapse4_dynamic; the pass once iterated a destroyed temporary here, docs/sanitizers.md).
+// CHECK-LABEL: func.func @collapse_four_dims
+// CHECK-SAME: (%[[A:[^:]*]]: index, %[[B:[^:]*]]: index, %[[C:[^:]*]]: index)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[AB:.*]] = arith.muli %[[A]], %[[B]] : index
+// CHECK: %[[ABC:.*]] = arith.muli %[[AB]], %[[C]] : index
+// CHECK: %[[THREE:.*]] = arith.constant 3 : index
+// CHECK: %[[SIZE:.*]] = arith.muli %[[ABC]], %[[THREE]] : index
+// CHECK: %[[OUT:.*]] = dq.alloc_output %{{.*}}[0] (%[[SIZE]]) : memref<?xf32>
+// CHECK: memref.expand_shape %[[OUT]] {{\[\[}}0, 1, 2, 3]] output_shape [%[[A]], %[[B]], %[[C]], 3]
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @collapse_four_dims(%a: index, %b: index, %c: index) -> memref<?xf32> {
+  %buf = memref.alloc(%a, %b, %c) : memref<?x?x?x3xf32>
+  dq.fill outs(%buf : memref<?x?x?x3xf32>) value = 0.0 : f32
+  %f = memref.collapse_shape %buf [[0, 1, 2, 3]] : memref<?x?x?x3xf32> into memref<?xf32>
+  return %f : memref<?xf32>
+}

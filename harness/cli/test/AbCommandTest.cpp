@@ -92,6 +92,38 @@ TEST(AbCommand, ClockIsThreadCpuOnSimAndWallWhenAsked) {
   EXPECT_NE(bad.err.find("not dq on sim"), std::string::npos) << bad.err;
 }
 
+/// Skips the test when ort:cpu cannot run here (node or onnxruntime-node missing: exit 4).
+#define SKIP_WITHOUT_ORT(OUTCOME)                                                                          \
+  if ((OUTCOME).code == 4 && (OUTCOME).err.find("scripts/setup") != std::string::npos)                    \
+  GTEST_SKIP() << (OUTCOME).err
+
+TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
+  // Both arms are runners of protocol 2: process CPU time, one onnxruntime thread each.
+  Outcome o = run(with({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu"}, kQuick));
+  SKIP_WITHOUT_ORT(o);
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_TRUE(o.code == 0 || o.code == 3) << o.err;
+  EXPECT_EQ(o.doc["measurement"]["clock"], "process-cpu");
+  ASSERT_EQ(o.doc["comparisons"].size(), 1u);
+  EXPECT_EQ(o.doc["comparisons"][0]["metric"], "cpu_time_ms");
+  EXPECT_EQ(o.doc["samples"].size(), 48u);  // 12 rounds x 4 ABBA positions x 1 sample
+  // A dq arm cannot read a runner's process clock.
+  Outcome bad = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--clock", "process-cpu", "--no-db"}, false);
+  SKIP_WITHOUT_ORT(bad);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("is dq; it reads thread-cpu, not process-cpu"), std::string::npos) << bad.err;
+}
+
+TEST(AbCommand, DqAgainstOrtStaysOnTheWallClock) {
+  // Thread CPU time of the runtime and CPU time of a node process measure different scopes.
+  Outcome o = run(with({"ab", kSlice, "--a", "dq", "--b", "ort:cpu"}, kQuick));
+  SKIP_WITHOUT_ORT(o);
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  EXPECT_EQ(o.doc["measurement"]["clock"], "wall");
+  ASSERT_EQ(o.doc["comparisons"].size(), 1u);
+  EXPECT_EQ(o.doc["comparisons"][0]["metric"], "latency_ms");
+}
+
 TEST(AbCommand, InjectedSlowdownIsARegressionOnThatModelOnly) {
   // Busy work of 300 % of the model's median latency: head/base is about 4.
   Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",

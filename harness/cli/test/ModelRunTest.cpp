@@ -2,7 +2,9 @@
 // set and every extra shape binding on the sim device.
 #include "../CompileBridge.h"
 
+#include "dynqual/modelgen/ReferenceDataSets.h"
 #include "dynqual/run/ModelRun.h"
+#include "dynqual/run/RunReport.h"
 
 #include <gtest/gtest.h>
 
@@ -75,7 +77,97 @@ TEST_P(CorpusCase, PassesEveryBinding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase,
-                         ::testing::Values("reshape_split_dynamic", "slice_negative_step", "expand_where_shape"));
+                         ::testing::Values("reshape_split_dynamic", "slice_negative_step", "expand_where_shape",
+                                           "collapse4_dynamic", "collapse4_static", "collapse3_dynamic",
+                                           "collapse3_static", "slice_declared_static"));
+
+// A returned output that collapses 3 or 4 dims gets its size from dq-use-output-allocator, which
+// once read a destroyed temporary there (docs/sanitizers.md); every stored set and binding ran.
+TEST(ModelRun, CollapsedGraphOutputsRunEverySetAndBinding) {
+  for (const char* name : {"collapse4_dynamic", "collapse3_dynamic"}) {
+    SCOPED_TRACE(name);
+    run::ModelResult r = runDir(fs::path(DYNQUAL_CORPUS_DIR) / name);
+    expectAllPass(r);
+    int stored = 0, bindings = 0;
+    for (const auto& c : r.cases) {
+      EXPECT_FALSE(c.skipped) << c.name << ": " << c.error;
+      (c.kind == "stored" ? stored : bindings) += c.passed ? 1 : 0;
+    }
+    EXPECT_EQ(stored, 3);
+    EXPECT_EQ(bindings, 4);
+  }
+}
+
+// slice_declared_static declares y[a, 2] for x[a, n]; the "ones" binding (n = 1) computes
+// [1, 1], so the reference does not admit it; the stored sets all run.
+TEST(ModelRun, BindingContradictingADeclaredStaticDimIsNotAdmitted) {
+  run::ModelResult r = runDir(fs::path(DYNQUAL_CORPUS_DIR) / "slice_declared_static");
+  expectAllPass(r);
+  int notAdmitted = 0;
+  for (const auto& c : r.cases) {
+    if (c.kind == "stored") {
+      EXPECT_TRUE(c.passed) << c.name << ": " << c.error;
+      continue;
+    }
+    if (c.name == "binding ones") {
+      EXPECT_TRUE(c.skipped);
+      EXPECT_EQ(c.error, "not admitted by the model: output 'y' is declared [?, 2] but the reference computes "
+                         "[1, 1] (axis 1)");
+      EXPECT_TRUE(c.counters.empty()) << "the compiled program ran for a binding that was not admitted";
+    }
+    if (c.skipped) {
+      ++notAdmitted;
+      EXPECT_NE(c.error.find("but the reference computes [1, 1]"), std::string::npos) << c.name << ": " << c.error;
+    }
+  }
+  EXPECT_GE(notAdmitted, 1);
+  EXPECT_EQ(run::bindingsNotAdmitted(r), notAdmitted);
+}
+
+// A stored set is the model's own test data: at n = 1 it contradicts y[a, 2] like the "ones"
+// binding does, yet it runs, and the compiled program's trap on the declared type is a failure.
+TEST(ModelRun, StoredSetIsNeverSkippedAsNotAdmitted) {
+  fs::path dir = fs::temp_directory_path() / ("dynqual-stored-n1-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(DYNQUAL_CORPUS_DIR) / "slice_declared_static" / "model.onnx", dir / "model.onnx");
+  modelgen::writeReferenceDataSets(dir, {modelgen::parseLabelBinding("a=2,n=1")}, 1);
+  run::ModelResult r = runDir(dir);
+  ASSERT_FALSE(r.cases.empty()) << r.detail;
+  const run::CaseResult& stored = r.cases.front();
+  EXPECT_EQ(stored.kind, "stored");
+  EXPECT_FALSE(stored.skipped);
+  EXPECT_FALSE(stored.passed);
+  EXPECT_NE(stored.error.find("the view has shape [2,1] but the cast demands [?,2]"), std::string::npos)
+      << stored.error;
+  EXPECT_EQ(r.status, run::ModelStatus::Failed);
+  fs::remove_all(dir);
+}
+
+// Admission is decided before the run: with every runtime process aborting, the admitted sets and
+// bindings fail (a crash is never excused) and only the binding the model rejects stays skipped.
+TEST(ModelRun, CrashOnAnAdmittedBindingIsAFailure) {
+  ::setenv("DYNQUAL_TEST_FAULT", "run-abort:slice_declared_static", 1);
+  run::ModelResult r = runDir(fs::path(DYNQUAL_CORPUS_DIR) / "slice_declared_static");
+  ::unsetenv("DYNQUAL_TEST_FAULT");
+  EXPECT_EQ(r.status, run::ModelStatus::Failed);
+  int failed = 0, skipped = 0, stored = 0;
+  for (const auto& c : r.cases) {
+    if (c.skipped) {
+      ++skipped;
+      EXPECT_EQ(c.kind, "binding") << c.name;
+      EXPECT_NE(c.error.find("not admitted by the model"), std::string::npos) << c.name << ": " << c.error;
+      continue;
+    }
+    EXPECT_FALSE(c.passed) << c.name;
+    EXPECT_NE(c.error.find("killed by signal"), std::string::npos) << c.name << ": " << c.error;
+    ++failed;
+    stored += c.kind == "stored" ? 1 : 0;
+  }
+  EXPECT_GE(skipped, 1);
+  EXPECT_EQ(stored, 3);
+  EXPECT_GE(failed, 3 + 2);
+}
 
 // Data-dependent corpus cases: every stored data set (one of them with a zero count) and every
 // admitted binding passes on sim, and the counters show the readbacks the shapes need: one per

@@ -221,7 +221,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
 namespace dynqual::diff {
 
 const char* timingMetric(exec::TimingClock clock) {
-  return clock == exec::TimingClock::ThreadCpu ? "cpu_time_ms" : "latency_ms";
+  return exec::isCpuClock(clock) ? "cpu_time_ms" : "latency_ms";
 }
 
 const char* compileMetric(exec::TimingClock clock) {

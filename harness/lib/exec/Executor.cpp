@@ -172,7 +172,60 @@ double Executor::timeCompile(const PreparedModel& m, const fs::path& artifact, T
   return clock == TimingClock::ThreadCpu ? cpuMs : wallMs;
 }
 
-const char* timingClockName(TimingClock c) { return c == TimingClock::Wall ? "wall" : "thread-cpu"; }
+const char* timingClockName(TimingClock c) {
+  switch (c) {
+  case TimingClock::Wall: return "wall";
+  case TimingClock::ThreadCpu: return "thread-cpu";
+  case TimingClock::ProcessCpu: return "process-cpu";
+  }
+  return "?";
+}
+
+TimingClock parseTimingClock(const std::string& name) {
+  for (TimingClock c : {TimingClock::Wall, TimingClock::ThreadCpu, TimingClock::ProcessCpu})
+    if (name == timingClockName(c))
+      return c;
+  throw std::invalid_argument("unknown clock '" + name + "' (expected wall, thread-cpu or process-cpu)");
+}
+
+int Executor::runnerProtocol(const Arm& arm) {
+  if (arm.variant.kind == Variant::Kind::Dq)
+    return 0;
+  std::string key = arm.variant.text();
+  if (auto it = protocolByRunner_.find(key); it != protocolByRunner_.end())
+    return it->second.first;
+  RunnerProtocol p = probeRunnerArm(arm, config_.runnerConfig);
+  protocolByRunner_[key] = {p.version, p.passesClock};
+  return p.version;
+}
+
+std::string Executor::clockUnavailable(const Arm& arm, TimingClock clock) {
+  const std::string who = arm.label + " arm '" + arm.variant.text() + "'";
+  bool dq = arm.variant.kind == Variant::Kind::Dq;
+  try {
+    switch (clock) {
+    case TimingClock::Wall:
+      return "";
+    case TimingClock::ThreadCpu:
+      if (!dq)
+        return who + " is a runner; it reads process-cpu, not thread-cpu";
+      if (armProtocol(arm) < 2)
+        return who + ": its dynqual-exec speaks arm protocol 1; --clock needs arm protocol 2";
+      return "";
+    case TimingClock::ProcessCpu:
+      if (dq)
+        return who + " is dq; it reads thread-cpu, not process-cpu";
+      if (runnerProtocol(arm) < 2)
+        return who + ": its runner speaks runner protocol 1; --clock needs runner protocol 2";
+      if (!protocolByRunner_.at(arm.variant.text()).second)
+        return who + ": its argv never passes {clock}";
+      return "";
+    }
+  } catch (const ExecError& e) {
+    return e.what();
+  }
+  return "unknown clock";
+}
 
 PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   PreparedModel m;
@@ -198,11 +251,12 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
 
 ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>& inputFiles,
                              const TimingRequest& timing, const fs::path& outDir) {
-  if (timing.clock == TimingClock::ThreadCpu && (m.arm.variant.kind != Variant::Kind::Dq || armProtocol(m.arm) < 2))
-    throw ExecError(Stage::Infra, prefix(m) + "the thread-cpu clock needs a dq arm speaking arm protocol 2 or later; use "
-                                              "the wall clock");
+  if (timing.clock != TimingClock::Wall)
+    if (std::string why = clockUnavailable(m.arm, timing.clock); !why.empty())
+      throw ExecError(Stage::Infra, prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why +
+                                        "; use the wall clock");
   if (m.arm.variant.kind != Variant::Kind::Dq)
-    return executeRunner(m, inputFiles, timing, outDir, config_);
+    return executeRunner(m, inputFiles, timing, outDir, config_, runnerProtocol(m.arm));
   std::vector<std::string> argv = {(m.arm.binDir / "dynqual-exec").string(), m.artifact.string(), "--device",
                                    m.arm.variant.device, "--output-dir", outDir.string()};
   for (const auto& f : inputFiles) {

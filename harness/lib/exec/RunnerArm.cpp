@@ -9,12 +9,13 @@ namespace dynqual::exec {
 
 namespace {
 
-runners::RunnerSpec resolve(const Arm& arm, const std::filesystem::path& configFile) {
+runners::RunnerSpec resolve(const Arm& arm, const std::filesystem::path& configFile,
+                            int ortProtocol = runners::kProtocolVersion) {
   try {
     std::optional<runners::RunnerConfig> config;
     if (!configFile.empty())
       config = runners::RunnerConfig::load(configFile);
-    return runners::resolveRunner(arm.variant.text(), config ? &*config : nullptr);
+    return runners::resolveRunner(arm.variant.text(), config ? &*config : nullptr, ortProtocol);
   } catch (const std::exception& e) {
     throw ExecError(Stage::Infra, arm.label + " " + arm.variant.text() + ": " + e.what());
   }
@@ -24,11 +25,27 @@ runners::RunnerSpec resolve(const Arm& arm, const std::filesystem::path& configF
 
 void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerConfig) { resolve(arm, runnerConfig); }
 
+RunnerProtocol probeRunnerArm(const Arm& arm, const std::filesystem::path& runnerConfig) {
+  runners::RunnerSpec spec = resolve(arm, runnerConfig);
+  RunnerProtocol p;
+  try {
+    p.version = runners::probeProtocol(spec);
+  } catch (const std::exception& e) {
+    throw ExecError(Stage::Infra, arm.label + " " + arm.variant.text() + ": " + e.what());
+  }
+  // The built-in template is built for the version found; a declared one is as written.
+  p.passesClock = runners::passesClock(resolve(arm, runnerConfig, p.version));
+  return p;
+}
+
 ExecResult executeRunner(const PreparedModel& m, const std::vector<std::filesystem::path>& inputFiles,
-                         const TimingRequest& timing, const std::filesystem::path& outDir, const ExecConfig& config) {
+                         const TimingRequest& timing, const std::filesystem::path& outDir, const ExecConfig& config,
+                         int protocol) {
   if (timing.busyWaitUs > 0)
     throw std::invalid_argument("slowdown injection works on dq arms only, not " + m.arm.variant.text());
-  runners::RunnerSpec spec = resolve(m.arm, config.runnerConfig);
+  if (timing.clock == TimingClock::ThreadCpu)
+    throw ExecError(Stage::Infra, m.arm.label + " " + m.modelName + ": a runner cannot read the thread-cpu clock");
+  runners::RunnerSpec spec = resolve(m.arm, config.runnerConfig, protocol);
   runners::RunnerRequest req;
   req.model = m.modelFile;
   req.inputs = inputFiles;
@@ -36,6 +53,8 @@ ExecResult executeRunner(const PreparedModel& m, const std::vector<std::filesyst
   req.reps = std::max(1, timing.reps);
   req.warmup = timing.reps > 0 ? timing.warmup : 0;
   req.minSampleMs = timing.reps > 0 ? timing.minSampleMs : 0;
+  req.protocol = protocol;
+  req.clock = timing.clock == TimingClock::ProcessCpu ? runners::RunnerClock::ProcessCpu : runners::RunnerClock::Wall;
   try {
     runners::RunnerResult rr = runners::runRunner(spec, req, config.runTimeoutSeconds);
     ExecResult r;

@@ -23,6 +23,13 @@ void checkCount(const Field& field, int64_t numel, const char* fieldName, const 
                       " values but dims need " + std::to_string(numel));
 }
 
+/// memcpy of `n` bytes that allows an empty tensor: the buffers of a 0-element tensor and of an
+/// empty repeated field may be null, and memcpy with a null pointer is undefined even for 0 bytes.
+void copyBytes(void* dst, const void* src, std::size_t n) {
+  if (n != 0)
+    std::memcpy(dst, src, n);
+}
+
 } // namespace
 
 Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& context) {
@@ -51,22 +58,22 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& contex
       fail(context, "raw_data holds " + std::to_string(raw.size()) + " bytes but " +
                         std::string(dtypeName(dtype)) + " " + shapeToString(dims) + " needs " +
                         std::to_string(t.bytes().size()));
-    std::memcpy(t.bytes().data(), raw.data(), raw.size());
+    copyBytes(t.bytes().data(), raw.data(), raw.size());
     return t;
   }
 
   switch (dtype) {
   case DType::Float:
     checkCount(proto.float_data(), n, "float_data", context);
-    std::memcpy(t.bytes().data(), proto.float_data().data(), n * sizeof(float));
+    copyBytes(t.bytes().data(), proto.float_data().data(), n * sizeof(float));
     break;
   case DType::Double:
     checkCount(proto.double_data(), n, "double_data", context);
-    std::memcpy(t.bytes().data(), proto.double_data().data(), n * sizeof(double));
+    copyBytes(t.bytes().data(), proto.double_data().data(), n * sizeof(double));
     break;
   case DType::Int64:
     checkCount(proto.int64_data(), n, "int64_data", context);
-    std::memcpy(t.bytes().data(), proto.int64_data().data(), n * sizeof(int64_t));
+    copyBytes(t.bytes().data(), proto.int64_data().data(), n * sizeof(int64_t));
     break;
   case DType::Float16:
   case DType::BFloat16:

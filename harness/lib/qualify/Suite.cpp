@@ -1,6 +1,7 @@
 #include "dynqual/qualify/Suite.h"
 
 #include "dynqual/run/ChildProcess.h"
+#include "dynqual/run/RunReport.h"
 #include "dynqual/store/RunRecording.h"
 
 #include <fmt/format.h>
@@ -132,17 +133,17 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
   fmt::print(os, "L2 Accuracy Results (compiled vs CPU reference)\n");
   fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", "model", w, "combined L2", "relative L2",
              "total elems", "NaN/Inf", "threshold", "verdict");
-  int passed = 0, failed = 0, skipped = 0;
-  std::map<std::string, int> reasons;
+  run::RunTotals totals;
   for (const auto& e : entries) {
     const json& m = e["model"];
     std::string status = m.value("status", "FAIL");
-    if (status == "skip") {
-      ++skipped;
-      ++reasons[m.value("skip_reason", "?")];
+    int notAdmitted = 0;
+    if (m.contains("cases"))
+      for (const auto& c : m["cases"])
+        notAdmitted += c.value("kind", "") == "binding" && c.value("skipped", false) ? 1 : 0;
+    totals.add(status, m.value("skip_reason", "?"), m.value("missing_ops", std::vector<std::string>{}), notAdmitted);
+    if (status == "skip")
       continue;
-    }
-    (status == "pass" ? passed : failed)++;
     const json& a = e["accuracy"];
     fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", m.value("name", "?"), w,
                fmtNum(a.value("combined_l2", json()), "{:.3g}"), fmtNum(a.value("relative_l2", json()), "{:.3g}"),
@@ -181,11 +182,8 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
       anyFailure = true;
       fmt::print(os, "  {}: {}\n", e["model"].value("name", "?"), e["model"].value("detail", ""));
     }
-  std::string rs;
-  for (const auto& [k, v] : reasons)
-    rs += fmt::format("{}{}={}", rs.empty() ? "" : ", ", k, v);
-  fmt::print(os, "\n{} models: {} passed, {} failed, {} skipped{}\n", entries.size(), passed, failed, skipped,
-             rs.empty() ? "" : " (" + rs + ")");
+  fmt::print(os, "\n{} models: {} passed, {} failed, {} skipped{}\n", entries.size(), totals.passed, totals.failed,
+             totals.skipped, run::skipSummary(totals));
 }
 
 std::vector<store::CaseRecord> casesFromEntry(const json& e, uint64_t seed) {

@@ -3,21 +3,59 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+
 namespace dynqual::run {
+
+void RunTotals::add(const std::string& status, const std::string& skipReason,
+                    const std::vector<std::string>& missingOps, int notAdmitted) {
+  bindingsNotAdmitted += notAdmitted;
+  if (status == "pass") {
+    ++passed;
+  } else if (status == "skip") {
+    ++skipped;
+    ++skippedByReason[skipReason];
+    for (const auto& op : missingOps)
+      ++modelsMissingOp[op];
+  } else {
+    ++failed;
+  }
+}
+
+int bindingsNotAdmitted(const ModelResult& r) {
+  int n = 0;
+  for (const auto& c : r.cases)
+    n += c.kind == "binding" && c.skipped ? 1 : 0;
+  return n;
+}
 
 RunTotals totals(const std::vector<ModelResult>& results) {
   RunTotals t;
-  for (const auto& r : results) {
-    if (r.status == ModelStatus::Passed)
-      ++t.passed;
-    else if (r.status == ModelStatus::Failed)
-      ++t.failed;
-    else {
-      ++t.skipped;
-      ++t.skippedByReason[scope::skipReasonName(*r.skipReason)];
-    }
-  }
+  for (const auto& r : results)
+    t.add(modelStatusName(r.status), r.skipReason ? scope::skipReasonName(*r.skipReason) : "", r.missingOps,
+          bindingsNotAdmitted(r));
   return t;
+}
+
+std::string skipSummary(const RunTotals& t, std::size_t maxOps) {
+  std::vector<std::pair<std::string, int>> ops(t.modelsMissingOp.begin(), t.modelsMissingOp.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string opText;
+  for (std::size_t i = 0; i < ops.size() && i < maxOps; ++i)
+    opText += fmt::format("{}{} {}", i ? ", " : "", ops[i].first, ops[i].second);
+  if (ops.size() > maxOps)
+    opText += fmt::format(", {} more ops", ops.size() - maxOps);
+  std::string reasons;
+  for (const auto& [k, v] : t.skippedByReason) {
+    reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ", ", k, v);
+    if (k == scope::skipReasonName(scope::SkipReason::OpOutsideSupportedSet) && !opText.empty())
+      reasons += " (" + opText + ")";
+  }
+  std::string out = reasons.empty() ? "" : " (" + reasons + ")";
+  if (t.bindingsNotAdmitted > 0)
+    out += fmt::format("; {} binding{} not admitted by the model", t.bindingsNotAdmitted,
+                       t.bindingsNotAdmitted == 1 ? "" : "s");
+  return out;
 }
 
 namespace {
@@ -74,11 +112,8 @@ void renderText(std::ostream& os, const std::vector<ModelResult>& results, bool 
     }
   }
   RunTotals t = totals(results);
-  std::string reasons;
-  for (const auto& [k, v] : t.skippedByReason)
-    reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ", ", k, v);
   fmt::print(os, "\n{} models: {} passed, {} failed, {} skipped{}\n", results.size(), t.passed, t.failed, t.skipped,
-             reasons.empty() ? "" : " (" + reasons + ")");
+             skipSummary(t));
 }
 
 nlohmann::json renderJson(const std::vector<ModelResult>& results) {
@@ -88,6 +123,8 @@ nlohmann::json renderJson(const std::vector<ModelResult>& results) {
                         {"detail", r.detail}, {"bit_exact", r.bitExact}, {"compile_ms", r.compileMs}};
     if (r.skipReason)
       m["skip_reason"] = scope::skipReasonName(*r.skipReason);
+    if (!r.missingOps.empty())
+      m["missing_ops"] = r.missingOps;
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& c : r.cases) {
       nlohmann::json cj = {{"name", c.name}, {"kind", c.kind}, {"binding", c.binding}, {"passed", c.passed},
@@ -111,7 +148,8 @@ nlohmann::json renderJson(const std::vector<ModelResult>& results) {
   RunTotals t = totals(results);
   return {{"format", "dynqual-run"}, {"version", 1}, {"models", models},
           {"totals", {{"passed", t.passed}, {"failed", t.failed}, {"skipped", t.skipped},
-                      {"tried", t.tried()}, {"skipped_by_reason", t.skippedByReason}}}};
+                      {"tried", t.tried()}, {"skipped_by_reason", t.skippedByReason},
+                      {"models_missing_op", t.modelsMissingOp}, {"bindings_not_admitted", t.bindingsNotAdmitted}}}};
 }
 
 } // namespace dynqual::run

@@ -5,6 +5,30 @@
 
 namespace dynqual::run {
 
+std::string declaredOutputContradiction(const std::vector<onnxio::ValueSpec>& declared,
+                                        const std::vector<std::vector<int64_t>>& computed) {
+  for (std::size_t i = 0; i < declared.size() && i < computed.size(); ++i) {
+    const auto& want = declared[i].dims;
+    const auto& got = computed[i];
+    std::string where;
+    if (want.size() != got.size()) {
+      where = "rank " + std::to_string(got.size()) + " for declared rank " + std::to_string(want.size());
+    } else {
+      for (std::size_t a = 0; a < want.size() && where.empty(); ++a)
+        if (want[a] != onnxio::kDynamicDim && want[a] != got[a])
+          where = "axis " + std::to_string(a);
+    }
+    if (where.empty())
+      continue;
+    std::string decl = "[";
+    for (std::size_t a = 0; a < want.size(); ++a)
+      decl += (a ? ", " : "") + (want[a] == onnxio::kDynamicDim ? std::string("?") : std::to_string(want[a]));
+    return "output '" + declared[i].name + "' is declared " + decl + "] but the reference computes " +
+           shapeToString(got) + " (" + where + ")";
+  }
+  return "";
+}
+
 namespace {
 
 /// A dynamic dim, identified by its label or, when unnamed, by (input, axis).

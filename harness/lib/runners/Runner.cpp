@@ -107,6 +107,8 @@ RunnerFailure::RunnerFailure(FailureKind kind, std::string runner, std::string d
                          ": " + detail),
       kind_(kind), runner_(std::move(runner)), detail_(std::move(detail)) {}
 
+const char* runnerClockName(RunnerClock clock) { return clock == RunnerClock::Wall ? "wall" : "process-cpu"; }
+
 std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& request) {
   if (request.reps < 1)
     throw std::invalid_argument("runner request: reps must be >= 1, got " + std::to_string(request.reps));
@@ -115,7 +117,20 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
   if (!std::isfinite(request.minSampleMs) || request.minSampleMs < 0)
     throw std::invalid_argument("runner request: minSampleMs must be a finite number >= 0, got " +
                                 formatNumber(request.minSampleMs));
+  if (request.protocol < kOldestProtocolVersion || request.protocol > kProtocolVersion)
+    throw std::invalid_argument("runner request: protocol " + std::to_string(request.protocol) + ", this driver speaks " +
+                                std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion));
+  if (request.protocol < 2 && request.clock != RunnerClock::Wall)
+    throw std::invalid_argument("runner request: the " + std::string(runnerClockName(request.clock)) +
+                                " clock needs runner protocol 2, the runner speaks " + std::to_string(request.protocol));
   validateArgvTemplate(spec.argv, spec.origin, spec.name);
+  bool clockPassed = passesClock(spec);
+  if (clockPassed && request.protocol < 2)
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name +
+                            ": argv passes {clock}, but the runner speaks protocol " + std::to_string(request.protocol));
+  if (!clockPassed && request.clock != RunnerClock::Wall)
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {clock}, so the " +
+                            runnerClockName(request.clock) + " clock cannot be asked of it");
 
   std::vector<std::string> argv;
   for (const std::string& element : spec.argv) {
@@ -131,7 +146,7 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
       if (!piece.placeholder)
         out += piece.text;
       else if (piece.text == "protocol")
-        out += std::to_string(kProtocolVersion);
+        out += std::to_string(request.protocol);
       else if (piece.text == "model")
         out += request.model.string();
       else if (piece.text == "output_dir")
@@ -142,6 +157,8 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
         out += std::to_string(request.warmup);
       else if (piece.text == "min_sample_ms")
         out += formatNumber(request.minSampleMs);
+      else if (piece.text == "clock")
+        out += runnerClockName(request.clock);
     }
     argv.push_back(std::move(out));
   }
@@ -176,9 +193,9 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
   auto protocol = doc.find("protocol");
   if (protocol == doc.end())
     malformed(file, "missing \"protocol\"");
-  if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
+  if (!protocol->is_number_integer() || protocol->get<int64_t>() != expect.protocol)
     malformed(file, "speaks protocol " + oneLine(protocol->dump(), 40) + ", expected " +
-                        std::to_string(kProtocolVersion));
+                        std::to_string(expect.protocol));
   auto ok = doc.find("ok");
   if (ok == doc.end() || !ok->is_boolean())
     malformed(file, "\"ok\" must be true or false");
@@ -193,8 +210,22 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
     throw RunnerFailure(FailureKind::Exited, "", exitText + " although " + file.string() + " says ok");
 
   RunnerResult result;
+  result.protocol = expect.protocol;
   result.runner = requiredString(doc, "runner", file);
   result.version = requiredString(doc, "version", file);
+  if (expect.protocol >= 2) {
+    // Samples of another clock than asked for would silently compare different things.
+    std::string clock = requiredString(doc, "clock", file);
+    if (clock != runnerClockName(expect.clock))
+      malformed(file, "\"clock\" is \"" + oneLine(clock, 40) + "\", " + runnerClockName(expect.clock) +
+                          " was asked for");
+    result.clock = expect.clock;
+    if (auto threads = doc.find("threads"); threads != doc.end()) {
+      if (!threads->is_object())
+        malformed(file, "\"threads\" must be an object");
+      result.threads = threads->dump();
+    }
+  }
 
   auto samples = doc.find("samples_ms");
   if (samples == doc.end() || !samples->is_array())
@@ -317,6 +348,8 @@ RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, dou
 
   ResultExpectations withReps = expect;
   withReps.reps = request.reps;
+  withReps.protocol = request.protocol;
+  withReps.clock = request.clock;
   try {
     RunnerResult result = parseRunnerResult(request.outputDir, child.exitCode, withReps);
     result.childWallMs = child.wallMs;
@@ -327,6 +360,34 @@ RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, dou
       detail += " running " + model + stderrSuffix;
     throw RunnerFailure(f.kind(), spec.name, detail);
   }
+}
+
+int probeProtocol(const RunnerSpec& spec, double timeoutSeconds) {
+  if (spec.versionArgv.empty())
+    return 1;
+  std::vector<std::string> argv = spec.versionArgv;
+  fs::path program = findProgram(argv[0]);
+  const std::string what = "runner " + spec.name + " (declared in " + spec.origin + ")";
+  if (program.empty())
+    throw RunnerUnavailable(what + ": program '" + argv[0] + "' of protocol_version_argv not found");
+  argv[0] = program.string();
+  run::ChildResult child = run::runChild(argv, timeoutSeconds);
+  if (!child.started)
+    throw RunnerUnavailable(what + ": could not start " + argv[0] + ": " + child.error);
+  std::string out = child.out.substr(0, child.out.find('\n'));
+  int version = 0;
+  auto [end, ec] = std::from_chars(out.data(), out.data() + out.size(), version);
+  bool parsed = ec == std::errc() && end == out.data() + out.size();
+  if (child.timedOut || child.signal != 0 || child.exitCode != 0 || !parsed || version < kOldestProtocolVersion ||
+      version > kProtocolVersion) {
+    std::string stderrLine = lastLine(child.err);
+    throw RunnerUnavailable(what + ": `" + oneLine(spec.versionArgv.back(), 80) + "` printed '" + oneLine(out, 40) +
+                            "'" + (child.exitCode != 0 ? " and exited " + std::to_string(child.exitCode) : "") +
+                            (child.timedOut ? " (timed out)" : "") +
+                            (stderrLine.empty() ? "" : "; stderr: " + stderrLine) + "; this driver speaks runner protocol " +
+                            std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion));
+  }
+  return version;
 }
 
 } // namespace dynqual::runners

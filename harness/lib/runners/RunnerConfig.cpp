@@ -116,8 +116,8 @@ RunnerConfig RunnerConfig::parse(std::string_view text, const std::string& origi
     if (!decl.is_object())
       fail("declaration must be an object {\"argv\": [...]}");
     for (const auto& [key, value] : decl.items())
-      if (key != "argv")
-        fail("unknown key \"" + key + "\" (expected \"argv\")");
+      if (key != "argv" && key != "protocol_version_argv")
+        fail("unknown key \"" + key + "\" (expected \"argv\" or \"protocol_version_argv\")");
     auto argvIt = decl.find("argv");
     if (argvIt == decl.end() || !argvIt->is_array())
       fail("\"argv\" must be an array of strings");
@@ -130,6 +130,21 @@ RunnerConfig RunnerConfig::parse(std::string_view text, const std::string& origi
       spec.argv.push_back(element.get<std::string>());
     }
     validateArgvTemplate(spec.argv, origin, name);
+    if (auto v = decl.find("protocol_version_argv"); v != decl.end()) {
+      if (!v->is_array() || v->empty())
+        fail("\"protocol_version_argv\" must be a non-empty array of strings");
+      for (const auto& element : *v) {
+        if (!element.is_string())
+          fail("\"protocol_version_argv\" must be an array of strings, found " + std::string(element.type_name()));
+        std::string text = element.get<std::string>();
+        if (text.find('{') != std::string::npos || text.find('}') != std::string::npos)
+          fail("\"protocol_version_argv\" element \"" + text + "\" holds a brace; it takes no placeholders");
+        spec.versionArgv.push_back(std::move(text));
+      }
+    }
+    // A runner that knows --clock speaks protocol 2, which the driver can only learn by asking it.
+    if (passesClock(spec) && spec.versionArgv.empty())
+      fail("argv passes {clock} (protocol 2) but no \"protocol_version_argv\" says which protocol the runner speaks");
     config.runners_.emplace(name, std::move(spec));
   }
   return config;
@@ -179,7 +194,22 @@ fs::path ortRunnerDir() {
   return fs::path(DYNQUAL_SOURCE_DIR) / "harness" / "runners" / "ort-node";
 }
 
-RunnerSpec ortCpuRunner() {
+bool passesClock(const RunnerSpec& spec) {
+  for (const auto& element : spec.argv) {
+    std::vector<detail::Piece> pieces;
+    try {
+      pieces = detail::splitTemplate(element);
+    } catch (const std::invalid_argument&) {
+      continue;  // validateArgvTemplate reports it
+    }
+    for (const auto& p : pieces)
+      if (p.placeholder && p.text == "clock")
+        return true;
+  }
+  return false;
+}
+
+RunnerSpec ortCpuRunner(int protocol) {
   fs::path dir = ortRunnerDir();
   fs::path script = dir / "ort-runner.js";
   std::error_code ec;
@@ -201,12 +231,15 @@ RunnerSpec ortCpuRunner() {
   spec.argv = {node.string(), script.string(), "--protocol", "{protocol}", "--model", "{model}",
                "--output-dir", "{output_dir}", "--reps", "{reps}", "--warmup", "{warmup}",
                "--min-sample-ms", "{min_sample_ms}", "{inputs}"};
+  if (protocol >= 2)
+    spec.argv.insert(spec.argv.end() - 1, {"--clock", "{clock}"});
+  spec.versionArgv = {node.string(), script.string(), "--protocol-version"};
   return spec;
 }
 
-RunnerSpec resolveRunner(std::string_view variant, const RunnerConfig* config) {
+RunnerSpec resolveRunner(std::string_view variant, const RunnerConfig* config, int ortProtocol) {
   if (variant == "ort:cpu")
-    return ortCpuRunner();
+    return ortCpuRunner(ortProtocol);
   if (variant.substr(0, 4) == "ext:") {
     std::string_view name = variant.substr(4);
     if (!config)

@@ -169,4 +169,18 @@ std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::stri
   return std::nullopt;
 }
 
+std::vector<std::string> missingOps(const onnx::ModelProto& model, const std::set<std::string>& ops) {
+  std::set<std::string> missing;
+  for (const auto& node : model.graph().node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain)
+      missing.insert(node.domain() + "." + node.op_type());
+    else if (!ops.count(node.op_type()))
+      missing.insert(node.op_type());
+    else if (isTrainingDropout(model, node))
+      missing.insert("Dropout (training)");
+  }
+  return {missing.begin(), missing.end()};
+}
+
 } // namespace dynqual::scope

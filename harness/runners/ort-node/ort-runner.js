@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 'use strict';
-// dynqual runner protocol v1 over onnxruntime-node, CPU execution provider (variant `ort:cpu`).
-// The protocol is specified in docs/runners.md. Usage:
+// dynqual runner protocol v2 (and v1) over onnxruntime-node, CPU execution provider (variant
+// `ort:cpu`). The protocol is specified in docs/runners.md. Usage:
 //
-//   ort-runner.js --protocol 1 --model MODEL.onnx --output-dir DIR --reps R --warmup W
-//                 --min-sample-ms M [--input FILE]...
+//   ort-runner.js --protocol 1|2 --model MODEL.onnx --output-dir DIR --reps R --warmup W
+//                 --min-sample-ms M [--clock wall|process-cpu] [--input FILE]...
 //   ort-runner.js --protocol-version
 //
 // Writes DIR/output_K.pb (last inference, graph output order) and DIR/result.json; exits 0 on
@@ -14,7 +14,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { decodeTensorProto, encodeTensorProto, ORT_TYPE_TO_CODE, DTYPES } = require('./tensorproto.js');
 
-const PROTOCOL = 1;
+// The newest protocol spoken; a driver may ask for any of PROTOCOLS and gets its result format.
+const PROTOCOL = 2;
+const PROTOCOLS = ['1', '2'];
+const CLOCKS = ['wall', 'process-cpu'];
 // Upper bound on the iterations per sample, so a near-zero warm-up time cannot ask for billions.
 const MAX_ITERATIONS = 1000000;
 
@@ -49,6 +52,7 @@ function parseArgs(argv) {
         a.minSampleMs = n;
         break;
       }
+      case '--clock': a.clock = need(i, f); break;
       case '--input': a.inputs.push(need(i, f)); break;
       default: throw new UsageError(`unknown argument '${f}'`);
     }
@@ -57,12 +61,27 @@ function parseArgs(argv) {
     ['reps', '--reps'], ['warmup', '--warmup'], ['minSampleMs', '--min-sample-ms']]) {
     if (a[k] === undefined) throw new UsageError(`missing ${flag}`);
   }
-  if (a.protocol !== String(PROTOCOL)) throw new UsageError(`protocol ${a.protocol} requested, this runner speaks ${PROTOCOL}`);
+  if (!PROTOCOLS.includes(a.protocol))
+    throw new UsageError(`protocol ${a.protocol} requested, this runner speaks ${PROTOCOLS.join(' and ')}`);
+  a.protocol = Number(a.protocol);
+  if (a.clock !== undefined && a.protocol < 2) throw new UsageError('--clock needs protocol 2 or later');
+  if (a.clock === undefined) a.clock = 'wall';
+  if (!CLOCKS.includes(a.clock)) throw new UsageError(`--clock must be ${CLOCKS.join(' or ')}, got '${a.clock}'`);
   return a;
 }
 
 function nowMs() {
   return Number(process.hrtime.bigint()) / 1e6;
+}
+
+// User plus system CPU time of this whole process (every thread), ms.
+function processCpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+function clockFn(clock) {
+  return clock === 'process-cpu' ? processCpuMs : nowMs;
 }
 
 function loadOrt() {
@@ -123,21 +142,29 @@ function outputToProto(name, t, model) {
   return encodeTensorProto({ name, dataType: code, dims: t.dims.map(Number), data });
 }
 
-/// onnxruntime's own thread-pool sizes unless DYNQUAL_ORT_INTRA_OP_THREADS /
-/// DYNQUAL_ORT_INTER_OP_THREADS set them: one thread per arm is far less noisy for same-machine
-/// A/B timing on a small machine (docs/runners.md).
-function sessionOptions() {
+/// Session options and the thread settings they amount to (reported in result.json).
+/// onnxruntime sizes its thread pools itself (0 = its default) unless DYNQUAL_ORT_INTRA_OP_THREADS /
+/// DYNQUAL_ORT_INTER_OP_THREADS set them. The process-cpu clock sums every thread of the process
+/// and an idle pool thread spin-waits on the CPU, so under that clock the defaults become one
+/// intra-op and one inter-op thread with spinning off; the variables still win (docs/runners.md).
+function sessionOptions(clock) {
+  const cpuClock = clock === 'process-cpu';
   const opts = { executionProviders: ['cpu'] };
-  for (const [env, key] of [['DYNQUAL_ORT_INTRA_OP_THREADS', 'intraOpNumThreads'],
-                            ['DYNQUAL_ORT_INTER_OP_THREADS', 'interOpNumThreads']]) {
+  const threads = { intra_op: cpuClock ? 1 : 0, inter_op: cpuClock ? 1 : 0, allow_spinning: !cpuClock };
+  for (const [env, key, field] of [['DYNQUAL_ORT_INTRA_OP_THREADS', 'intraOpNumThreads', 'intra_op'],
+                                   ['DYNQUAL_ORT_INTER_OP_THREADS', 'interOpNumThreads', 'inter_op']]) {
     const v = process.env[env];
     if (v !== undefined && v !== '') {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) throw new Error(`${env}='${v}' is not a thread count`);
-      opts[key] = n;
+      if (!/^[0-9]+$/.test(v.trim()) || !Number.isInteger(n) || n < 0) throw new Error(`${env}='${v}' is not a thread count`);
+      threads[field] = n;
     }
   }
-  return opts;
+  if (threads.intra_op > 0) opts.intraOpNumThreads = threads.intra_op;
+  if (threads.inter_op > 0) opts.interOpNumThreads = threads.inter_op;
+  if (!threads.allow_spinning)
+    opts.extra = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+  return { opts, threads };
 }
 
 async function run(a) {
@@ -146,10 +173,12 @@ async function run(a) {
   if (!fs.existsSync(a.model)) throw new Error(`model ${a.model} does not exist`);
   const inputs = readInputs(ort, a.inputs);
 
+  const { opts, threads } = sessionOptions(a.clock);
+  const clock = clockFn(a.clock);
   const t0 = nowMs();
   let session;
   try {
-    session = await ort.InferenceSession.create(a.model, sessionOptions());
+    session = await ort.InferenceSession.create(a.model, opts);
   } catch (e) {
     throw new Error(`session creation failed for ${a.model}: ${oneLine(e.message)}`);
   }
@@ -165,17 +194,21 @@ async function run(a) {
     }
   };
 
-  // The first inference is always run and timed alone; it is the first warm-up.
+  // The first inference is always run and timed alone (wall clock); it is the first warm-up.
+  // Calibration reads the sample clock, so a batch lasts min-sample-ms on the clock it is read on.
   let t = nowMs();
+  let c = clock();
   await infer();
   const firstInferMs = nowMs() - t;
   // Calibration: the fastest warm-up after the first (or the first when there is none) estimates
   // one inference; k is the smallest count whose batch lasts at least min-sample-ms.
-  let estimate = firstInferMs;
+  // A CPU reading of 0 (below the clock's resolution) falls back to the wall time.
+  let estimate = clock() - c || firstInferMs;
   for (let i = 1; i < a.warmup; i++) {
     t = nowMs();
+    c = clock();
     await infer();
-    const d = nowMs() - t;
+    const d = clock() - c || nowMs() - t;
     estimate = i === 1 ? d : Math.min(estimate, d);
   }
   let k = 1;
@@ -183,9 +216,9 @@ async function run(a) {
 
   const samples = [];
   for (let s = 0; s < a.reps; s++) {
-    t = nowMs();
+    t = clock();
     for (let i = 0; i < k; i++) await infer();
-    samples.push((nowMs() - t) / k);
+    samples.push((clock() - t) / k);
   }
 
   session.outputNames.forEach((name, i) => {
@@ -195,8 +228,9 @@ async function run(a) {
   });
   if (typeof session.release === 'function') await session.release();
 
+  const extra = a.protocol >= 2 ? { clock: a.clock, threads } : {};
   return {
-    protocol: PROTOCOL,
+    protocol: a.protocol,
     ok: true,
     runner: 'ort-node',
     version: `onnxruntime-node ${version}`,
@@ -205,7 +239,15 @@ async function run(a) {
     session_ms: sessionMs,
     first_infer_ms: firstInferMs,
     counters: {},
+    ...extra,
   };
+}
+
+// The protocol a failed command line asked for when it is one this runner speaks, so the driver
+// reads the error in the format it expects; else the newest.
+function askedProtocol(argv) {
+  const i = argv.indexOf('--protocol');
+  return i >= 0 && PROTOCOLS.includes(argv[i + 1]) ? Number(argv[i + 1]) : PROTOCOL;
 }
 
 async function main() {
@@ -224,7 +266,7 @@ async function main() {
     if (i >= 0 && i + 1 < argv.length) {
       try {
         cleanOutputDir(argv[i + 1]);
-        writeJson(argv[i + 1], { protocol: PROTOCOL, ok: false, error: `usage: ${oneLine(e.message)}` });
+        writeJson(argv[i + 1], { protocol: askedProtocol(argv), ok: false, error: `usage: ${oneLine(e.message)}` });
       } catch (_) { /* nothing more to report */ }
     }
     return 2;
@@ -244,7 +286,7 @@ async function main() {
     try {
       // Outputs of a failed run are not results.
       cleanOutputDir(a.outputDir);
-      writeJson(a.outputDir, { protocol: PROTOCOL, ok: false, error: msg });
+      writeJson(a.outputDir, { protocol: a.protocol, ok: false, error: msg });
     } catch (_) { /* the exit code still says it failed */ }
     return 1;
   }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 
 using namespace dynqual;
@@ -55,15 +56,19 @@ double maxAbsDiff(const Tensor& a, const Tensor& b) {
 }
 
 /// Runs ort:cpu on data set `ds` of `modelDir` and checks every output against the stored one.
-void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::path& ds, double tolerance) {
+/// The shipped runner speaks protocol 2; `clock` is what its samples read.
+void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::path& ds, double tolerance,
+                   RunnerClock clock = RunnerClock::Wall) {
   ScratchDir out;
   RunnerRequest req;
   req.model = modelDir / "model.onnx";
   req.inputs = dataFiles(ds, "input_");
   req.outputDir = out.path();
   req.reps = 3;
-  req.warmup = 2;
+  req.warmup = 6;  // the fastest of 5 warm-ups sizes k, so one slow warm-up on a loaded machine cannot shrink the batch
   req.minSampleMs = 1;
+  req.protocol = 2;
+  req.clock = clock;
   std::vector<fs::path> expectedFiles = dataFiles(ds, "output_");
   ResultExpectations expect;
   std::vector<Tensor> expected;
@@ -75,6 +80,12 @@ void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::p
   RunnerResult r = runRunner(spec, req, 120, expect);
   EXPECT_EQ(r.runner, "ort-node");
   EXPECT_EQ(r.version, "onnxruntime-node 1.30.0");
+  EXPECT_EQ(r.clock, clock);
+  // One thread without spinning under process-cpu (docs/runners.md), unless the environment says
+  // otherwise.
+  if (clock == RunnerClock::ProcessCpu && !std::getenv("DYNQUAL_ORT_INTRA_OP_THREADS") &&
+      !std::getenv("DYNQUAL_ORT_INTER_OP_THREADS"))
+    EXPECT_EQ(r.threads, R"({"allow_spinning":false,"inter_op":1,"intra_op":1})");
   ASSERT_EQ(r.samplesMs.size(), 3u);
   for (double s : r.samplesMs)
     EXPECT_GT(s, 0);
@@ -103,6 +114,7 @@ TEST(OrtCpuRunner, TestAddMatchesStoredOutput) {
   if (!fs::exists(kTestAdd / "model.onnx"))
     GTEST_SKIP() << kTestAdd << " not installed (Debian package libonnx-testdata)";
   runAndCompare(*spec, kTestAdd, kTestAdd / "test_data_set_0", 1e-6);
+  runAndCompare(*spec, kTestAdd, kTestAdd / "test_data_set_0", 1e-6, RunnerClock::ProcessCpu);
 }
 
 TEST(OrtCpuRunner, RunnerErrorsComeBackAsReportedErrors) {
@@ -117,6 +129,7 @@ TEST(OrtCpuRunner, RunnerErrorsComeBackAsReportedErrors) {
   req.model = kTestAdd / "model.onnx";
   req.inputs = {kTestAdd / "test_data_set_0" / "input_0.pb"};
   req.outputDir = out.path();
+  req.protocol = 2;
   try {
     runRunner(*spec, req, 120);
     FAIL() << "one input for a two-input model";

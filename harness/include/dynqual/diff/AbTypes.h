@@ -33,7 +33,8 @@ struct Measurement {
   /// median base latency measured in the first round (the gate's self-test).
   std::map<std::string, double> injectSlowdownPercent;
   /// The clock of the timing samples (resolved before the run; `--clock auto` picks ThreadCpu
-  /// when both arms are dq on sim and speak arm protocol 2, Wall otherwise).
+  /// when both arms are dq on sim and speak arm protocol 2, ProcessCpu when both are runner arms
+  /// speaking runner protocol 2, Wall otherwise).
   exec::TimingClock clock = exec::TimingClock::Wall;
   /// Also time compiles: in every round each model compiles once per arm (base first in even
   /// rounds, head first in odd ones), each in a fresh `dynqual compile` child, and the compile
@@ -41,8 +42,9 @@ struct Measurement {
   bool compileTime = false;
 };
 
-/// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu).
-/// Both are per-run times in ms, lower is better; their noise is calibrated separately.
+/// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu
+/// and process-cpu). Both are per-run times in ms, lower is better; their noise is calibrated
+/// separately.
 const char* timingMetric(exec::TimingClock clock);
 /// Name of the compile-time metric a clock measures: "compile_ms" (wall time of the compile
 /// child) or "compile_cpu_ms" (its user + system CPU time). Per compile, ms, lower is better.

@@ -66,13 +66,24 @@ struct PreparedModel {
   double compileMs = 0;              ///< wall time of the compile child, ms
 };
 
-/// The clock a timed execution reads (docs/commands/exec.md). Wall is the steady clock;
-/// ThreadCpu is the CPU time of the runtime's thread (arm protocol 2; dq arms only), which leaves
-/// out time the process spent preempted by other work on the machine.
-enum class TimingClock { Wall, ThreadCpu };
+/// The clock a timed execution reads (docs/commands/exec.md, docs/runners.md). Wall is the
+/// steady clock. The two CPU clocks leave out time the process spent preempted by other work on
+/// the machine, each over the scope its kind of arm can read: ThreadCpu is the CPU time of the
+/// runtime's thread (dq arms whose dynqual-exec speaks arm protocol 2), ProcessCpu the user +
+/// system CPU time of the whole runner process (runner arms speaking runner protocol 2, run with
+/// one onnxruntime thread). They are separate values, not one "CPU" clock, because their readings
+/// are not comparable with each other: a process holds more than the thread that computes.
+enum class TimingClock { Wall, ThreadCpu, ProcessCpu };
 
-/// "wall" or "thread-cpu".
+/// "wall", "thread-cpu" or "process-cpu".
 const char* timingClockName(TimingClock c);
+
+/// The clock named `name` (as timingClockName writes it). Throws std::invalid_argument for any
+/// other name.
+TimingClock parseTimingClock(const std::string& name);
+
+/// True for ThreadCpu and ProcessCpu.
+inline bool isCpuClock(TimingClock c) { return c != TimingClock::Wall; }
 
 /// What a timed execution asks for (the arm protocol's --reps/--warmup/--min-sample-ms/--clock).
 struct TimingRequest {
@@ -108,8 +119,7 @@ public:
   /// Runs `model` on `inputFiles` (TensorProto files in graph input order) in a child process,
   /// writing outputs under `outDir`. Throws ExecError (Stage::Run) for a crash, a timeout, a
   /// runtime error, malformed JSON, or a sample count other than timing.reps; Stage::Infra when
-  /// the runner is missing, or when timing.clock is ThreadCpu and the arm cannot read it (a runner,
-  /// or a dynqual-exec of arm protocol 1).
+  /// the runner is missing, or when the arm cannot read timing.clock (clockUnavailable).
   ExecResult execute(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
                      const TimingRequest& timing, const std::filesystem::path& outDir);
 
@@ -125,9 +135,22 @@ public:
   /// ExecError (Stage::Infra) when the binaries are missing or speak no version this driver knows.
   int armProtocol(const Arm& arm);
 
+  /// The runner protocol version `arm`'s runner speaks (runners::probeProtocol; 1 for an ext:
+  /// runner declared without protocol_version_argv); 0 for dq arms. Asked once per variant.
+  /// Throws ExecError (Stage::Infra) when the runner is unavailable or speaks no version this
+  /// driver knows.
+  int runnerProtocol(const Arm& arm);
+
+  /// Why `arm` cannot read `clock`, or "" when it can: Wall always; ThreadCpu needs a dq arm of
+  /// arm protocol >= 2; ProcessCpu a runner arm of runner protocol >= 2 whose argv passes {clock}.
+  /// An arm whose binaries or runner are unusable cannot read a CPU clock (the message says why).
+  std::string clockUnavailable(const Arm& arm, TimingClock clock);
+
 private:
   ExecConfig config_;
   std::map<std::string, int> protocolByBinDir_;
+  /// variant -> (runner protocol, argv passes {clock}), probed once.
+  std::map<std::string, std::pair<int, bool>> protocolByRunner_;
 };
 
 /// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running

@@ -63,6 +63,8 @@ struct ModelResult {
   ModelStatus status = ModelStatus::Failed;
   std::optional<scope::SkipReason> skipReason;
   std::string detail;        ///< skip detail or the failure line
+  /// For an op_outside_supported_set skip: every op of the model outside the set (scope::missingOps).
+  std::vector<std::string> missingOps;
   bool bitExact = false;     ///< data-movement-only graph: float outputs compared bit for bit
   double compileMs = 0;
   /// The compiled artifact (.dqp, under RunConfig::workDir); empty when compilation failed.

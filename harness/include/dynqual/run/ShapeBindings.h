@@ -31,4 +31,13 @@ std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& spe
 std::vector<NamedBinding> zeroAlternatives(const std::vector<onnxio::ValueSpec>& specs,
                                            const std::vector<std::vector<int64_t>>& traced);
 
+/// Admission of a generated binding by the model's own declared output types: "" when each
+/// output in `computed` (the reference's output shapes for the binding) has its declared rank and
+/// equals every static declared dim, else one line naming the first output and axis that
+/// contradicts the declaration, e.g. "output 'y' is declared [1, ?, 2] but the reference computes
+/// [1, 1, 1] (axis 2)". Dynamic dims (dim_param or unknown) admit any extent. Outputs beyond
+/// `declared` are not checked. Never throws.
+std::string declaredOutputContradiction(const std::vector<onnxio::ValueSpec>& declared,
+                                        const std::vector<std::vector<int64_t>>& computed);
+
 } // namespace dynqual::run

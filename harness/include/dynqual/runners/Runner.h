@@ -1,5 +1,5 @@
 #pragma once
-// Running a runner (docs/runners.md, protocol v1) in a child process and reading its result.
+// Running a runner (docs/runners.md, protocols 1 and 2) in a child process and reading its result.
 
 #include "dynqual/runners/RunnerConfig.h"
 #include "dynqual/tensor/Tensor.h"
@@ -13,6 +13,15 @@
 
 namespace dynqual::runners {
 
+/// What a runner's samples read (protocol 2's --clock). Wall: elapsed time. ProcessCpu: user +
+/// system CPU time of the whole runner process (every thread), which leaves out time the process
+/// waited for a core but counts every thread's work, so it is only a per-inference cost when the
+/// runner computes on one thread (docs/runners.md).
+enum class RunnerClock { Wall, ProcessCpu };
+
+/// "wall" or "process-cpu" (the --clock value and the result's "clock").
+const char* runnerClockName(RunnerClock clock);
+
 /// One invocation: a model, its inputs and the timing plan.
 struct RunnerRequest {
   std::filesystem::path model;               ///< MODEL.onnx (external data beside it)
@@ -21,6 +30,8 @@ struct RunnerRequest {
   int reps = 1;                              ///< timed samples, >= 1
   int warmup = 1;                            ///< discarded inferences before sampling, >= 0
   double minSampleMs = 0;                    ///< each sample's batch lasts at least this, ms, >= 0
+  int protocol = 1;                          ///< the version to speak (probeProtocol), {protocol}
+  RunnerClock clock = RunnerClock::Wall;     ///< {clock}; other than Wall needs protocol >= 2
 };
 
 /// One output the runner wrote: output_K.pb, K in graph output order.
@@ -40,6 +51,9 @@ struct RunnerResult {
   double firstInferMs = 0;                    ///< the first inference alone, ms
   std::map<std::string, uint64_t> counters;   ///< runner-defined counters (may be empty)
   std::vector<RunnerOutput> outputs;          ///< output_0.pb .. output_{K-1}.pb
+  int protocol = 1;                           ///< result.json "protocol"
+  RunnerClock clock = RunnerClock::Wall;      ///< clock of samplesMs (protocol 1: always wall)
+  std::string threads;                        ///< protocol 2 "threads" as compact JSON; "" when absent
   double childWallMs = 0;                     ///< wall time of the whole child process, ms (runRunner)
 };
 
@@ -73,22 +87,28 @@ private:
   std::string detail_;
 };
 
-/// Expands spec.argv for one request. Placeholders: {protocol} -> "1", {model}, {output_dir},
-/// {reps}, {warmup}, {min_sample_ms} (shortest decimal form, e.g. "10" or "0.5"), and the whole
-/// element {inputs} -> "--input" F for each input file (nothing when there are none). "{{" and
-/// "}}" give literal braces. argv[0] is left as written (runRunner looks it up on PATH).
-/// Throws RunnerConfigError on an invalid template (validateArgvTemplate) and
-/// std::invalid_argument when reps < 1, warmup < 0 or minSampleMs is negative or not finite.
+/// Expands spec.argv for one request. Placeholders: {protocol} -> request.protocol, {model},
+/// {output_dir}, {reps}, {warmup}, {min_sample_ms} (shortest decimal form, e.g. "10" or "0.5"),
+/// {clock} -> runnerClockName(request.clock), and the whole element {inputs} -> "--input" F for
+/// each input file (nothing when there are none). "{{" and "}}" give literal braces. argv[0] is
+/// left as written (runRunner looks it up on PATH). Throws RunnerConfigError on an invalid
+/// template (validateArgvTemplate), a template passing {clock} for a protocol 1 request, or a
+/// clock other than wall asked of a template without {clock}; std::invalid_argument when reps <
+/// 1, warmup < 0, minSampleMs is negative or not finite, protocol is outside
+/// kOldestProtocolVersion..kProtocolVersion, or protocol 1 is asked for a clock other than wall.
 std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& request);
 
 /// What parseRunnerResult checks beyond the protocol itself.
 struct ResultExpectations {
   int reps = -1;                        ///< samples_ms must have this many entries (-1: any >= 1)
   std::vector<std::string> outputNames; ///< outputs must be exactly these, in order (empty: any >= 1)
+  int protocol = 1;                     ///< "protocol" must be this (the version the runner was asked for)
+  RunnerClock clock = RunnerClock::Wall; ///< protocol 2: "clock" must name this
 };
 
 /// Reads outputDir/result.json and output_K.pb after the child exited with `childExitCode`.
-/// A success needs exit 0, {"protocol":1,"ok":true}, a string "runner" and "version", samples_ms
+/// A success needs exit 0, {"protocol":expect.protocol,"ok":true}, a string "runner" and
+/// "version", under protocol 2 a "clock" equal to expect.clock and "threads" an object when present, samples_ms
 /// of finite numbers >= 0 (expect.reps of them when given), an integer iterations_per_sample >=
 /// 1, finite session_ms and first_infer_ms >= 0, counters an object of unsigned integers (may be
 /// absent), and output_0.pb .. output_{K-1}.pb with K >= 1, no gaps, readable by readTensorFile
@@ -99,7 +119,8 @@ RunnerResult parseRunnerResult(const std::filesystem::path& outputDir, int child
                                const ResultExpectations& expect = {});
 
 /// Runs `spec` for `request` in a child process (no shell) limited to `timeoutSeconds` of wall
-/// time, and parses its result with expect.reps = request.reps. The output folder is created when
+/// time, and parses its result with expect.reps, expect.protocol and expect.clock taken from
+/// `request`. The output folder is created when
 /// missing; a result.json or output_K.pb already in it is removed first. Throws RunnerUnavailable
 /// when argv[0] cannot be found or started, RunnerFailure (naming the runner and the stage, with
 /// the last line of the child's stderr where it helps) on a crash, a timeout, a failed run or a

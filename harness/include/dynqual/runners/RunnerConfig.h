@@ -11,8 +11,11 @@
 
 namespace dynqual::runners {
 
-/// The runner protocol version this code speaks (docs/runners.md).
-inline constexpr int kProtocolVersion = 1;
+/// The newest runner protocol version this code speaks (docs/runners.md): 2 added --clock
+/// (`{clock}`) and the result's "clock". A driver keeps speaking every version from
+/// kOldestProtocolVersion, so runners written for protocol 1 keep working (wall clock only).
+inline constexpr int kProtocolVersion = 2;
+inline constexpr int kOldestProtocolVersion = 1;
 
 /// The runner cannot be used on this machine (node, the runner script or onnxruntime-node is
 /// missing, the program is not on PATH): an infrastructure problem, not a result of the model.
@@ -30,19 +33,29 @@ public:
 };
 
 /// One runner: how to invoke it. argv elements may hold placeholders (see buildArgv in
-/// Runner.h): {protocol} {model} {output_dir} {reps} {warmup} {min_sample_ms} inside any element,
-/// {inputs} as a whole element; "{{" and "}}" are literal braces.
+/// Runner.h): {protocol} {model} {output_dir} {reps} {warmup} {min_sample_ms} {clock} inside any
+/// element, {inputs} as a whole element; "{{" and "}}" are literal braces.
 struct RunnerSpec {
   std::string name;              ///< variant name: "ort:cpu" or "ext:NAME"
   std::vector<std::string> argv; ///< argument template; argv[0] is a path or a name looked up on PATH
   std::string origin;            ///< where it was declared: the config file path, or "built-in"
+  /// A command (no placeholders) that prints the protocol version the runner speaks, i.e. the
+  /// runner's `--protocol-version`. Empty: the runner is taken to speak protocol 1.
+  std::vector<std::string> versionArgv;
 };
 
+/// True when spec.argv passes {clock}: only then can a run of it be asked for another clock than
+/// wall.
+bool passesClock(const RunnerSpec& spec);
+
 /// External runners declared in a JSON file:
-///   {"runners": {"NAME": {"argv": ["python3", "/path/r.py", "--protocol", "{protocol}", ...]}}}
+///   {"runners": {"NAME": {"argv": ["python3", "/path/r.py", "--protocol", "{protocol}", ...],
+///                         "protocol_version_argv": ["python3", "/path/r.py", "--protocol-version"]}}}
 /// NAME is [A-Za-z0-9_.-]+ and is used as the variant `ext:NAME`. Every argv must be a non-empty
 /// array of strings whose placeholders are known, with {inputs} as a whole element, and must
-/// use {model}, {output_dir} and {inputs} (the per-case arguments). Unknown keys are errors.
+/// use {model}, {output_dir} and {inputs} (the per-case arguments). protocol_version_argv is
+/// optional (without it the runner speaks protocol 1), holds no placeholders, and is required
+/// when argv passes {clock}. Unknown keys are errors.
 class RunnerConfig {
 public:
   RunnerConfig() = default;
@@ -75,15 +88,24 @@ void validateArgvTemplate(const std::vector<std::string>& argv, const std::strin
 /// <DYNQUAL_SOURCE_DIR>/harness/runners/ort-node.
 std::filesystem::path ortRunnerDir();
 
-/// The built-in `ort:cpu` runner: node (found on PATH) running ort-runner.js. Throws
+/// The built-in `ort:cpu` runner: node (found on PATH) running ort-runner.js, invoked for protocol
+/// version `protocol` (2 passes --clock {clock}; 1 does not, for an older ort-runner.js named by
+/// DYNQUAL_ORT_RUNNER); versionArgv is `node ort-runner.js --protocol-version`. Throws
 /// RunnerUnavailable when node, ort-runner.js or node_modules/onnxruntime-node is missing, with
 /// the install hint (scripts/setup).
-RunnerSpec ortCpuRunner();
+RunnerSpec ortCpuRunner(int protocol = kProtocolVersion);
 
-/// Resolves a variant: "ort:cpu" -> ortCpuRunner(); "ext:NAME" -> the declaration in `config`.
-/// Throws RunnerConfigError for "ext:NAME" without a config or a NAME the config lacks, and for a
-/// variant that is neither; RunnerUnavailable as ortCpuRunner.
-RunnerSpec resolveRunner(std::string_view variant, const RunnerConfig* config);
+/// Resolves a variant: "ort:cpu" -> ortCpuRunner(ortProtocol); "ext:NAME" -> the declaration in
+/// `config`. Throws RunnerConfigError for "ext:NAME" without a config or a NAME the config lacks,
+/// and for a variant that is neither; RunnerUnavailable as ortCpuRunner.
+RunnerSpec resolveRunner(std::string_view variant, const RunnerConfig* config, int ortProtocol = kProtocolVersion);
+
+/// The protocol version `spec`'s runner speaks: 1 when spec.versionArgv is empty, else what that
+/// command prints on its first line (it is run without a shell, limited to `timeoutSeconds`).
+/// Throws RunnerUnavailable naming the runner when the command cannot be started, fails, or prints
+/// a version outside kOldestProtocolVersion..kProtocolVersion. (A template passing {clock} for a
+/// runner that says 1 is refused by buildArgv.)
+int probeProtocol(const RunnerSpec& spec, double timeoutSeconds = 30);
 
 /// `program` when it holds a '/', else the first executable PATH entry named `program`; "" when
 /// none is found.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace dynqual::scope {
 
@@ -38,5 +39,11 @@ const char* skipReasonText(SkipReason reason);
 /// or dtype. Data quirks are not decided here (see DataQuirks.h). Never throws.
 std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::string& detail,
                                         const std::set<std::string>& ops = supportedOps());
+
+/// Every op of the main graph outside `ops`, each named once and sorted: the op type for the
+/// default domain, "domain.OpType" for another domain, "Dropout (training)" for a Dropout in
+/// training mode. Empty when every op is in scope. What the user would have to add for this
+/// model to be tried. Never throws.
+std::vector<std::string> missingOps(const onnx::ModelProto& model, const std::set<std::string>& ops = supportedOps());
 
 } // namespace dynqual::scope

@@ -15,18 +15,28 @@ const result = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'result.json')
 const ortInstalled = fs.existsSync(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node', 'package.json'));
 const TEST_ADD = '/usr/share/libonnx-testdata/data/node/test_add';
 
-test('--protocol-version prints 1', () => {
+test('--protocol-version prints 2', () => {
   const r = run(['--protocol-version']);
   assert.equal(r.status, 0);
-  assert.equal(r.stdout, '1\n');
+  assert.equal(r.stdout, '2\n');
 });
 
 test('a wrong protocol is a usage error reported in result.json', () => {
   const dir = tmp();
-  const r = run(['--protocol', '2', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
+  const r = run(['--protocol', '3', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /protocol 2 requested, this runner speaks 1/);
-  assert.deepEqual(result(dir), { protocol: 1, ok: false, error: 'usage: protocol 2 requested, this runner speaks 1' });
+  assert.match(r.stderr, /protocol 3 requested, this runner speaks 1 and 2/);
+  assert.deepEqual(result(dir), { protocol: 2, ok: false, error: 'usage: protocol 3 requested, this runner speaks 1 and 2' });
+});
+
+test('--clock is protocol 2 only, and only wall or process-cpu', () => {
+  const dir = tmp();
+  const base = ['--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0'];
+  assert.equal(run(['--protocol', '1', ...base, '--clock', 'wall']).status, 2);
+  // A protocol 1 driver reads its error in protocol 1's format.
+  assert.deepEqual(result(dir), { protocol: 1, ok: false, error: 'usage: --clock needs protocol 2 or later' });
+  assert.equal(run(['--protocol', '2', ...base, '--clock', 'thread-cpu']).status, 2);
+  assert.deepEqual(result(dir), { protocol: 2, ok: false, error: "usage: --clock must be wall or process-cpu, got 'thread-cpu'" });
 });
 
 test('bad numbers and unknown flags are usage errors', () => {
@@ -80,4 +90,51 @@ test('a real run of test_add matches the stored output bit for bit', { skip: (!o
   assert.ok(Number.isInteger(res.iterations_per_sample) && res.iterations_per_sample >= 1);
   assert.deepEqual(fs.readFileSync(path.join(dir, 'output_0.pb')), fs.readFileSync(path.join(ds, 'output_0.pb')));
   assert.ok(!fs.existsSync(path.join(dir, 'output_1.pb')));
+});
+
+const addArgs = (protocol, dir, extra) => {
+  const ds = path.join(TEST_ADD, 'test_data_set_0');
+  return ['--protocol', protocol, '--model', path.join(TEST_ADD, 'model.onnx'), '--output-dir', dir, '--reps', '2', '--warmup', '1',
+    '--min-sample-ms', '0', ...extra, '--input', path.join(ds, 'input_0.pb'), '--input', path.join(ds, 'input_1.pb')];
+};
+const needOrt = { skip: (!ortInstalled || !fs.existsSync(TEST_ADD)) && 'onnxruntime-node or ONNX test data missing' };
+
+test('protocol 1 results carry no protocol 2 fields', needOrt, () => {
+  const dir = tmp();
+  const r = run(addArgs('1', dir, []));
+  assert.equal(r.status, 0, r.stderr);
+  const res = result(dir);
+  assert.equal(res.protocol, 1);
+  assert.ok(!('clock' in res) && !('threads' in res));
+});
+
+test('protocol 2 reports the clock and the thread settings; process-cpu pins one thread without spinning', needOrt, () => {
+  const env = { ...process.env };
+  delete env.DYNQUAL_ORT_INTRA_OP_THREADS;
+  delete env.DYNQUAL_ORT_INTER_OP_THREADS;
+  const runEnv = (args, e) => spawnSync(process.execPath, [RUNNER, ...args], { encoding: 'utf8', env: e });
+  let dir = tmp();
+  let r = runEnv(addArgs('2', dir, []), env);
+  assert.equal(r.status, 0, r.stderr);
+  let res = result(dir);
+  assert.equal(res.protocol, 2);
+  assert.equal(res.clock, 'wall');
+  assert.deepEqual(res.threads, { intra_op: 0, inter_op: 0, allow_spinning: true });
+
+  dir = tmp();
+  r = runEnv(addArgs('2', dir, ['--clock', 'process-cpu']), env);
+  assert.equal(r.status, 0, r.stderr);
+  res = result(dir);
+  assert.equal(res.clock, 'process-cpu');
+  assert.deepEqual(res.threads, { intra_op: 1, inter_op: 1, allow_spinning: false });
+  assert.equal(res.samples_ms.length, 2);
+  assert.ok(res.samples_ms.every((s) => Number.isFinite(s) && s >= 0));
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'output_0.pb')),
+    fs.readFileSync(path.join(TEST_ADD, 'test_data_set_0', 'output_0.pb')));
+
+  // An explicit thread count wins over the clock's default.
+  dir = tmp();
+  r = runEnv(addArgs('2', dir, ['--clock', 'process-cpu']), { ...env, DYNQUAL_ORT_INTRA_OP_THREADS: '2' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(result(dir).threads, { intra_op: 2, inter_op: 1, allow_spinning: false });
 });

@@ -1,0 +1,117 @@
+// `dynqual make-model data-sets`: the corpus copies are exactly what it writes, its outputs are
+// the reference's (checked by hand for the collapse graphs: y = flatten(x + x)), and it never
+// overwrites stored sets.
+#include "dynqual/modelgen/ReferenceDataSets.h"
+#include "dynqual/onnx/TensorProtoIO.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace dynqual;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// The arguments the corpus sets were written with (also in docs/commands/make-model.md).
+struct CorpusSets {
+  const char* name;
+  std::vector<std::string> dims;  ///< one --dims per set; empty: --sets 3
+};
+
+const std::vector<CorpusSets>& corpusSets() {
+  static const std::vector<CorpusSets> sets = {
+      {"collapse4_dynamic", {"a=2,b=3,c=4", "a=1,b=1,c=5", "a=0,b=2,c=2"}},
+      {"collapse3_dynamic", {"a=2,b=3,c=4", "a=3,b=1,c=1", "a=2,b=0,c=3"}},
+      {"collapse4_static", {}},
+      {"collapse3_static", {}},
+      {"slice_declared_static", {"a=2,n=5", "a=3,n=2", "a=1,n=3"}},
+  };
+  return sets;
+}
+
+fs::path freshCopy(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("dynqual-sets-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(DYNQUAL_CORPUS_DIR) / name / "model.onnx", dir / "model.onnx");
+  return dir;
+}
+
+int writeLikeCorpus(const CorpusSets& c, const fs::path& dir) {
+  std::vector<modelgen::LabelBinding> bindings;
+  for (const auto& d : c.dims)
+    bindings.push_back(modelgen::parseLabelBinding(d));
+  if (bindings.empty())
+    bindings.resize(3);
+  return modelgen::writeReferenceDataSets(dir, bindings, 1);
+}
+
+} // namespace
+
+TEST(ReferenceDataSets, CorpusCopiesAreWhatMakeModelWrites) {
+  for (const auto& c : corpusSets()) {
+    SCOPED_TRACE(c.name);
+    fs::path fresh = freshCopy(c.name);
+    EXPECT_EQ(writeLikeCorpus(c, fresh), 3);
+    fs::path corpus = fs::path(DYNQUAL_CORPUS_DIR) / c.name;
+    int files = 0;
+    for (const auto& e : fs::recursive_directory_iterator(fresh)) {
+      if (!e.is_regular_file() || e.path().filename() == "model.onnx")
+        continue;
+      ++files;
+      fs::path rel = fs::relative(e.path(), fresh);
+      ASSERT_TRUE(fs::exists(corpus / rel)) << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
+      EXPECT_EQ(slurp(e.path()), slurp(corpus / rel)) << rel << " differs; regenerate it (docs/commands/make-model.md)";
+    }
+    EXPECT_EQ(files, 3 * 2);
+    fs::remove_all(fresh);
+  }
+}
+
+TEST(ReferenceDataSets, CollapseOutputIsTwiceTheInputFlattened) {
+  fs::path dir = freshCopy("collapse4_dynamic");
+  modelgen::writeReferenceDataSets(dir, {modelgen::parseLabelBinding("a=2,b=3,c=4")}, 7);
+  Tensor x = onnxio::readTensorFile(dir / "test_data_set_0" / "input_0.pb");
+  Tensor y = onnxio::readTensorFile(dir / "test_data_set_0" / "output_0.pb");
+  EXPECT_EQ(x.dims(), (std::vector<int64_t>{2, 3, 4, 3}));
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{72}));
+  auto xv = x.toDoubles(), yv = y.toDoubles();
+  ASSERT_EQ(yv.size(), 72u);
+  for (std::size_t i = 0; i < yv.size(); ++i)
+    EXPECT_EQ(yv[i], 2 * xv[i]) << i;  // x + x is exact in binary floating point
+  fs::remove_all(dir);
+}
+
+TEST(ReferenceDataSets, NeverOverwritesAndNamesBadInput) {
+  fs::path dir = freshCopy("collapse4_dynamic");
+  modelgen::writeReferenceDataSets(dir, {modelgen::parseLabelBinding("a=1,b=1,c=1")}, 1);
+  try {
+    modelgen::writeReferenceDataSets(dir, {modelgen::parseLabelBinding("a=1,b=1,c=1")}, 1);
+    ADD_FAILURE() << "a second call overwrote test_data_set_0";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("never overwritten"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir / "test_data_set_0");
+  // An unbound dynamic dim names the input.
+  try {
+    modelgen::writeReferenceDataSets(dir, {modelgen::parseLabelBinding("a=1,b=1")}, 1);
+    ADD_FAILURE() << "an unbound dim was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(modelgen::parseLabelBinding("a=2,b"), std::invalid_argument);
+  EXPECT_THROW(modelgen::parseLabelBinding("a=-1"), std::invalid_argument);
+  EXPECT_THROW(modelgen::parseLabelBinding("a=1,a=2"), std::invalid_argument);
+  EXPECT_EQ(modelgen::parseLabelBinding("a=2,bb=0"), (modelgen::LabelBinding{{"a", 2}, {"bb", 0}}));
+  fs::remove_all(dir);
+}
