@@ -36,6 +36,12 @@ void addCalibrateCommand(CLI::App& app);
 void addGateCommand(CLI::App& app);
 /// `dynqual bench stats [--calibration RUN] ...`: false-positive rate and power of the gate
 void addBenchCommand(CLI::App& app);
+/// `dynqual fuzz ...` (campaign shard or --selftest) and the worker `dynqual fuzz-case --seed S ...`
+void addFuzzCommand(CLI::App& app);
+/// `dynqual corpus add FINDING_DIR` and `dynqual corpus check [DIR]`
+void addCorpusCommand(CLI::App& app);
+/// `dynqual bench fuzz`: fuzzer throughput and where the time goes (added under `bench`)
+void addBenchFuzzCommand(CLI::App* bench);
 /// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
 /// check is 1.
 struct UsageError : std::runtime_error {

@@ -49,4 +49,12 @@ void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
   compileModel(model, request, artifact);
 }
 
+std::string pipelineSpecText(const std::string& pipeline) {
+  std::string error;
+  std::string spec = dq::resolvePipelineSpec(pipeline, &error);
+  if (!error.empty())
+    throw std::runtime_error("pipeline spec: " + error);
+  return spec;
+}
+
 } // namespace dynqual::cli

@@ -34,4 +34,9 @@ CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest&
 void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
                      const std::filesystem::path& artifact);
 
+/// The MLIR pass-pipeline text `pipeline` stands for ("production" and its options resolved by
+/// the compiler's pipeline registry; a spec is returned as given). Throws std::runtime_error for
+/// an unknown production option.
+std::string pipelineSpecText(const std::string& pipeline);
+
 } // namespace dynqual::cli

@@ -19,17 +19,26 @@ void addCompileCommand(CLI::App& app) {
   struct Opts {
     std::string model, output = "-";
     CompileRequest req;
+    bool printPipeline = false;
   };
   auto opts = std::make_shared<Opts>();
-  cmd->add_option("model", opts->model, "model.onnx file or a model folder holding one")->required();
+  cmd->add_option("model", opts->model, "model.onnx file or a model folder holding one");
   cmd->add_option("--emit", opts->req.stage, "stage to stop after (default: dqp)")
       ->check(CLI::IsMember({"onnx", "dq", "memref", "dqp"}));
   cmd->add_option("-o,--output", opts->output, "output file ('-' = stdout; required for dqp)");
   cmd->add_option("--pipeline", opts->req.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
   cmd->add_option("--print-ir-after", opts->req.printIrAfter, "print IR to stderr after PASS, or 'all'");
   cmd->add_flag("--timing", opts->req.timing, "print per-pass compile time (ms) to stderr");
+  cmd->add_flag("--print-pipeline", opts->printPipeline,
+                "print the pass-pipeline spec --pipeline stands for and exit (no model needed)");
   cmd->callback([opts] {
     try {
+      if (opts->printPipeline) {
+        std::cout << pipelineSpecText(opts->req.pipeline) << "\n";
+        return;
+      }
+      if (opts->model.empty())
+        throw UsageError("a model is required (model.onnx or a folder holding one)");
       std::filesystem::path model = opts->model;
       if (std::filesystem::is_directory(model))
         model /= "model.onnx";

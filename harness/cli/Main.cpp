@@ -9,7 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"dynqual: checks a dynamic-shape ONNX compiler against an independent CPU reference.\n"
                "Exit codes: 0 success, 1 a check failed, 2 usage or input error; ab, gate and calibrate also\n"
-               "use 3 (inconclusive within budget) and 4 (infrastructure error)."};
+               "use 3 (inconclusive within budget) and 4 (infrastructure error); fuzz exits 1 on new findings."};
   app.require_subcommand(1);
   // An unknown word is reported as such, not as a missing subcommand.
   app.allow_extras(false);
@@ -23,13 +23,15 @@ int main(int argc, char** argv) {
   dynqual::cli::addGateCommand(app);
   dynqual::cli::addCalibrateCommand(app);
   dynqual::cli::addBenchCommand(app);
+  dynqual::cli::addFuzzCommand(app);
+  dynqual::cli::addCorpusCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
     if (argc > 1 && argv[1][0] != '-' && known.empty()) {
       std::cerr << "dynqual: unknown command '" << argv[1]
-                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench; see --help)\n";
+                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, fuzz, corpus; see --help)\n";
       return 2;
     }
     int rc = app.exit(e);

@@ -1,14 +1,11 @@
 #include "dynqual/modelgen/DecoderModel.h"
 
+#include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/reference/Interpreter.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -16,78 +13,6 @@ namespace fs = std::filesystem;
 namespace dynqual::modelgen {
 
 namespace {
-
-/// SplitMix64: a fixed integer recurrence, so weights do not depend on the standard library.
-class Random {
-public:
-  explicit Random(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [-1, 1) on a 2^-23 grid (exact in float).
-  double symmetric() { return static_cast<double>(next() >> 40) * std::ldexp(1.0, -23) - 1.0; }
-
-private:
-  uint64_t state_;
-};
-
-/// Appends nodes with generated, unique output names.
-class Graph {
-public:
-  explicit Graph(onnx::GraphProto& g) : g_(g) {}
-
-  std::string node(const std::string& op, const std::vector<std::string>& inputs,
-                   const std::vector<onnx::AttributeProto>& attrs = {}) {
-    auto* n = g_.add_node();
-    n->set_op_type(op);
-    n->set_name(op + "_" + std::to_string(count_++));
-    for (const auto& i : inputs)
-      n->add_input(i);
-    std::string out = n->name() + "_out";
-    n->add_output(out);
-    for (const auto& a : attrs)
-      *n->add_attribute() = a;
-    return out;
-  }
-  /// Renames the output of the last node (graph outputs keep their declared names).
-  void nameLast(const std::string& name) { g_.mutable_node(g_.node_size() - 1)->set_output(0, name); }
-
-  std::string initializer(const std::string& name, const Tensor& t) {
-    *g_.add_initializer() = onnxio::tensorToProto(t, name);
-    return name;
-  }
-  std::string ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
-    std::vector<int64_t> dims = scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(values.size())};
-    return initializer(name, Tensor::fromInts(DType::Int64, dims, values));
-  }
-  std::string floatScalar(const std::string& name, double v) {
-    return initializer(name, Tensor::fromDoubles(DType::Float, {}, {v}));
-  }
-
-private:
-  onnx::GraphProto& g_;
-  int count_ = 0;
-};
-
-onnx::AttributeProto intAttr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
-onnx::AttributeProto intsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v)
-    a.add_ints(x);
-  return a;
-}
 
 Tensor randomMatrix(Random& rng, int64_t rows, int64_t cols) {
   std::vector<double> v(static_cast<size_t>(rows * cols));
@@ -104,22 +29,8 @@ Tensor randomGain(Random& rng, int64_t n) {
   return Tensor::fromDoubles(DType::Float, {n}, v);
 }
 
-void declare(onnx::ValueInfoProto* vi, const std::string& name, int elemType, const std::vector<std::string>& dims,
-             const std::vector<int64_t>& sizes) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elemType);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    auto* d = tt->mutable_shape()->add_dim();
-    if (dims[i].empty())
-      d->set_dim_value(sizes[i]);
-    else
-      d->set_dim_param(dims[i]);
-  }
-}
-
 /// x * gain / sqrt(mean(x^2, last axis) + eps)
-std::string rmsNorm(Graph& g, const std::string& x, const std::string& gain, const std::string& eps) {
+std::string rmsNorm(GraphBuilder& g, const std::string& x, const std::string& gain, const std::string& eps) {
   std::string sq = g.node("Mul", {x, x});
   std::string mean = g.node("ReduceMean", {sq}, {intsAttr("axes", {-1}), intAttr("keepdims", 1)});
   std::string root = g.node("Sqrt", {g.node("Add", {mean, eps})});
@@ -150,15 +61,10 @@ onnx::ModelProto buildDecoder(const DecoderSpec& s) {
   validate(s);
   const int64_t D = s.hidden / s.heads, K = s.kvHeads, G = s.heads / s.kvHeads, H = s.hidden, F = 2 * s.hidden;
   Random rng(s.seed);
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.set_producer_name("dynqual make-model");
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(17);
+  onnx::ModelProto model = newModel("dynqual make-model", 17);
   onnx::GraphProto& gp = *model.mutable_graph();
   gp.set_name("decoder_step");
-  Graph g(gp);
+  GraphBuilder g(gp);
 
   const int kF = onnx::TensorProto::FLOAT, kI = onnx::TensorProto::INT64;
   auto past = [](const char* kv, int64_t l) { return "past_" + std::string(kv) + "_" + std::to_string(l); };
@@ -183,13 +89,8 @@ onnx::ModelProto buildDecoder(const DecoderSpec& s) {
   std::string pastLen = g.node("Gather", {pastShape, idx2}, {intAttr("axis", 0)});
   std::string totalLen = g.node("Add", {seqLen, g.node("Unsqueeze", {pastLen, g.ints("axis_0", {0})})});
   std::string ones = g.node("ConstantOfShape", {g.node("Concat", {seqLen, totalLen}, {intAttr("axis", 0)})});
-  gp.mutable_node(gp.node_size() - 1)->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("value");
-    a.set_type(onnx::AttributeProto::TENSOR);
-    *a.mutable_t() = onnxio::tensorToProto(Tensor::fromDoubles(DType::Float, {1}, {1.0}), "");
-    return a;
-  }());
+  *gp.mutable_node(gp.node_size() - 1)->add_attribute() =
+      tensorAttr("value", Tensor::fromDoubles(DType::Float, {1}, {1.0}));
   std::string lower = g.node("Trilu", {ones, pastLen}, {intAttr("upper", 0)});
   std::string hidden = g.node("Equal", {lower, zeroF});  // true where masked
 
@@ -256,19 +157,7 @@ std::vector<std::vector<int64_t>> decoderDataSetShapes() { return {{1, 4, 0}, {2
 void writeDecoder(const DecoderSpec& spec, const fs::path& dir) {
   onnx::ModelProto model = buildDecoder(spec);
   fs::create_directories(dir);
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    if (!model.SerializeToCodedStream(&coded))
-      throw std::runtime_error((dir / "model.onnx").string() + ": cannot serialize the model");
-  }
-  std::ofstream out(dir / "model.onnx", std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out)
-    throw std::runtime_error((dir / "model.onnx").string() + ": cannot write (check the folder is writable)");
-  out.close();
+  writeModel(model, dir / "model.onnx");
 
   auto inSpecs = onnxio::describeInputs(model);
   auto outSpecs = onnxio::describeOutputs(model);

@@ -18,7 +18,8 @@ namespace {
 
 const char* kTables[] = {"machines", "builds", "build_artifacts", "pipelines", "runs", "run_params", "models",
                          "datasets", "cases", "case_params", "accuracy", "samples", "counters",
-                         "fuzz_cases", "findings", "verdicts"};
+                         "fuzz_cases", "findings", "verdicts", "fuzz_campaign_cases",
+                         "fuzz_signatures", "fuzz_findings"};
 
 OpenOptions readOnly() {
   OpenOptions o;

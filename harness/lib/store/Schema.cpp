@@ -215,6 +215,50 @@ CREATE TABLE ab_compile_samples(
   PRIMARY KEY(run_id, model, arm, round, position));
 )sql";
 
+// Version 5: shape-fuzzer campaigns. Each campaign shard records every case it finished (so a
+// rerun with --resume skips them), each finding with its minimized signature, and one row per
+// distinct signature, which decides whether a finding is new or known.
+const char* kV5 = R"sql(
+CREATE TABLE fuzz_campaign_cases(
+  campaign TEXT NOT NULL,
+  case_index INTEGER NOT NULL,
+  seed INTEGER NOT NULL,
+  generator TEXT NOT NULL,
+  valid INTEGER NOT NULL,
+  nodes INTEGER NOT NULL,
+  findings INTEGER NOT NULL,
+  PRIMARY KEY(campaign, case_index));
+CREATE TABLE fuzz_signatures(
+  signature TEXT PRIMARY KEY,
+  symptom TEXT NOT NULL,
+  ops TEXT NOT NULL,
+  pass TEXT NOT NULL,
+  first_campaign TEXT NOT NULL,
+  first_seed INTEGER NOT NULL,
+  first_seen TEXT NOT NULL,
+  hits INTEGER NOT NULL);
+CREATE TABLE fuzz_findings(
+  id INTEGER PRIMARY KEY,
+  campaign TEXT NOT NULL,
+  case_index INTEGER NOT NULL,
+  seed INTEGER NOT NULL,
+  generator TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  symptom TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  knob TEXT NOT NULL,
+  binding TEXT NOT NULL,
+  nodes_before INTEGER NOT NULL,
+  nodes_after INTEGER NOT NULL,
+  case_dir TEXT NOT NULL,
+  reproducer TEXT NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('new', 'known')),
+  seconds_into_campaign REAL NOT NULL,
+  recorded_at TEXT NOT NULL,
+  UNIQUE(campaign, case_index, signature));
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -223,6 +267,7 @@ const std::vector<Migration>& migrations() {
       {2, "fuzz findings and verdicts", kV2},
       {3, "A/B samples, checks, counters, comparisons and noise calibrations", kV3},
       {4, "A/B compile-time samples", kV4},
+      {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
   };
   return all;
 }

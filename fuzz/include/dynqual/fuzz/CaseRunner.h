@@ -1,0 +1,73 @@
+#pragma once
+// One fuzz case end to end, as the campaign's worker process runs it: generate from the seed,
+// check validity, run the oracle, minimize each finding, write it to the corpus output.
+#include "dynqual/fuzz/Generator.h"
+#include "dynqual/fuzz/Oracle.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dynqual::fuzz {
+
+/// What to run for one case.
+struct CaseRequest {
+  uint64_t seed = 0;
+  int bindings = 4;                   ///< K
+  GeneratorOptions generator;
+  OracleConfig oracle;
+  std::filesystem::path workDir;      ///< scratch (created)
+  std::filesystem::path corpusOut;    ///< findings are written under here; empty = not written
+  std::string knob;                   ///< inject knob of the variants, recorded in meta.json
+  bool minimize = true;
+  int minimizeTries = 60;             ///< predicate calls per finding
+};
+
+/// A minimized finding.
+struct FindingReport {
+  Finding finding;            ///< as first seen (before minimization)
+  std::string signature;      ///< "symptom|op,op,...|pass" of the minimized case
+  std::string signatureHash;  ///< 16 hex digits of FNV-1a 64 over the signature
+  std::vector<std::string> ops;  ///< op kinds of the minimized case, sorted, unique
+  std::string pass;           ///< responsible pass, or "unattributed"
+  int nodesBefore = 0, nodesAfter = 0;
+  std::string caseDir;        ///< the corpus-out folder, or ""
+  std::string reproducer;     ///< one shell line
+};
+
+/// The whole outcome of one case.
+struct CaseReport {
+  uint64_t seed = 0;
+  bool valid = false;
+  std::string invalidReason;
+  int nodes = 0;
+  std::map<std::string, int> opCounts;
+  std::map<std::string, uint64_t> counters;
+  std::vector<FindingReport> findings;
+  double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
+};
+
+/// Runs the case. Throws exec::ExecError (Stage::Infra) when a variant cannot run here; every
+/// other problem of the case is in the report.
+CaseReport runCase(const CaseRequest& request);
+
+/// FNV-1a 64 (Fowler, Noll, Vo) of `text` as 16 lowercase hex digits: stable on every platform.
+std::string fnv1aHex(const std::string& text);
+
+/// The optional memref passes, in their reference order; attribution removes one at a time.
+inline constexpr const char* kOptionalPasses[] = {"dq-materialize-host-scalars", "dq-optimize-memrefs",
+                                                  "dq-promote-strided-operands", "dq-pool-allocs"};
+
+/// `spec` without the pass `pass` (with its {options}), or "" when it is not in the spec.
+std::string removePass(const std::string& spec, const std::string& pass);
+
+/// The one-line reproducer of a case: `dynqual fuzz-case --seed S --variant V ...`.
+std::string reproducerLine(const CaseRequest& request);
+
+nlohmann::json toJson(const CaseReport& report);
+CaseReport caseReportFromJson(const nlohmann::json& j);
+
+} // namespace dynqual::fuzz

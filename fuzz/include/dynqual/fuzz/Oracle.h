@@ -1,0 +1,92 @@
+#pragma once
+// The multi-binding oracle: a generated case is valid when libonnx's checker and shape inference
+// accept it and the CPU reference runs it on all K bindings; it is then compiled once per variant
+// and run on every binding through the executor (child processes with limits), and every
+// difference is a finding (docs/fuzz/oracles.md).
+#include "dynqual/exec/Executor.h"
+#include "dynqual/exec/Variant.h"
+#include "dynqual/run/ShapeBindings.h"
+#include "dynqual/tensor/Tensor.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dynqual::fuzz {
+
+/// A case that is not valid (checker, shape inference or the reference rejected it). Not a
+/// finding: it counts against the valid rate.
+class InvalidCase : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A case made ready to run: the model plus K bindings with their inputs and the reference's
+/// expected outputs.
+struct PreparedCase {
+  onnx::ModelProto model;
+  std::vector<run::NamedBinding> bindings;
+  std::vector<std::vector<Tensor>> inputs;    ///< per binding, graph input order
+  std::vector<std::vector<Tensor>> expected;  ///< per binding, graph output order (reference)
+  std::vector<std::string> outputNames;
+  double checkMs = 0;      ///< checker + shape inference, ms
+  double referenceMs = 0;  ///< reference over all bindings, ms
+};
+
+/// Throws InvalidCase naming the checker's or shape inference's complaint.
+void checkModel(const onnx::ModelProto& model);
+
+/// Checks the model and builds `k` bindings of its dim symbols with run::makeBindings (all
+/// ones, asymmetric, larger than the traced size 3, then seeded random; the binding that puts a
+/// symbol at 0 is left out because symbols are >= 1 by construction), inputs from
+/// onnxio::generateInputs (seeded by `seed`), and reference outputs. A model without dynamic dims
+/// gets one binding. `onlyBinding` >= 0 keeps only that binding (minimization). Throws
+/// InvalidCase when any step rejects the model. `check` = false leaves the checker and shape
+/// inference out (replaying hand-written corpus models).
+PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1,
+                         bool check = true);
+
+/// Where the oracle runs and what it compares.
+struct OracleConfig {
+  std::vector<exec::Variant> variants = {exec::Variant{}};  ///< default dq:production@sim
+  std::filesystem::path binDir;       ///< folder with dynqual and dynqual-exec
+  double compileTimeoutSeconds = 60;
+  double runTimeoutSeconds = 20;
+  bool ortOracle = false;             ///< also run ort:cpu; reference vs ORT differences are findings
+  std::vector<std::string> env;       ///< NAME=VALUE for the child processes
+};
+
+/// One finding of one case.
+struct Finding {
+  /// compile-error, compile-crash, compile-hang, run-trap, run-crash, run-hang, wrong-shape,
+  /// mismatch, variant-disagreement, oracle-disagreement.
+  std::string symptom;
+  std::string detail;    ///< one line
+  std::string variant;   ///< canonical variant text
+  int binding = -1;      ///< index into PreparedCase::bindings, -1 for compile findings
+  std::string bindingText;
+};
+
+/// What the oracle saw on one case.
+struct OracleResult {
+  std::vector<Finding> findings;  ///< at most one per (variant, symptom)
+  /// Device counters of the first dq variant, summed over its bindings (compiler paths).
+  std::map<std::string, uint64_t> counters;
+  double compileMs = 0;  ///< compile children, wall ms
+  double runMs = 0;      ///< run children, wall ms
+};
+
+/// Compiles `pc` once per variant under `workDir` and runs it on every binding. Throws
+/// exec::ExecError with Stage::Infra when a variant cannot run here at all (binaries missing,
+/// runner not installed); every other failure is a Finding.
+OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const std::filesystem::path& workDir);
+
+/// True when the symptom is about the compile (no binding involved).
+bool isCompileSymptom(const std::string& symptom);
+
+} // namespace dynqual::fuzz
