@@ -20,6 +20,16 @@ SmallVector<OpFoldResult> foldResults(ArrayRef<Value> dims) {
   return out;
 }
 
+/// True when `t`'s type has a static 0 dim: the tensor holds no elements.
+// Bufferization multiplies a static 0 into the collapsed size of a group that also holds a
+// dynamic dim (0 * ? = 0) and the memref verifier then rejects the collapse (a dynamic group must
+// collapse to a dynamic dim); an empty source has no data to move, so reshapes of it are fresh
+// empty tensors of the target shape instead of collapse/expand views.
+bool staticallyEmpty(Value t) {
+  auto type = dyn_cast<RankedTensorType>(t.getType());
+  return type && llvm::is_contained(type.getShape(), 0);
+}
+
 } // namespace
 
 LogicalResult onnx_lowering::defineReshaped(Lowering &L, Value result, LoweredValue &in,
@@ -57,6 +67,22 @@ FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
                                                    ArrayRef<ReassociationIndices>{},
                                                    ArrayRef<OpFoldResult>{});
     return L.castTo(expanded, L.tensorType(outDims, et));
+  }
+  if (staticallyEmpty(src)) {
+    bool anyDynamic = false;
+    int64_t product = 1;
+    for (Value d : outDims) {
+      if (auto c = L.constOf(d))
+        product *= *c;
+      else
+        anyDynamic = true;
+    }
+    if (!anyDynamic && product != 0) {
+      (void)L.error("Reshape: cannot reshape 0 elements into a shape of " + Twine(product) +
+                    " elements");
+      return failure();
+    }
+    return L.emptyTensor(outDims, et);
   }
   Value flat = src;
   if (in.rank > 1) {
@@ -315,7 +341,7 @@ LogicalResult lowerFlatten(Lowering &L, Operation *op) {
   for (int64_t i = 0; i < r; ++i)
     (i < axis ? outer : inner) = L.mul(i < axis ? outer : inner, in.dims[i]);
   SmallVector<Value> out{outer, inner};
-  if (axis > 0 && axis < r) {
+  if (axis > 0 && axis < r && !staticallyEmpty(L.tensorOf(in))) {
     ReassociationIndices lo, hi;
     for (int64_t i = 0; i < r; ++i)
       (i < axis ? lo : hi).push_back(i);
