@@ -35,6 +35,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"collapse4_static", {}},
       {"collapse3_static", {}},
       {"slice_declared_static", {"a=2,n=5", "a=3,n=2", "a=1,n=3"}},
+      {"reshape_empty_dynamic", {"n=3", "n=1", "n=7"}},
   };
   return sets;
 }
