@@ -68,9 +68,13 @@ struct ReadbackScalarOpModel
     FailureOr<Value> buffer = getBuffer(rewriter, readback.getSource(), options, state);
     if (failed(buffer))
       return failure();
+    // Taken before the replacement, which erases `op`: reading them afterwards is a
+    // use-after-free that crashed the compiler once the freed block was reused.
+    DictionaryAttr attrs = readback->getDiscardableAttrDictionary();
+    SmallVector<Value> indices(readback.getIndices());
     auto bufferized = replaceOpWithNewBufferizedOp<dq::ReadbackScalarOp>(
-        rewriter, op, rewriter.getIndexType(), *buffer, readback.getIndices());
-    bufferized->setDiscardableAttrs(readback->getDiscardableAttrDictionary());
+        rewriter, op, rewriter.getIndexType(), *buffer, indices);
+    bufferized->setDiscardableAttrs(attrs);
     return success();
   }
 };
