@@ -12,3 +12,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit
 # dynqual-opt first, then FileCheck and not from LLVM 22 (not on PATH on Debian).
 config.environment["PATH"] = os.pathsep.join(
     [config.dq_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Memcheck tests catch use-after-free reads that an optimized build survives by chance.
+import shutil
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")

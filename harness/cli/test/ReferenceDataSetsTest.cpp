@@ -36,6 +36,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"collapse3_static", {}},
       {"slice_declared_static", {"a=2,n=5", "a=3,n=2", "a=1,n=3"}},
       {"reshape_empty_dynamic", {"n=3", "n=1", "n=7"}},
+      {"gather_squeeze_readback", {"a=2,b=5,c=3", "a=1,b=3,c=1", "a=4,b=9,c=2"}},
   };
   return sets;
 }
