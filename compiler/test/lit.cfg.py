@@ -1,5 +1,6 @@
 # lit configuration for the compiler's FileCheck tests.
 import os
+import shutil
 
 import lit.formats
 
@@ -13,6 +14,5 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit
 config.environment["PATH"] = os.pathsep.join(
     [config.dq_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Memcheck tests catch use-after-free reads that an optimized build survives by chance.
-import shutil
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
