@@ -79,7 +79,8 @@ TEST_P(CorpusCase, PassesEveryBinding) {
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase,
                          ::testing::Values("reshape_split_dynamic", "slice_negative_step", "expand_where_shape",
                                            "collapse4_dynamic", "collapse4_static", "collapse3_dynamic",
-                                           "collapse3_static", "slice_declared_static", "reshape_empty_dynamic",
+                                           "collapse3_static", "slice_declared_static", "shape_output",
+                                           "shape_gather_scalar", "shape_concat", "reshape_empty_dynamic",
                                            "gather_squeeze_readback"));
 
 // A returned output that collapses 3 or 4 dims gets its size from dq-use-output-allocator, which

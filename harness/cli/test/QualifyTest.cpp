@@ -122,7 +122,9 @@ TEST(Qualify, SuiteJsonSamplesAndStore) {
     EXPECT_NEAR(p["qps"].get<double>(), 1000 / mean, 1e-9 * (1000 / mean));
     std::sort(lat.begin(), lat.end());
     EXPECT_DOUBLE_EQ(p["median_ms"].get<double>(), lat[1]);
-    EXPECT_GT(p["counters"]["kernel_launches"].get<int64_t>(), 0);
+    // The device did work: kernels, or for a shape-only model (corpus/shape_*) the one upload of
+    // its host-computed output.
+    EXPECT_GT(p["counters"]["kernel_launches"].get<int64_t>() + p["counters"]["h2d_transfers"].get<int64_t>(), 0);
     EXPECT_GT(m["peak_host_bytes"].get<int64_t>(), 1 << 20);  // a process is at least 1 MiB
     EXPECT_FALSE(m["compile"]["passes"].empty());
     EXPECT_EQ(m["accuracy"]["verdict"], "pass");
