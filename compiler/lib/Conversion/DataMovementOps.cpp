@@ -63,9 +63,10 @@ FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
       return tensor::CollapseShapeOp::create(L.b, L.loc, L.castTo(src, onesType),
                                              ArrayRef<ReassociationIndices>{})
           .getResult();
+    // expand_shape takes one output extent per result dim, static ones included.
+    SmallVector<OpFoldResult> onesShape(ones.size(), L.b.getIndexAttr(1));
     Value expanded = tensor::ExpandShapeOp::create(L.b, L.loc, onesType, src,
-                                                   ArrayRef<ReassociationIndices>{},
-                                                   ArrayRef<OpFoldResult>{});
+                                                   ArrayRef<ReassociationIndices>{}, onesShape);
     return L.castTo(expanded, L.tensorType(outDims, et));
   }
   if (staticallyEmpty(src)) {

@@ -129,3 +129,18 @@ func.func @reshape_to_scalar(%x: tensor<?xf32>) -> tensor<f32> {
   %r = "onnx.Reshape"(%x, %s) : (tensor<?xf32>, tensor<0xi64>) -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// checks that a rank-0 input reshaped to [1, 1] gets an expand_shape with one static output extent
+// per result dim: without them the tensor.expand_shape verifier rejected the op ("expected number
+// of static shape dims to be equal to the output rank (2) but found 0").
+// CHECK-LABEL: func.func @reshape_scalar_to_ones
+// CHECK-SAME: (%[[X:.*]]: tensor<f32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[X]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+// CHECK: return %[[E]]
+func.func @reshape_scalar_to_ones(%x: tensor<f32>) -> tensor<1x1xf32> {
+  %s = "onnx.Constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %r = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<f32>, tensor<2xi64>) -> tensor<1x1xf32>
+  return %r : tensor<1x1xf32>
+}
