@@ -40,6 +40,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"shape_concat", {"a=2,b=3,c=4", "a=1,b=1,c=2", "a=3,b=0,c=1"}},
       {"reshape_empty_dynamic", {"n=3", "n=1", "n=7"}},
       {"gather_squeeze_readback", {"a=2,b=5,c=3", "a=1,b=3,c=1", "a=4,b=9,c=2"}},
+      {"reshape_scalar_ones", {"a=2,b=3", "a=1,b=1", "a=4,b=2"}},
   };
   return sets;
 }
