@@ -548,6 +548,17 @@ LogicalResult lowerGather(Lowering &L, Operation *op) {
 /// start/end count from the end, then clamp to [0, d] (step > 0) or [0, d-1] / [-1, d-1]
 /// (step < 0); extent = max(ceil((end - start) / step), 0).
 std::pair<Value, Value> sliceAxis(Lowering &L, Value d, Value s, Value e, Value t) {
+  // A constant bound beyond +-2^62 clamps like +-infinity for any dim that fits in memory; taming
+  // it keeps the canonicalizer from reassociating (d - 1) + INT64_MIN into d + INT64_MAX (wrapped),
+  // whose checked add on the host then overflows.
+  auto tame = [&](Value v) {
+    constexpr int64_t lim = int64_t(1) << 62;
+    if (auto c = L.constOf(v); c && (*c > lim || *c < -lim))
+      return L.idx(*c > 0 ? lim : -lim);
+    return v;
+  };
+  s = tame(s);
+  e = tame(e);
   auto wrap = [&](Value v) {
     if (L.isNonNegative(v))
       return v;
