@@ -41,6 +41,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"reshape_empty_dynamic", {"n=3", "n=1", "n=7"}},
       {"gather_squeeze_readback", {"a=2,b=5,c=3", "a=1,b=3,c=1", "a=4,b=9,c=2"}},
       {"reshape_scalar_ones", {"a=2,b=3", "a=1,b=1", "a=4,b=2"}},
+      {"slice_extreme_bounds", {"a=1,b=3", "a=4,b=2", "a=7,b=1"}},
   };
   return sets;
 }
