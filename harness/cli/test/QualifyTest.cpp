@@ -198,8 +198,10 @@ TEST(MemoryPasses, PayForThemselves) {
   // The pool never shrinks: where the transients peak (both of Range's and Add's index vectors
   // live) before the graph output is allocated, the pooled program holds both regions while the
   // output exists and its peak exceeds the unpooled one (scatternd_kv_cache: 328 vs 280 bytes).
-  // Such cases are measured and printed, not required to be no worse.
-  const std::set<std::string> poolPeakExceptions = {"scatternd_kv_cache"};
+  // Such cases are measured and printed, not required to be no worse. slice_extreme_bounds is
+  // the same shape: Split's two parts share the pool, which still holds both while the sliced
+  // output is allocated (76 vs 24 bytes).
+  const std::set<std::string> poolPeakExceptions = {"scatternd_kv_cache", "slice_extreme_bounds"};
   for (const auto& e : fs::directory_iterator(DYNQUAL_CORPUS_DIR))
     if (fs::exists(e.path() / "model.onnx"))
       cases.push_back({e.path(), false});
