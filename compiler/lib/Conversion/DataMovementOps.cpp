@@ -378,6 +378,10 @@ LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {
     L.define(op->getResult(0), L.fromHost(in.elementType, 1, *in.host));
     return success();
   }
+  if (staticallyEmpty(L.tensorOf(in))) {
+    L.define(op->getResult(0), L.fromTensor(L.emptyTensor(out, in.elementType), out));
+    return success();
+  }
   Value t = tensor::ExpandShapeOp::create(L.b, L.loc, L.tensorType(out, in.elementType),
                                           L.tensorOf(in), unitDimGroups(outRank, axes, in.rank),
                                           foldResults(out));
@@ -422,6 +426,10 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
   }
   if (in.host && out.empty()) {
     L.define(op->getResult(0), L.fromHost(in.elementType, 0, *in.host));
+    return success();
+  }
+  if (staticallyEmpty(L.tensorOf(in))) {
+    L.define(op->getResult(0), L.fromTensor(L.emptyTensor(out, in.elementType), out));
     return success();
   }
   Value src = L.castTo(L.tensorOf(in), RankedTensorType::get(unitShape, in.elementType));

@@ -42,6 +42,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"gather_squeeze_readback", {"a=2,b=5,c=3", "a=1,b=3,c=1", "a=4,b=9,c=2"}},
       {"reshape_scalar_ones", {"a=2,b=3", "a=1,b=1", "a=4,b=2"}},
       {"slice_extreme_bounds", {"a=1,b=3", "a=4,b=2", "a=7,b=1"}},
+      {"squeeze_empty_view", {"a=2,b=3", "a=1,b=1", "a=5,b=4"}},
   };
   return sets;
 }
