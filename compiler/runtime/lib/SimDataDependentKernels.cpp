@@ -3,6 +3,7 @@
 // byte states like every sim kernel; floats compare and combine in double and round once per
 // stored element, as the reference does, so exact mode is bit-exact.
 #include "SimDataDependentKernels.h"
+#include "SimKernelSupport.h"
 
 #include "dq/runtime/Error.h"
 #include "dq/runtime/Float16.h"
@@ -19,117 +20,7 @@
 namespace dq::rt::sim {
 namespace {
 
-[[noreturn]] void fail(const std::string &kernel, const std::string &problem) {
-  throw RuntimeError("kernel '" + kernel + "': " + problem);
-}
-
-bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
-}
-
-// ---- checked element access (the sim's byte-state rules) ------------------------------------
-
-const uint8_t *readable(const Operand &o, int64_t e) {
-  const uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
-  for (size_t k = 0; k < o.elementSize; ++k)
-    if (st[k] != SimDevice::kWritten)
-      throw RuntimeError(std::string(st[k] == SimDevice::kDead ? "use after free: "
-                                                               : "read of never-written memory: ") +
-                         o.label + " element " + std::to_string(e));
-  return o.data + e * static_cast<int64_t>(o.elementSize);
-}
-
-uint8_t *writable(Operand &o, int64_t e) {
-  uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
-  for (size_t k = 0; k < o.elementSize; ++k) {
-    if (st[k] == SimDevice::kDead)
-      throw RuntimeError("use after free: " + o.label + " element " + std::to_string(e));
-    st[k] = SimDevice::kWritten;
-  }
-  return o.data + e * static_cast<int64_t>(o.elementSize);
-}
-
-template <typename T> T rawLoad(const Operand &o, int64_t e) {
-  T v;
-  std::memcpy(&v, readable(o, e), sizeof(T));
-  return v;
-}
-
-template <typename T> void rawStore(Operand &o, int64_t e, T v) { std::memcpy(writable(o, e), &v, sizeof(T)); }
-
-double loadF(const Operand &o, int64_t e) {
-  switch (o.dtype) {
-  case DType::F32: return rawLoad<float>(o, e);
-  case DType::F64: return rawLoad<double>(o, e);
-  case DType::F16: return halfToFloat(rawLoad<uint16_t>(o, e));
-  case DType::BF16: return bf16ToFloat(rawLoad<uint16_t>(o, e));
-  default: return 0;
-  }
-}
-
-int64_t loadI(const Operand &o, int64_t e) {
-  switch (o.dtype) {
-  case DType::I8: return rawLoad<int8_t>(o, e);
-  case DType::U8: return rawLoad<uint8_t>(o, e);
-  case DType::I32: return rawLoad<int32_t>(o, e);
-  case DType::I64: return rawLoad<int64_t>(o, e);
-  case DType::Bool: return rawLoad<uint8_t>(o, e) != 0;
-  default: return 0;
-  }
-}
-
-void storeF(Operand &o, int64_t e, double v) {
-  switch (o.dtype) {
-  case DType::F32: rawStore<float>(o, e, static_cast<float>(v)); break;
-  case DType::F64: rawStore<double>(o, e, v); break;
-  case DType::F16: rawStore<uint16_t>(o, e, doubleToHalf(v)); break;
-  case DType::BF16: rawStore<uint16_t>(o, e, doubleToBF16(v)); break;
-  default: break;
-  }
-}
-
-void storeI(Operand &o, int64_t e, int64_t v) {
-  switch (o.dtype) {
-  case DType::I8: rawStore<int8_t>(o, e, static_cast<int8_t>(v)); break;
-  case DType::U8: rawStore<uint8_t>(o, e, static_cast<uint8_t>(v)); break;
-  case DType::I32: rawStore<int32_t>(o, e, static_cast<int32_t>(v)); break;
-  case DType::I64: rawStore<int64_t>(o, e, v); break;
-  case DType::Bool: rawStore<uint8_t>(o, e, v != 0 ? 1 : 0); break;
-  default: break;
-  }
-}
-
-void copyElement(Operand &dst, int64_t de, const Operand &src, int64_t se) {
-  const uint8_t *from = readable(src, se);
-  std::memmove(writable(dst, de), from, src.elementSize);
-}
-
 bool nonZeroAt(const Operand &o, int64_t e) { return isFloat(o.dtype) ? loadF(o, e) != 0.0 : loadI(o, e) != 0; }
-
-int64_t numElements(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-// Calls f(index) for every index of `shape` in row-major order.
-template <typename F> void forEachIndex(const std::vector<int64_t> &shape, F &&f) {
-  int64_t n = numElements(shape);
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    f(idx);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
-int64_t at(const Operand &o, const std::vector<int64_t> &idx) {
-  int64_t off = o.offset;
-  for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * o.strides[d];
-  return off;
-}
 
 void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
                  size_t minIns, size_t maxIns, size_t nOuts) {
@@ -139,18 +30,11 @@ void checkCounts(const std::string &k, const std::vector<Operand> &ins, const st
                 std::to_string(outs.size()));
 }
 
-void checkDType(const std::string &k, const Operand &o, DType t) {
-  if (o.dtype != t) fail(k, o.label + " is " + dtypeName(o.dtype) + ", expected " + dtypeName(t));
-}
-
 void checkIndexType(const std::string &k, const Operand &o) {
   if (o.dtype != DType::I32 && o.dtype != DType::I64)
     fail(k, "unsupported: " + o.label + " is " + dtypeName(o.dtype) + "; indices must be i32 or i64");
 }
 
-void checkShape(const std::string &k, const Operand &o, const std::vector<int64_t> &shape) {
-  if (o.sizes != shape) fail(k, o.label + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
-}
 
 int64_t attr(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
   if (args.attrs.size() <= i) fail(k, std::string("missing imm[") + std::to_string(i + 1) + "] (" + what + ")");
