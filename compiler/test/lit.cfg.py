@@ -13,6 +13,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit
 # dynqual-opt first, then FileCheck and not from LLVM 22 (not on PATH on Debian).
 config.environment["PATH"] = os.pathsep.join(
     [config.dq_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-# Memcheck tests catch use-after-free reads that an optimized build survives by chance.
-if shutil.which("valgrind"):
+# Memcheck tests catch use-after-free reads that an optimized build survives by chance. Valgrind
+# cannot run a sanitized binary (ASan needs its runtime first), and ASan checks the same reads.
+if shutil.which("valgrind") and not config.dq_sanitize:
     config.available_features.add("valgrind")
