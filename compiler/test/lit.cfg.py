@@ -17,3 +17,9 @@ config.environment["PATH"] = os.pathsep.join(
 # cannot run a sanitized binary (ASan needs its runtime first), and ASan checks the same reads.
 if shutil.which("valgrind") and not config.dq_sanitize:
     config.available_features.add("valgrind")
+# A sanitizer report exits with status 1 by default; aborting instead makes it a crash, so the
+# injected-bug tests (`not --crash`) expect the same outcome in a sanitized build as in a plain one.
+if config.dq_sanitize:
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        config.environment[var] = ":".join(
+            filter(None, [config.environment.get(var, ""), "abort_on_error=1"]))
