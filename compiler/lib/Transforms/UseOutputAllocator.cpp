@@ -134,6 +134,14 @@ struct UseOutputAllocatorPass
                           {InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
     if (failed(knob))
       return signalPassFailure();
+    // Decided once, engaged flag first: with `*knob == K` inside the loop GCC tested the payload
+    // of the empty optional before its engaged flag (legal, same result), and memcheck stopped
+    // every run of this pass on that branch on an uninitialised value.
+    bool eraseEarly = false, collapseRank = false;
+    if (knob->has_value()) {
+      eraseEarly = **knob == InjectKnob::EraseAllocBeforeViewAnalysis;
+      collapseRank = **knob == InjectKnob::OutputRankCollapse;
+    }
     if (func.isExternal() || !func.isPublic())
       return;
     DominanceInfo dom(func);
@@ -175,14 +183,14 @@ struct UseOutputAllocatorPass
       Location loc = plan.alloc.getLoc();
       Value ctx = mlir::dq::getOrCreateContext(func, b);
       Value original = plan.alloc.getResult();
-      if (*knob == InjectKnob::EraseAllocBeforeViewAnalysis)
+      if (eraseEarly)
         plan.alloc->erase(); // known-unsound: everything below still reads the erased op
       b.setInsertionPoint(plan.insertBefore);
       SmallVector<Value> sizes;
       for (const DimProduct &d : plan.dynamicDims)
         sizes.push_back(materialize(b, loc, d));
       MemRefType requestType = plan.outType;
-      if (*knob == InjectKnob::OutputRankCollapse && plan.outType.getRank() != 1) {
+      if (collapseRank && plan.outType.getRank() != 1) {
         // Known-unsound: one dim, the product of all of them, so enough bytes but the wrong rank.
         DimProduct all;
         for (int64_t i = 0, dyn = 0; i < plan.outType.getRank(); ++i)
@@ -208,7 +216,7 @@ struct UseOutputAllocatorPass
                                  : OpFoldResult(b.getIndexAttr(allocType.getDimSize(i))));
       Value view = viewAs(b, loc, out, allocType, allocSizes);
       original.replaceAllUsesWith(view);
-      if (*knob != InjectKnob::EraseAllocBeforeViewAnalysis)
+      if (!eraseEarly)
         plan.alloc.erase();
     }
   }

@@ -24,15 +24,8 @@ namespace mlir::dq {
 inline FailureOr<std::optional<::dq::InjectKnob>>
 parseInjectOption(Operation *op, StringRef pass, StringRef value,
                   ArrayRef<::dq::InjectKnob> owned) {
-  if (value.empty()) {
-    // A disengaged optional leaves its payload uninitialised, and GCC may test the payload before
-    // the engaged flag in `*knob == K` (both are in the same stack slot, so that is legal). The
-    // result is right, but memcheck reports a branch on an uninitialised value in the pass; a
-    // payload with a value keeps memcheck runs of the pipeline clean.
-    std::optional<::dq::InjectKnob> none(std::in_place, ::dq::InjectKnob{});
-    none.reset();
-    return none;
-  }
+  if (value.empty())
+    return std::optional<::dq::InjectKnob>();
   std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(std::string_view(value.data(), value.size()));
   if (knob && llvm::is_contained(owned, *knob))
     return knob;
