@@ -14,7 +14,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "RunLit
 config.environment["PATH"] = os.pathsep.join(
     [config.dq_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Memcheck tests catch use-after-free reads that an optimized build survives by chance. Valgrind
-# cannot run a sanitized binary (ASan needs its runtime first), and ASan checks the same reads.
+# cannot run a sanitized binary (ASan needs its runtime first); ASan checks the use-after-free reads.
 if shutil.which("valgrind") and not config.dq_sanitize:
     config.available_features.add("valgrind")
 # A sanitizer report exits with status 1 by default; aborting instead makes it a crash, so the
