@@ -180,8 +180,9 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
   for (const auto& e : entries)
     if (e["status"] == "FAIL")
       std::cout << fmt::format("  {}: {}\n", e.value("name", "?"), e.value("detail", ""));
-  std::cout << "next: on the device machine, scripts/gpu-qualify.sh " << planDir.string()
-            << " OUT; then here: dynqual qualify --import-device-results RESULTS (docs/commands/qualify.md)\n";
+  std::cout << "next: carry " << planDir.string()
+            << " to the device machine and run its cases there with dq-run (scripts/gpu-qualify.sh), then here: "
+               "dynqual qualify --import-device-results RESULTS (docs/commands/qualify.md)\n";
   return failed;
 }
 
