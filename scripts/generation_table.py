@@ -24,7 +24,7 @@ def rows(docs):
             d.get("model", ""), d.get("engine", "dynqual"), d.get("device", ""),
             str(p.get("prompt_len", "-")), str(p.get("gen_tokens", "-")), str(p.get("reps", "-")),
             num(d.get("ttft_ms", {}).get("median"), "%.2f"), num(d.get("tps", {}).get("median"), "%.1f"),
-            num(lim.get("copy_gbps"), "%.0f"), num(lim.get("launch_us"), "%.2f"),
+            num(lim.get("copy_gbps"), "%.1f"), num(lim.get("launch_us"), "%.2f"),
             num(lim.get("launches_per_token"), "%.0f"),
             num(lim.get("bandwidth_limit_tps"), "%.1f"), num(lim.get("launch_limit_tps"), "%.1f"),
             lim.get("binding") or "-", num(frac * 100 if isinstance(frac, (int, float)) else None, "%.1f"),

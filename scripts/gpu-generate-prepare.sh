@@ -25,8 +25,9 @@ mkdir -p "$CARRY" "$WORK"
 small() {  # NAME MODEL_DIR: carried whole
   local name=$1 src=$2 dst=$CARRY/$1
   mkdir -p "$dst"
-  cp "$src/model.onnx" "$dst/"
-  if [ -f "$src/model.onnx.data" ]; then cp "$src/model.onnx.data" "$dst/"; fi
+  cp -f "$src/model.onnx" "$dst/"
+  if [ -f "$src/model.onnx.data" ]; then cp -f "$src/model.onnx.data" "$dst/"; fi
+  chmod u+w "$dst"/*
   "$DYNQUAL" compile "$src" -o "$dst/model.dqp"
 }
 

@@ -19,7 +19,8 @@
 #   6. summary.md (scripts/generation_table.py).
 # Bring OUT_DIR back and record it here: dynqual bench generate --import OUT/generate.jsonl
 # OUT/peers.jsonl, then dynqual report. Settings: PROMPT_LEN, GEN_TOKENS, WARMUP, REPS (defaults
-# 128 128 1 5), CUDA_ARCH (90).
+# 128 128 1 5), CUDA_ARCH (90). For a dry run without a GPU: DQ_DEVICE=sim and DQ_BENCH=a built
+# dq-bench (no build; the peers then fail without torch/onnxruntime, which the log says).
 set -uo pipefail
 CARRY=${1:?usage: scripts/gpu-generate.sh CARRY_DIR [OUT_DIR]}
 OUT=${2:-${OUT:?set OUT or pass OUT_DIR}}
@@ -34,6 +35,11 @@ T0=$(date +%s)
 say() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$LOG"; }
 BENCH_ARGS=(--prompt-len "$PROMPT_LEN" --gen-tokens "$GEN_TOKENS" --warmup "$WARMUP" --reps "$REPS")
 
+DEVICE=${DQ_DEVICE:-hip}
+if [ -n "${DQ_BENCH:-}" ]; then
+  BENCH=$DQ_BENCH
+  say "using $BENCH, device $DEVICE (no build)"
+else
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 say "build: $BUILD (Release, nvcc $(nvcc --version 2>/dev/null | tail -1))"
 if ! { cmake -G Ninja -S compiler/runtime -B "$BUILD" -DDYNQUAL_WITH_HIP=ON -DCMAKE_BUILD_TYPE=Release \
@@ -43,6 +49,7 @@ if ! { cmake -G Ninja -S compiler/runtime -B "$BUILD" -DDYNQUAL_WITH_HIP=ON -DCM
 fi
 BENCH=$BUILD/dq-bench
 say "built $BENCH"
+fi
 
 for dir in "$CARRY"/*/; do
   dir=${dir%/}
@@ -54,14 +61,14 @@ for dir in "$CARRY"/*/; do
 done
 
 say "probe"
-"$BENCH" probe --device hip > "$OUT/probe.json" 2>> "$LOG" || say "probe failed"
+"$BENCH" probe --device "$DEVICE" > "$OUT/probe.json" 2>> "$LOG" || say "probe failed"
 
 for dir in "$CARRY"/*/; do
   dir=${dir%/}; name=$(basename "$dir")
   [ -f "$dir/model.dqp" ] || continue
   hash=$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)
   say "dq-bench generate $name"
-  if ! timeout 300 "$BENCH" generate "$dir/model.dqp" --device hip "${BENCH_ARGS[@]}" --name "$name" \
+  if ! timeout 300 "$BENCH" generate "$dir/model.dqp" --device "$DEVICE" "${BENCH_ARGS[@]}" --name "$name" \
          --model-hash "$hash" >> "$OUT/generate.jsonl" 2>> "$LOG"; then
     say "dq-bench generate $name failed (exit $?)"
   fi
