@@ -23,6 +23,7 @@
 #include "dq/runtime/Npy.h"
 #include "dq/runtime/ProgramIO.h"
 #include "dq/runtime/Runtime.h"
+#include "../common/JsonText.h"
 #ifdef DQ_WITH_HIP
 #include "dq/runtime/hip/HipDevice.h"
 #endif
@@ -41,6 +42,8 @@
 namespace {
 
 using namespace dq::rt;
+using dq::tools::jsonNumber;
+using dq::tools::jsonString;
 
 constexpr int kRunFailed = 1, kUsage = 2;
 
@@ -56,50 +59,6 @@ double cpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   auto sec = [](const timeval &tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; };
   return sec(u.ru_utime) + sec(u.ru_stime);
-}
-
-std::string jsonString(const std::string &s) {
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\t': o += "\\t"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        o += buf;
-      } else {
-        o += c;
-      }
-    }
-  }
-  return o + "\"";
-}
-
-std::string jsonNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
-
-std::string stats(std::vector<double> v) {
-  std::ostringstream o;
-  o << "{";
-  if (!v.empty()) {
-    std::vector<double> s = v;
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    o << "\"median\":" << jsonNumber(median) << ",\"min\":" << jsonNumber(s.front())
-      << ",\"max\":" << jsonNumber(s.back()) << ",";
-  }
-  o << "\"samples\":[";
-  for (size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << jsonNumber(v[i]);
-  o << "]}";
-  return o.str();
 }
 
 /// ru_maxrss of this process in bytes (Linux reports KiB).
@@ -226,9 +185,9 @@ int main(int argc, char **argv) {
     firstItem = false;
   }
   o << "},\"session_ms\":" << jsonNumber(sessionMs) << ",\"first_infer_ms\":" << jsonNumber(firstInferMs)
-    << ",\"first_execute_ms\":" << jsonNumber(first.executeMs) << ",\"warmup\":" << warmup << ",\"reps\":" << reps << ",\"execute_ms\":" << stats(exec)
-    << ",\"total_ms\":" << stats(total) << ",\"cpu_percent\":" << jsonNumber(cpuPercent)
-    << ",\"peak_host_bytes\":" << peakHostBytes() << "}";
+    << ",\"first_execute_ms\":" << jsonNumber(first.executeMs) << ",\"warmup\":" << warmup << ",\"reps\":" << reps
+    << ",\"execute_ms\":" << dq::tools::jsonStats(exec) << ",\"total_ms\":" << dq::tools::jsonStats(total)
+    << ",\"cpu_percent\":" << jsonNumber(cpuPercent) << ",\"peak_host_bytes\":" << peakHostBytes() << "}";
   std::cout << o.str() << std::endl;
   return 0;
 }
