@@ -37,6 +37,8 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
     p.error = "no passed case to time";
     return p;
   }
+  if (config.measure)
+    return config.measure(r, *c);
   p.timedCase = c->name;
   // The same executor and dynqual-exec as every other timed run, on the requested device.
   exec::PreparedModel m;

@@ -19,13 +19,6 @@ namespace dynqual::qualify {
 using TimedCompileFn = std::function<std::vector<std::pair<std::string, double>>(
     const onnx::ModelProto& model, const std::string& pipeline, const std::filesystem::path& artifactPath)>;
 
-/// Settings of one qualification.
-struct QualifyConfig {
-  run::RunConfig run;  ///< device, pipeline, bindings, seed, dynqual-exec, work folder
-  int warmup = 1;      ///< untimed runs after the first inference
-  int reps = 10;       ///< timed repetitions (>= 1)
-};
-
 /// Timed repetitions of one case (docs/metrics/).
 struct PerfResult {
   bool measured = false;
@@ -36,6 +29,17 @@ struct PerfResult {
   std::vector<double> latencyMs;  ///< one wall-clock sample per timed repetition, ms
   double cpuPercent = 0;       ///< 100 * (user+system CPU s) / wall s over the timed repetitions
   std::vector<std::pair<std::string, uint64_t>> counters;  ///< device counters of the last rep
+};
+
+/// Settings of one qualification.
+struct QualifyConfig {
+  run::RunConfig run;  ///< device, pipeline, bindings, seed, dynqual-exec, work folder
+  int warmup = 1;      ///< untimed runs after the first inference
+  int reps = 10;       ///< timed repetitions (>= 1)
+  /// When set, the timed repetitions come from here (device results carried from another
+  /// machine, DevicePlan.h) instead of a dynqual-exec process; called with the model and its
+  /// timed case.
+  std::function<PerfResult(const run::ModelResult&, const run::CaseResult&)> measure;
 };
 
 /// Everything learned about one model.
