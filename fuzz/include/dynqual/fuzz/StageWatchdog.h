@@ -13,7 +13,7 @@ namespace dynqual::fuzz {
 inline constexpr int kStageTimeoutExit = 124;
 
 /// A thread that watches one stage at a time. arm() starts the clock for a stage; if disarm()
-/// does not come within the limit, the process writes "dynqual fuzz-worker: WHAT timed out
+/// does not come within the limit (checked every 50 ms), the process writes "dynqual fuzz-worker: WHAT timed out
 /// after N s" to stderr and ends with _exit(kStageTimeoutExit): a hung compile cannot be
 /// interrupted any other way, and nothing the stage held may be trusted afterwards.
 class StageWatchdog {
