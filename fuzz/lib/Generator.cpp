@@ -262,7 +262,7 @@ private:
 
   bool reshape(size_t i) {
     std::vector<Poly> in = pool_[i].dims;
-    if (in.size() >= 2 && rng_.chance(0.3))
+    if (in.size() >= 2 && rng_.chance(0.4))
       return reorderingReshape(i);
     // Factor every dim into constants and atoms, in order; a sum is one factor.
     std::vector<Poly> factors;
@@ -310,7 +310,21 @@ private:
   /// dynamic, although the runtime extents differ.
   bool reorderingReshape(size_t i) {
     std::vector<Poly> out = pool_[i].dims;
-    shuffle(out);
+    std::vector<size_t> dynamic;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!out[k].isConstant())
+        dynamic.push_back(k);
+    if (dynamic.size() >= 2 && rng_.chance(0.7)) {
+      // Only the runtime extents move (`[a, 3, b]` viewed as `[b, 3, a]`).
+      std::vector<Poly> moved;
+      for (size_t k : dynamic)
+        moved.push_back(out[k]);
+      shuffle(moved);
+      for (size_t k = 0; k < dynamic.size(); ++k)
+        out[dynamic[k]] = moved[k];
+    } else {
+      shuffle(out);
+    }
     return emitReshape(i, out);
   }
 
@@ -365,7 +379,7 @@ private:
       e = e == kMin ? -1 : std::clamp<int64_t>(e, -1, n - 1);
       return s > e ? (s - e + (-st) - 1) / (-st) : 0;
     };
-    switch (rng_.range(0, 6)) {
+    switch (rng_.range(0, 7)) {
     case 0: // full reverse, the exporters' clamped bounds
       start = constInts({-1});
       end = constInts({kMin});
