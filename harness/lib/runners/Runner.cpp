@@ -131,9 +131,19 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
   if (!clockPassed && request.clock != RunnerClock::Wall)
     throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {clock}, so the " +
                             runnerClockName(request.clock) + " clock cannot be asked of it");
+  if (request.serve && request.protocol < 3)
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": serve mode needs runner protocol 3, the runner speaks " +
+                            std::to_string(request.protocol));
+  if (request.serve && !passesServe(spec))
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {serve}, so it cannot serve samples");
 
   std::vector<std::string> argv;
   for (const std::string& element : spec.argv) {
+    if (element == "{serve}") {
+      if (request.serve)
+        argv.push_back("--serve");
+      continue;
+    }
     if (element == "{inputs}") {
       for (const auto& input : request.inputs) {
         argv.push_back("--input");
@@ -310,8 +320,7 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
   return result;
 }
 
-RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, double timeoutSeconds,
-                       const ResultExpectations& expect) {
+std::vector<std::string> prepareInvocation(const RunnerSpec& spec, const RunnerRequest& request) {
   std::vector<std::string> argv = buildArgv(spec, request);
   fs::path program = findProgram(argv[0]);
   if (program.empty())
@@ -331,7 +340,12 @@ RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, dou
     if (std::regex_match(entry.path().filename().string(), stale))
       fs::remove(entry.path(), ec);
   }
+  return argv;
+}
 
+RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, double timeoutSeconds,
+                       const ResultExpectations& expect) {
+  std::vector<std::string> argv = prepareInvocation(spec, request);
   const std::string model = request.model.filename().string();
   run::ChildResult child = run::runChild(argv, timeoutSeconds);
   if (!child.started)
