@@ -266,6 +266,7 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
       s.findings.push_back(r.findings[k]);
       s.states.push_back(state);
       s.findingSeconds.push_back(at);
+      s.findingMinimizeSeconds.push_back(r.minimizeMs / 1000.0);
       s.signatures.insert(r.findings[k].signature);
       if (state == "new")
         ++s.newFindings;

@@ -10,6 +10,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -61,8 +62,10 @@ void checkModel(const onnx::ModelProto& model) {
   }
 }
 
-PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check) {
-  PreparedCase pc;
+namespace {
+
+/// Checks `model` (when `check`) and reads its input and output signatures into `pc`.
+std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProto& model, bool check) {
   pc.model = model;
   auto t0 = std::chrono::steady_clock::now();
   if (check)
@@ -77,28 +80,65 @@ PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, in
   }
   for (const auto& o : outs)
     pc.outputNames.push_back(o.name);
+  return specs;
+}
+
+/// Inputs (seeded per binding index, `dataIndex[b]`) and reference outputs of every binding.
+void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, uint64_t seed,
+                const std::vector<size_t>& dataIndex) {
+  auto t1 = std::chrono::steady_clock::now();
+  for (size_t b = 0; b < pc.bindings.size(); ++b) {
+    try {
+      auto shapes = onnxio::bindShapes(specs, pc.bindings[b].binding);
+      pc.inputs.push_back(onnxio::generateInputs(specs, shapes, seed + 101 * (dataIndex[b] + 1)));
+      pc.expected.push_back(reference::evaluate(pc.model, pc.inputs.back()));
+    } catch (const std::exception& e) {
+      throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
+    }
+  }
+  pc.referenceMs = msSince(t1);
+}
+
+} // namespace
+
+PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check) {
+  PreparedCase pc;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
   std::vector<run::NamedBinding> all = run::makeBindings(specs, {}, k + 1, seed);
   for (auto& b : all)
     if (b.kind != "zero" && static_cast<int>(pc.bindings.size()) < k)
       pc.bindings.push_back(std::move(b));
   if (pc.bindings.empty())
     pc.bindings.push_back({"static", "static", {}});
+  std::vector<size_t> dataIndex;
+  for (size_t b = 0; b < pc.bindings.size(); ++b)
+    dataIndex.push_back(b);
   if (onlyBinding >= 0) {
     if (onlyBinding >= static_cast<int>(pc.bindings.size()))
       throw InvalidCase("binding " + std::to_string(onlyBinding) + " does not exist");
     pc.bindings = {pc.bindings[static_cast<size_t>(onlyBinding)]};
+    dataIndex = {static_cast<size_t>(onlyBinding)};
   }
-  auto t1 = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < pc.bindings.size(); ++b) {
-    try {
-      auto shapes = onnxio::bindShapes(specs, pc.bindings[b].binding);
-      pc.inputs.push_back(onnxio::generateInputs(specs, shapes, seed + 101 * (b + 1)));
-      pc.expected.push_back(reference::evaluate(model, pc.inputs.back()));
-    } catch (const std::exception& e) {
-      throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
-    }
-  }
-  pc.referenceMs = msSince(t1);
+  finishCase(pc, specs, seed, dataIndex);
+  return pc;
+}
+
+std::string describeBinding(const onnxio::DimBinding& binding) {
+  std::string text;
+  for (const auto& [label, v] : binding.byLabel)
+    text += (text.empty() ? "" : " ") + label + "=" + std::to_string(v);
+  for (const auto& [pos, v] : binding.byPosition)
+    text += (text.empty() ? "" : " ") + ("input" + std::to_string(pos.first) + "[" + std::to_string(pos.second) +
+                                         "]=" + std::to_string(v));
+  return text.empty() ? "static" : text;
+}
+
+PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
+                           int dataIndex, bool check) {
+  PreparedCase pc;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
+  pc.bindings.push_back({"shrunk", describeBinding(binding), binding});
+  finishCase(pc, specs, seed, {static_cast<size_t>(std::max(dataIndex, 0))});
   return pc;
 }
 

@@ -55,10 +55,11 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
                      s.signatures.size());
   for (size_t k = 0; k < s.findings.size(); ++k) {
     const auto& f = s.findings[k];
-    out << fmt::format("  [{}] {} at {:.1f} s: {} on {}{} nodes {} -> {}\n", s.states[k], f.signature,
-                       s.findingSeconds[k], f.finding.variant,
+    out << fmt::format("  [{}] {} at {:.1f} s: {} on {}{} nodes {} -> {}, input elements {} -> {}{}\n", s.states[k],
+                       f.signature, s.findingSeconds[k], f.finding.variant,
                        f.finding.bindingText.empty() ? "compile" : "binding " + f.finding.bindingText, "",
-                       f.nodesBefore, f.nodesAfter);
+                       f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
+                       f.binding.empty() ? "" : " (" + f.binding + ")");
     out << "      " << f.finding.detail.substr(0, 300) << "\n";
     out << "      repro: " << f.reproducer << "\n";
     if (!f.caseDir.empty())
@@ -150,7 +151,8 @@ int runSelftest(const FuzzOpts& o) {
   double perKnob = o.cases < 0 ? std::min(60.0, fuzz::parseDuration(o.time)) : 60.0;
   fs::path work = makeTempWorkDir("selftest");
   int missed = 0, skipped = 0;
-  std::cout << fmt::format("{:<34} {:>8} {:>12} {:>10} {}\n", "knob", "cases", "first (s)", "min nodes", "signature");
+  std::cout << fmt::format("{:<34} {:>6} {:>9} {:>9} {:>9} {:>13} {:<18} {}\n", "knob", "cases", "found (s)",
+                           "min (s)", "nodes", "input elems", "binding", "signature");
   for (const auto& [knob, name] : dq::kInjectKnobs) {
     if (!o.knobs.empty() && std::find(o.knobs.begin(), o.knobs.end(), std::string(name)) == o.knobs.end())
       continue;
@@ -181,13 +183,16 @@ int runSelftest(const FuzzOpts& o) {
     }
     if (s.firstOwnFinding < 0) {
       ++missed;
-      std::cout << fmt::format("{:<34} {:>8} {:>12} {:>10} not found within {:.0f} s\n", name, s.cases, "-", "-",
-                               perKnob);
+      std::cout << fmt::format("{:<34} {:>6} not found within {:.0f} s\n", name, s.cases, perKnob);
     } else {
-      const auto& f = s.findings[static_cast<size_t>(s.firstOwnFinding)];
-      std::cout << fmt::format("{:<34} {:>8} {:>12.1f} {:>10} {}\n", name, s.cases,
-                               s.findingSeconds[static_cast<size_t>(s.firstOwnFinding)],
-                               f.nodesAfter, f.signature);
+      const auto k = static_cast<size_t>(s.firstOwnFinding);
+      const auto& f = s.findings[k];
+      // Found = when its case was done, less the minimization that worker did before reporting.
+      std::cout << fmt::format("{:<34} {:>6} {:>9.1f} {:>9.1f} {:>9} {:>13} {:<18} {}\n", name, s.cases,
+                               s.findingSeconds[k] - s.findingMinimizeSeconds[k], s.findingMinimizeSeconds[k],
+                               fmt::format("{}->{}", f.nodesBefore, f.nodesAfter),
+                               fmt::format("{}->{}", f.elementsBefore, f.elementsAfter),
+                               f.binding.empty() ? "-" : f.binding, f.signature);
     }
   }
   std::error_code ec;
@@ -312,9 +317,11 @@ void addFuzzCommand(CLI::App& app) {
         std::cout << fmt::format("seed {} ({}): {} nodes, {}\n", r.seed, fuzz::kGeneratorVersion, r.nodes,
                                  r.valid ? "valid" : "invalid: " + r.invalidReason);
         for (const auto& f : r.findings)
-          std::cout << fmt::format("  {} on {}{}: {}\n    minimized {} -> {} nodes{}\n", f.signature, f.finding.variant,
+          std::cout << fmt::format("  {} on {}{}: {}\n    minimized {} -> {} nodes, input elements {} -> {}{}{}\n",
+                                   f.signature, f.finding.variant,
                                    f.finding.bindingText.empty() ? "" : " binding " + f.finding.bindingText,
-                                   f.finding.detail, f.nodesBefore, f.nodesAfter,
+                                   f.finding.detail, f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
+                                   f.binding.empty() ? "" : " on " + f.binding,
                                    f.caseDir.empty() ? "" : ", case " + f.caseDir);
         if (r.valid && r.findings.empty())
           std::cout << "  no finding\n";

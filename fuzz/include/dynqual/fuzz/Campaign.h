@@ -57,7 +57,9 @@ struct CampaignSummary {
   std::map<std::string, uint64_t> counters;   ///< compiler paths seen on the device
   std::vector<FindingReport> findings;
   std::vector<std::string> states;   ///< "new"/"known" per finding
-  std::vector<double> findingSeconds;  ///< seconds into the campaign of each finding
+  std::vector<double> findingSeconds;  ///< seconds into the campaign of each finding (its case done)
+  /// Seconds its case's worker spent minimizing (every finding of that case), included above.
+  std::vector<double> findingMinimizeSeconds;
   std::set<std::string> signatures;
   int64_t newFindings = 0;
   double wallSeconds = 0;

@@ -54,6 +54,15 @@ void checkModel(const onnx::ModelProto& model);
 PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1,
                          bool check = true);
 
+/// As prepareCase with exactly one given binding (a shrunk one), its inputs seeded as binding
+/// `dataIndex` of prepareCase would be, so an unchanged binding keeps its input values. Dims
+/// of `model` that `binding` leaves unbound are an InvalidCase.
+PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
+                           int dataIndex, bool check = true);
+
+/// "N0=2 N1=3" (labels, then unnamed dims as input<i>[<axis>]=v), or "static" when empty.
+std::string describeBinding(const onnxio::DimBinding& binding);
+
 /// Where the oracle runs and what it compares.
 struct OracleConfig {
   std::vector<exec::Variant> variants = {exec::Variant{}};  ///< default dq:production@sim
