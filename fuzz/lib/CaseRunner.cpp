@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -79,6 +80,8 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
       {"binding_kind", pc.bindings[0].kind},
       {"nodes_before", fr.nodesBefore},
       {"nodes_after", fr.nodesAfter},
+      {"elements_before", fr.elementsBefore},
+      {"elements_after", fr.elementsAfter},
       {"reproducer", fr.reproducer},
   };
   std::ofstream(dir / "meta.json") << meta.dump(2) << "\n";
@@ -104,7 +107,8 @@ std::string attributePass(const PreparedCase& one, const Finding& f, const CaseR
   exec::Variant v = exec::parseVariant(f.variant);
   if (v.kind != exec::Variant::Kind::Dq)
     return "unattributed";
-  std::string spec = resolvedSpec(req.oracle.binDir, v.pipeline);
+  std::string spec = req.oracle.engine && req.oracle.env.empty() ? req.oracle.engine->pipelineSpec(v.pipeline)
+                                                                 : resolvedSpec(req.oracle.binDir, v.pipeline);
   if (spec.empty())
     return "unattributed";
   for (const char* pass : kOptionalPasses) {
@@ -220,22 +224,25 @@ CaseReport runCase(const CaseRequest& req) {
     fr.reproducer = reproducerLine(req);
     OracleConfig oc = configFor(f, req.oracle);
     int binding = f.binding;
+    // The same symptom on the finding's variant, and not on the control.
+    auto failsLike = [&](const PreparedCase& c) {
+      fs::path w = req.workDir / ("min_" + std::to_string(attemptNo++));
+      OracleResult r = runOracle(c, oc, w);
+      std::error_code ec;
+      fs::remove_all(w, ec);
+      std::string control = oc.variants.size() > 1 && f.symptom != "variant-disagreement"
+                                ? oc.variants[0].text()
+                                : std::string();
+      bool seen = false, inControl = false;
+      for (const auto& g : r.findings) {
+        seen |= g.symptom == f.symptom && g.variant == f.variant;
+        inControl |= !control.empty() && g.symptom == f.symptom && g.variant == control;
+      }
+      return seen && !inControl;
+    };
     auto stillFails = [&](const onnx::ModelProto& candidate) {
       try {
-        PreparedCase c = prepareCase(candidate, req.bindings, req.seed, binding);
-        fs::path w = req.workDir / ("min_" + std::to_string(attemptNo++));
-        OracleResult r = runOracle(c, oc, w);
-        std::error_code ec;
-        fs::remove_all(w, ec);
-        std::string control = oc.variants.size() > 1 && f.symptom != "variant-disagreement"
-                                  ? oc.variants[0].text()
-                                  : std::string();
-        bool seen = false, inControl = false;
-        for (const auto& g : r.findings) {
-          seen |= g.symptom == f.symptom && g.variant == f.variant;
-          inControl |= !control.empty() && g.symptom == f.symptom && g.variant == control;
-        }
-        return seen && !inControl;
+        return failsLike(prepareCase(candidate, req.bindings, req.seed, binding));
       } catch (const InvalidCase&) {
       }
       return false;
@@ -248,13 +255,43 @@ CaseReport runCase(const CaseRequest& req) {
     } else {
       fr.nodesAfter = gc.nodes;
     }
+    // Then the dims and the binding: from the failing binding of the reduced graph.
+    const int dataIndex = binding >= 0 ? binding : 0;
+    std::optional<onnxio::DimBinding> dims;
+    try {
+      dims = prepareCase(small, req.bindings, req.seed, dataIndex).bindings.at(0).binding;
+    } catch (const InvalidCase&) {
+    }
+    if (dims) {
+      fr.elementsBefore = fr.elementsAfter = inputElements(small, *dims);
+      if (req.minimize && req.shrinkTries > 0) {
+        ShrinkStats ss;
+        small = shrinkDims(
+            small, *dims,
+            [&](const onnx::ModelProto& m, const onnxio::DimBinding& b) {
+              try {
+                return failsLike(prepareCaseOn(m, b, req.seed, dataIndex));
+              } catch (const InvalidCase&) {
+              }
+              return false;
+            },
+            req.shrinkTries, &ss);
+        fr.elementsAfter = ss.elementsAfter;
+      }
+      fr.binding = describeBinding(*dims);
+    }
+    // The reduced case on its (shrunk) binding.
+    auto reduced = [&]() {
+      return dims ? prepareCaseOn(small, *dims, req.seed, dataIndex)
+                  : prepareCase(small, req.bindings, req.seed, dataIndex);
+    };
     std::set<std::string> ops;
     for (const auto& n : small.graph().node())
       ops.insert(n.op_type());
     fr.ops.assign(ops.begin(), ops.end());
     fr.pass = "unattributed";
     try {
-      PreparedCase one = prepareCase(small, req.bindings, req.seed, binding >= 0 ? binding : 0);
+      PreparedCase one = reduced();
       fr.pass = attributePass(one, f, req, attemptNo);
     } catch (const InvalidCase&) {
     }
@@ -265,7 +302,7 @@ CaseReport runCase(const CaseRequest& req) {
     fr.signatureHash = fnv1aHex(fr.signature);
     if (!req.corpusOut.empty()) {
       try {
-        PreparedCase one = prepareCase(small, req.bindings, req.seed, binding >= 0 ? binding : 0);
+        PreparedCase one = reduced();
         fs::path dir = req.corpusOut / (fr.signatureHash + "-" + std::to_string(req.seed));
         writeCase(dir, one, fr, req);
         fr.caseDir = dir.string();
@@ -294,6 +331,9 @@ nlohmann::json toJson(const CaseReport& r) {
                         {"pass", f.pass},
                         {"nodes_before", f.nodesBefore},
                         {"nodes_after", f.nodesAfter},
+                        {"elements_before", f.elementsBefore},
+                        {"elements_after", f.elementsAfter},
+                        {"binding_shrunk", f.binding},
                         {"case_dir", f.caseDir},
                         {"reproducer", f.reproducer}});
   return {{"seed", r.seed},
@@ -330,6 +370,9 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
     fr.pass = f.at("pass");
     fr.nodesBefore = f.at("nodes_before");
     fr.nodesAfter = f.at("nodes_after");
+    fr.elementsBefore = f.value("elements_before", int64_t{0});
+    fr.elementsAfter = f.value("elements_after", int64_t{0});
+    fr.binding = f.value("binding_shrunk", std::string());
     fr.caseDir = f.at("case_dir");
     fr.reproducer = f.at("reproducer");
     r.findings.push_back(std::move(fr));

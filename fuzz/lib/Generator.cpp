@@ -139,7 +139,10 @@ private:
       std::vector<int64_t> values;
       int unknown = 0;
       for (size_t j = 0; j < target.size(); ++j) {
-        if (target[j].isConstant()) {
+        if (target[j].isConstant() && target[j].constantValue() == 0) {
+          values.clear();
+          break;  // a constant 0 means "copy" without allowzero: the computed operand sets it
+        } else if (target[j].isConstant()) {
           values.push_back(target[j].constantValue());
         } else if (inDims && j < inDims->size() && (*inDims)[j] == target[j] && rng_.chance(0.8)) {
           values.push_back(0);
@@ -148,7 +151,7 @@ private:
           ++unknown;
         }
       }
-      if (unknown == 0 || (unknown == 1 && minusOne))
+      if (values.size() == target.size() && (unknown == 0 || (unknown == 1 && minusOne)))
         return constInts(values);
     }
     bool anyZero = std::any_of(target.begin(), target.end(), [&](const Poly& p) { return mayBeZero(p); });
@@ -228,12 +231,14 @@ private:
 
   // ---- data ops -----------------------------------------------------------------------------
   bool step() {
-    // Weights: reshape 4, slice 4, elementwise 3, transpose 2, expand 2, concat 2, unsqueeze 1,
-    // squeeze 1, flatten 1, split 1, gather 1, shape output 1.
+    // Weights: reshape 4, slice 5, elementwise 3, transpose 2, expand 2, concat 2, pad 2, a shape
+    // value as a scalar operand 2, unsqueeze 1, squeeze 1, flatten 1, split 1, gather 1, shape
+    // output 1, nonzero 1, compress 1, tile 1.
     static const char* kOps[] = {"Reshape", "Reshape", "Reshape", "Reshape", "Slice", "Slice", "Slice", "Slice",
-                                 "Binary", "Binary", "Binary", "Transpose", "Transpose", "Expand", "Expand",
-                                 "Concat", "Concat", "Unsqueeze", "Squeeze", "Flatten", "Split", "Gather",
-                                 "ShapeOut"};
+                                 "Slice", "Binary", "Binary", "Binary", "Transpose", "Transpose", "Expand",
+                                 "Expand", "Concat", "Concat", "Pad", "Pad", "ShapeScalar", "ShapeScalar",
+                                 "Unsqueeze", "Squeeze", "Flatten", "Split", "Gather", "ShapeOut", "NonZero",
+                                 "Compress", "Tile"};
     std::string op = kOps[rng_.range(0, sizeof(kOps) / sizeof(kOps[0]) - 1)];
     size_t i = pickIndex();
     if (op == "Reshape") return reshape(i);
@@ -247,11 +252,18 @@ private:
     if (op == "Flatten") return flatten(i);
     if (op == "Split") return split(i);
     if (op == "Gather") return gather(i);
+    if (op == "Pad") return pad(i);
+    if (op == "ShapeScalar") return shapeScalar(i);
+    if (op == "NonZero") return nonZero(i);
+    if (op == "Compress") return compress(i);
+    if (op == "Tile") return tile(i);
     return shapeOutput(i);
   }
 
   bool reshape(size_t i) {
     std::vector<Poly> in = pool_[i].dims;
+    if (in.size() >= 2 && rng_.chance(0.4))
+      return reorderingReshape(i);
     // Factor every dim into constants and atoms, in order; a sum is one factor.
     std::vector<Poly> factors;
     for (const Poly& d : in) {
@@ -272,6 +284,9 @@ private:
         factors.push_back(d);
       }
     }
+    // The factors in any order keep the element count: exporters' views regroup and reorder.
+    if (factors.size() >= 2 && rng_.chance(0.25))
+      shuffle(factors);
     int64_t rank = rng_.range(factors.empty() ? 0 : 1, 4);
     std::vector<Poly> out(static_cast<size_t>(rank), Poly::constant(1));
     // Contiguous groups: each factor goes to the current group or opens the next one.
@@ -282,6 +297,39 @@ private:
         ++cur;
       out[cur] = out[cur] * factors[f];
     }
+    return emitReshape(i, out);
+  }
+
+  template <class T> void shuffle(std::vector<T>& v) {
+    for (size_t k = v.size() - 1; k > 0; --k)
+      std::swap(v[k], v[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(k)))]);
+  }
+
+  /// A reshape to the same rank with the input's extents in another order (`x.view(b, a)` of an
+  /// `[a, b]` tensor): same element count, and with the same types when the moved dims are all
+  /// dynamic, although the runtime extents differ.
+  bool reorderingReshape(size_t i) {
+    std::vector<Poly> out = pool_[i].dims;
+    std::vector<size_t> dynamic;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!out[k].isConstant())
+        dynamic.push_back(k);
+    if (dynamic.size() >= 2 && rng_.chance(0.7)) {
+      // Only the runtime extents move (`[a, 3, b]` viewed as `[b, 3, a]`).
+      std::vector<Poly> moved;
+      for (size_t k : dynamic)
+        moved.push_back(out[k]);
+      shuffle(moved);
+      for (size_t k = 0; k < dynamic.size(); ++k)
+        out[dynamic[k]] = moved[k];
+    } else {
+      shuffle(out);
+    }
+    return emitReshape(i, out);
+  }
+
+  bool emitReshape(size_t i, const std::vector<Poly>& out) {
+    const std::vector<Poly> in = pool_[i].dims;
     if (out == in)
       return false;
     Poly count = product(in, 0, in.size());
@@ -314,6 +362,8 @@ private:
     const Poly d = x.dims[axis];
     const bool constDim = d.isConstant();
     const int64_t c = d.constantValue();
+    if (constDim && c == 0)
+      return false;  // ONNX shape inference gives a reversed empty axis extent 1, not 0
     std::string start, end, step;
     Poly out;
     auto clampedCount = [](int64_t n, int64_t s, int64_t e, int64_t st) {
@@ -329,7 +379,7 @@ private:
       e = e == kMin ? -1 : std::clamp<int64_t>(e, -1, n - 1);
       return s > e ? (s - e + (-st) - 1) / (-st) : 0;
     };
-    switch (rng_.range(0, 4)) {
+    switch (rng_.range(0, 7)) {
     case 0: // full reverse, the exporters' clamped bounds
       start = constInts({-1});
       end = constInts({kMin});
@@ -367,12 +417,32 @@ private:
       step = constInts({-2});
       out = constDim ? Poly::constant(clampedCount(c, kMax, kMin, -2)) : Poly::atom(newAtom(mayBeZero(d)));
       break;
-    default: // end from a data tensor: the compiler cannot resolve it on the host
+    case 4: // end from a data tensor: the compiler cannot resolve it on the host
       start = constInts({0});
       end = boundInput();
       step = constInts({1});
-      out = constDim ? Poly::atom(newAtom(true)) : Poly::atom(newAtom(true));
+      out = Poly::atom(newAtom(true));
       break;
+    default: { // bounds computed from data, as a KV cache's past length: the readback of a device result
+      std::string piece = rng_.chance(0.5) ? dimPiece(d) : "";
+      step = constInts({1});
+      switch (rng_.range(0, 2)) {
+      case 0: // start = the data value, to the end
+        start = boundInput();
+        end = constInts({kMax});
+        break;
+      case 1: // end = data + 1 (the position after the last one written)
+        start = constInts({0});
+        end = g_.node("Add", {boundInput(), constInts({1})});
+        break;
+      default: // end = dim - data (Shape arithmetic and data mixed on the device), or data - 1
+        start = constInts({0});
+        end = piece.empty() ? g_.node("Sub", {boundInput(), constInts({1})}) : g_.node("Sub", {piece, boundInput()});
+        break;
+      }
+      out = Poly::atom(newAtom(true));
+      break;
+    }
     }
     int64_t axisValue = static_cast<int64_t>(axis);
     if (rng_.chance(0.3))
@@ -642,6 +712,211 @@ private:
     return true;
   }
 
+  // ---- data-dependent extents, tiling, padding -----------------------------------------------
+
+  /// NonZero of a value with zeros in it (Relu of data in [-1, 1), so about half the elements),
+  /// cast back to float: [rank, count] with a count only the data decides.
+  bool nonZero(size_t i) {
+    const Val x = pool_[i];
+    if (x.dims.empty())
+      return false;
+    std::string src = rng_.chance(0.7) ? g_.node("Relu", {x.name}) : x.name;
+    std::string idx = g_.node("NonZero", {src});
+    std::string name = g_.node("Cast", {idx}, {intAttr("to", kFloat)});
+    use(i);
+    add(name, {Poly::constant(static_cast<int64_t>(x.dims.size())), Poly::atom(newAtom(true))});
+    return true;
+  }
+
+  /// A bool condition of length `d` = x.dims[axis] from data: a bool graph input when `d` is an
+  /// input symbol or a constant, else Greater/Less of x summed over every other axis.
+  std::string condition(const Val& x, size_t axis) {
+    const Poly& d = x.dims[axis];
+    std::vector<int> as = d.atoms();
+    bool symbol = !d.isConstant() && d.isMonomial() && d.coefficient() == 1 && as.size() == 1 &&
+                  atoms_[static_cast<size_t>(as[0])].input;
+    if ((symbol || (d.isConstant() && d.constantValue() >= 1)) && rng_.chance(0.5)) {
+      std::string name = "cond" + std::to_string(conds_++);
+      if (symbol)
+        modelgen::declare(model_.mutable_graph()->add_input(), name, onnx::TensorProto::BOOL,
+                          {atoms_[static_cast<size_t>(as[0])].name}, {0});
+      else
+        modelgen::declare(model_.mutable_graph()->add_input(), name, onnx::TensorProto::BOOL, {""},
+                          {d.constantValue()});
+      return name;
+    }
+    std::string v = x.name;
+    if (x.dims.size() > 1) {
+      std::vector<int64_t> others;
+      for (size_t k = 0; k < x.dims.size(); ++k)
+        if (k != axis)
+          others.push_back(static_cast<int64_t>(k));
+      v = g_.node("ReduceSum", {x.name, constInts(others)}, {intAttr("keepdims", 0)});
+    }
+    return g_.node(rng_.chance(0.5) ? "Greater" : "Less", {v, g_.floatScalar("t" + std::to_string(consts_++), 0.0)});
+  }
+
+  /// Compress along an axis (the condition as long as that axis) or, without axis, over the
+  /// flattened input (the condition as long as the element count).
+  bool compress(size_t i) {
+    const Val x = pool_[i];
+    if (x.dims.empty())
+      return false;
+    std::string name;
+    std::vector<Poly> dims;
+    if (rng_.chance(0.6)) {
+      auto axis = static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 1));
+      std::string cond = condition(x, axis);
+      int64_t axisValue = static_cast<int64_t>(axis) - (rng_.chance(0.3) ? static_cast<int64_t>(x.dims.size()) : 0);
+      name = g_.node("Compress", {x.name, cond}, {intAttr("axis", axisValue)});
+      dims = x.dims;
+      dims[axis] = Poly::atom(newAtom(true));
+    } else {
+      // Reshape to [-1] is safe even for zero elements: there is no other entry to divide by.
+      std::string flat = x.dims.size() == 1 ? x.name : g_.node("Reshape", {x.name, constInts({-1})});
+      std::string cond = g_.node(rng_.chance(0.5) ? "Greater" : "Less",
+                                 {flat, g_.floatScalar("t" + std::to_string(consts_++), 0.0)});
+      name = g_.node("Compress", {x.name, cond});
+      dims = {Poly::atom(newAtom(true))};
+    }
+    use(i);
+    add(name, dims);
+    return true;
+  }
+
+  /// Tile with repeats from a constant (2 or 3 on one axis, sometimes 2 on another) or from
+  /// Shape arithmetic (one axis repeated by a dim of the graph).
+  bool tile(size_t i) {
+    const Val x = pool_[i];
+    if (x.dims.empty())
+      return false;
+    std::vector<Poly> dims = x.dims;
+    std::string repeats;
+    auto pick = static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 1));
+    if (rng_.chance(0.5)) {
+      std::vector<int64_t> r(x.dims.size(), 1);
+      r[pick] = rng_.range(2, 3);
+      if (x.dims.size() > 1 && rng_.chance(0.3))
+        r[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 1))] = 2;
+      for (size_t k = 0; k < r.size(); ++k)
+        dims[k] = dims[k] * Poly::constant(r[k]);
+      repeats = constInts(r);
+    } else {
+      Poly by = randomDim();
+      std::string piece = dimPiece(by);
+      if (piece.empty())
+        return false;
+      std::vector<std::string> pieces;
+      for (size_t k = 0; k < x.dims.size(); ++k)
+        pieces.push_back(k == pick ? piece : constInts({1}));
+      dims[pick] = dims[pick] * by;
+      repeats = pieces.size() == 1 ? pieces[0] : g_.node("Concat", pieces, {intAttr("axis", 0)});
+    }
+    std::string name = g_.node("Tile", {x.name, repeats});
+    use(i);
+    add(name, dims);
+    return true;
+  }
+
+  /// Pad in constant, reflect or edge mode. Constant pads are 0..2 per side; reflect pads stay
+  /// below every runtime extent of their axis (at most its minimum - 1); edge pads need an
+  /// extent >= 1. Pads from Shape arithmetic: a dim of the graph (constant and edge modes), or
+  /// the axis' own extent - 1 on the leading side (reflect).
+  bool pad(size_t i) {
+    const Val x = pool_[i];
+    if (x.dims.empty())
+      return false;
+    static const char* kModes[] = {"constant", "reflect", "edge"};
+    const std::string mode = kModes[rng_.range(0, 2)];
+    const size_t r = x.dims.size();
+    std::vector<std::string> pieces(2 * r);
+    std::vector<int64_t> values(2 * r, 0);
+    std::vector<Poly> dims = x.dims;
+    bool computed = false, any = false;
+    for (size_t k = 0; k < r; ++k) {
+      const int64_t lo = x.dims[k].minValue(atoms_);
+      const int64_t cap = mode == "constant" ? 2 : mode == "edge" ? (lo >= 1 ? 2 : 0) : std::min<int64_t>(lo - 1, 2);
+      if (mode == "reflect" && lo >= 1 && !x.dims[k].isConstant() && rng_.chance(0.25)) {
+        // extent - 1 on the leading side: the largest pad reflect allows, for every binding.
+        std::string piece = dimPiece(x.dims[k]);
+        if (!piece.empty()) {
+          pieces[k] = g_.node("Sub", {piece, constInts({1})});
+          dims[k] = Poly::atom(newAtom(false));
+          computed = any = true;
+          continue;
+        }
+      }
+      for (size_t side : {k, k + r}) {
+        if (cap <= 0 || !rng_.chance(0.5))
+          continue;
+        if (mode != "reflect" && rng_.chance(0.3)) {
+          Poly by = randomDim();
+          std::string piece = dimPiece(by);
+          if (!piece.empty()) {
+            pieces[side] = piece;
+            dims[k] = dims[k] + by;
+            computed = any = true;
+            continue;
+          }
+        }
+        values[side] = rng_.range(1, cap);
+        dims[k] = dims[k] + Poly::constant(values[side]);
+        any = true;
+      }
+    }
+    if (!any)
+      return false;
+    std::string pads;
+    if (!computed) {
+      pads = constInts(values);
+    } else {
+      for (size_t k = 0; k < pieces.size(); ++k)
+        if (pieces[k].empty())
+          pieces[k] = constInts({values[k]});
+      pads = g_.node("Concat", pieces, {intAttr("axis", 0)});
+    }
+    std::vector<std::string> ins = {x.name, pads};
+    if (mode == "constant" && rng_.chance(0.6))
+      ins.push_back(!scalarInput_.empty() && rng_.chance(0.5)
+                        ? scalarInput_
+                        : g_.floatScalar("v" + std::to_string(consts_++), rng_.symmetric()));
+    onnx::AttributeProto m;
+    m.set_name("mode");
+    m.set_type(onnx::AttributeProto::STRING);
+    m.set_s(mode);
+    std::string name = g_.node("Pad", ins, {m});
+    use(i);
+    add(name, dims);
+    return true;
+  }
+
+  /// A dim of the graph as a float scalar operand of an elementwise op (an exporter's scale by a
+  /// runtime size): Cast(Gather(Shape(v), k)), rank 0 or [1], sometimes minus one first.
+  bool shapeScalar(size_t i) {
+    const Val x = pool_[i];
+    const Val v = pool_[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(pool_.size()) - 1))];
+    if (v.dims.empty())
+      return false;
+    auto axis = static_cast<int64_t>(rng_.range(0, static_cast<int64_t>(v.dims.size()) - 1));
+    const bool scalar = rng_.chance(0.5);
+    std::string dim = g_.node("Gather", {shapeOf(v.name), constInts({axis}, scalar)}, {intAttr("axis", 0)});
+    if (rng_.chance(0.3))
+      dim = g_.node("Sub", {dim, constInts({1}, scalar)});
+    std::string f = g_.node("Cast", {dim}, {intAttr("to", kFloat)});
+    std::vector<Poly> fDims, out;
+    if (!scalar)
+      fDims.push_back(Poly::constant(1));
+    broadcastable(x.dims, fDims, out);
+    static const char* kBin[] = {"Add", "Sub", "Mul"};
+    std::vector<std::string> ins = {x.name, f};
+    if (rng_.chance(0.5))
+      std::swap(ins[0], ins[1]);
+    std::string name = g_.node(kBin[rng_.range(0, 2)], ins);
+    use(i);
+    add(name, out);
+    return true;
+  }
+
   /// Outputs computed from shapes: Shape itself, one dim as a rank-0 value, dim - 1, or a dim
   /// cast to float.
   bool shapeOutput(size_t i) {
@@ -738,6 +1013,7 @@ private:
   std::map<std::string, std::string> shapeCache_;
   std::string scalarInput_, bound_;
   int consts_ = 0;
+  int conds_ = 0;
   int dataOps_ = 0;
 };
 

@@ -4,11 +4,81 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace dynqual::fuzz {
 
 namespace {
+
+int rankOf(const std::map<std::string, onnx::TypeProto>& types, const std::string& name) {
+  auto it = types.find(name);
+  if (it == types.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape())
+    return -1;
+  return it->second.tensor_type().shape().dim_size();
+}
+
+/// The static length of 1-D `name` (a shape or axes operand), or -1.
+int64_t lengthOf(const std::map<std::string, onnx::TypeProto>& types, const std::string& name) {
+  auto it = types.find(name);
+  if (rankOf(types, name) != 1 || !it->second.tensor_type().shape().dim(0).has_dim_value())
+    return -1;
+  return it->second.tensor_type().shape().dim(0).dim_value();
+}
+
+/// Gives a rank (every dim unknown) to the values ONNX shape inference leaves without a shape
+/// although their rank follows from their operands' ranks: a Slice, Pad or Tile whose bounds are
+/// computed (ONNX then infers nothing at all) and everything downstream of one. Without a rank a
+/// value cannot be promoted to a graph input, and the minimizer would stop above it.
+void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypeProto>& types) {
+  static const std::set<std::string> kSameRank = {"Slice", "Pad", "Tile", "Relu", "Cast", "Transpose", "Neg",
+                                                  "Concat", "Identity", "Abs", "Sqrt", "Exp"};
+  static const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Greater", "Less", "Equal",
+                                                   "Where", "Max", "Min", "Pow"};
+  for (const auto& n : m.graph().node()) {
+    if (n.output_size() == 0 || rankOf(types, n.output(0)) >= 0 || n.input_size() == 0)
+      continue;
+    const std::string& op = n.op_type();
+    int r0 = rankOf(types, n.input(0));
+    int rank = -1;
+    bool hasAxis = false;
+    for (const auto& a : n.attribute())
+      hasAxis |= a.name() == "axis";
+    if (kSameRank.count(op) || (op == "Compress" && hasAxis)) {
+      rank = r0;
+    } else if (op == "Compress" || op == "Shape") {
+      rank = 1;
+    } else if (op == "NonZero") {
+      rank = 2;
+    } else if (kBroadcast.count(op)) {
+      for (const auto& in : n.input())
+        rank = rankOf(types, in) < 0 ? -2 : std::max(rank, rankOf(types, in));
+      rank = std::max(rank, -1);
+    } else if (op == "Expand" && n.input_size() > 1 && r0 >= 0 && lengthOf(types, n.input(1)) >= 0) {
+      rank = std::max<int>(r0, static_cast<int>(lengthOf(types, n.input(1))));
+    } else if (op == "Reshape" && n.input_size() > 1) {
+      rank = static_cast<int>(lengthOf(types, n.input(1)));
+    } else if (op == "Gather" && n.input_size() > 1 && r0 >= 1 && rankOf(types, n.input(1)) >= 0) {
+      rank = r0 - 1 + rankOf(types, n.input(1));
+    } else if (op == "Unsqueeze" && n.input_size() > 1 && r0 >= 0 && lengthOf(types, n.input(1)) >= 0) {
+      rank = r0 + static_cast<int>(lengthOf(types, n.input(1)));
+    }
+    if (rank < 0)
+      continue;
+    onnx::TypeProto t;
+    t.mutable_tensor_type()->set_elem_type(
+        types.count(n.output(0)) ? types[n.output(0)].tensor_type().elem_type() : types[n.input(0)].tensor_type().elem_type());
+    if (op == "NonZero" || op == "Shape")
+      t.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    if (t.tensor_type().elem_type() == 0)
+      continue;
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < rank; ++d)
+      shape->add_dim();
+    types[n.output(0)] = t;
+  }
+}
 
 /// Inferred (or declared) types of every value of `model`.
 std::map<std::string, onnx::TypeProto> valueTypes(const onnx::ModelProto& model) {
@@ -27,6 +97,16 @@ std::map<std::string, onnx::TypeProto> valueTypes(const onnx::ModelProto& model)
     types[v.name()] = v.type();
   for (const auto& v : copy.graph().output())
     types[v.name()] = v.type();
+  for (const auto& t : copy.graph().initializer())
+    if (!types.count(t.name())) {
+      onnx::TypeProto ty;
+      ty.mutable_tensor_type()->set_elem_type(t.data_type());
+      auto* shape = ty.mutable_tensor_type()->mutable_shape();
+      for (int64_t d : t.dims())
+        shape->add_dim()->set_dim_value(d);
+      types[t.name()] = ty;
+    }
+  completeRanks(copy, types);
   return types;
 }
 
@@ -168,6 +248,107 @@ onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& still
     }
   }
   s.nodesAfter = best.graph().node_size();
+  return best;
+}
+
+namespace {
+
+/// Smaller values to try for an extent `v`, in order: 1, v/2, v-1 (each < v, >= 1, distinct).
+std::vector<int64_t> smaller(int64_t v) {
+  std::vector<int64_t> out;
+  for (int64_t c : {int64_t(1), v / 2, v - 1})
+    if (c >= 1 && c < v && std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  return out;
+}
+
+} // namespace
+
+int64_t inputElements(const onnx::ModelProto& model, const onnxio::DimBinding& binding) {
+  int64_t total = 0;
+  for (int i = 0; i < model.graph().input_size(); ++i) {
+    const auto& t = model.graph().input(i).type();
+    if (!t.has_tensor_type() || !t.tensor_type().has_shape())
+      continue;
+    int64_t n = 1;
+    const auto& shape = t.tensor_type().shape();
+    for (int d = 0; d < shape.dim_size(); ++d) {
+      const auto& dim = shape.dim(d);
+      int64_t v = 1;
+      if (dim.has_dim_value()) {
+        v = dim.dim_value();
+      } else if (auto it = binding.byLabel.find(dim.dim_param()); dim.has_dim_param() && it != binding.byLabel.end()) {
+        v = it->second;
+      } else if (auto pos = binding.byPosition.find({static_cast<size_t>(i), static_cast<size_t>(d)});
+                 pos != binding.byPosition.end()) {
+        v = pos->second;
+      }
+      n *= v;
+    }
+    total += n;
+  }
+  return total;
+}
+
+onnx::ModelProto shrinkDims(const onnx::ModelProto& model, onnxio::DimBinding& binding,
+                            const StillFailsOn& stillFailsOn, int maxTries, ShrinkStats* stats) {
+  ShrinkStats local;
+  ShrinkStats& s = stats ? *stats : local;
+  s.elementsBefore = inputElements(model, binding);
+  onnx::ModelProto best = model;
+  auto attempt = [&](const onnx::ModelProto& m, const onnxio::DimBinding& b) {
+    if (s.tries >= maxTries)
+      return false;
+    ++s.tries;
+    if (!stillFailsOn(m, b))
+      return false;
+    ++s.accepted;
+    best = m;
+    binding = b;
+    return true;
+  };
+  bool changed = true;
+  while (changed && s.tries < maxTries) {
+    changed = false;
+    // Binding values: by label, then unnamed dims by position.
+    for (auto& [label, v] : std::map<std::string, int64_t>(binding.byLabel))
+      for (int64_t c : smaller(binding.byLabel.at(label))) {
+        onnxio::DimBinding b = binding;
+        b.byLabel[label] = c;
+        if (attempt(best, b)) {
+          changed = true;
+          break;
+        }
+      }
+    for (auto& [pos, v] : std::map<std::pair<size_t, size_t>, int64_t>(binding.byPosition))
+      for (int64_t c : smaller(binding.byPosition.at(pos))) {
+        onnxio::DimBinding b = binding;
+        b.byPosition[pos] = c;
+        if (attempt(best, b)) {
+          changed = true;
+          break;
+        }
+      }
+    // Static dims of graph inputs.
+    for (int i = 0; i < best.graph().input_size(); ++i) {
+      if (!best.graph().input(i).type().tensor_type().has_shape())
+        continue;
+      for (int d = 0; d < best.graph().input(i).type().tensor_type().shape().dim_size(); ++d) {
+        const auto& dim = best.graph().input(i).type().tensor_type().shape().dim(d);
+        if (!dim.has_dim_value())
+          continue;
+        for (int64_t c : smaller(dim.dim_value())) {
+          onnx::ModelProto m = best;
+          m.mutable_graph()->mutable_input(i)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(d)->set_dim_value(c);
+          if (attempt(m, binding)) {
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+  s.elementsAfter = inputElements(best, binding);
   return best;
 }
 

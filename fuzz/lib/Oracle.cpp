@@ -10,6 +10,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -61,8 +62,10 @@ void checkModel(const onnx::ModelProto& model) {
   }
 }
 
-PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check) {
-  PreparedCase pc;
+namespace {
+
+/// Checks `model` (when `check`) and reads its input and output signatures into `pc`.
+std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProto& model, bool check) {
   pc.model = model;
   auto t0 = std::chrono::steady_clock::now();
   if (check)
@@ -77,39 +80,89 @@ PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, in
   }
   for (const auto& o : outs)
     pc.outputNames.push_back(o.name);
+  return specs;
+}
+
+/// Inputs (seeded per binding index, `dataIndex[b]`) and reference outputs of every binding.
+void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, uint64_t seed,
+                const std::vector<size_t>& dataIndex) {
+  auto t1 = std::chrono::steady_clock::now();
+  for (size_t b = 0; b < pc.bindings.size(); ++b) {
+    try {
+      auto shapes = onnxio::bindShapes(specs, pc.bindings[b].binding);
+      pc.inputs.push_back(onnxio::generateInputs(specs, shapes, seed + 101 * (dataIndex[b] + 1)));
+      pc.expected.push_back(reference::evaluate(pc.model, pc.inputs.back()));
+    } catch (const std::exception& e) {
+      throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
+    }
+  }
+  pc.referenceMs = msSince(t1);
+}
+
+} // namespace
+
+PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check) {
+  PreparedCase pc;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
   std::vector<run::NamedBinding> all = run::makeBindings(specs, {}, k + 1, seed);
   for (auto& b : all)
     if (b.kind != "zero" && static_cast<int>(pc.bindings.size()) < k)
       pc.bindings.push_back(std::move(b));
   if (pc.bindings.empty())
     pc.bindings.push_back({"static", "static", {}});
+  std::vector<size_t> dataIndex;
+  for (size_t b = 0; b < pc.bindings.size(); ++b)
+    dataIndex.push_back(b);
   if (onlyBinding >= 0) {
     if (onlyBinding >= static_cast<int>(pc.bindings.size()))
       throw InvalidCase("binding " + std::to_string(onlyBinding) + " does not exist");
     pc.bindings = {pc.bindings[static_cast<size_t>(onlyBinding)]};
+    dataIndex = {static_cast<size_t>(onlyBinding)};
   }
-  auto t1 = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < pc.bindings.size(); ++b) {
-    try {
-      auto shapes = onnxio::bindShapes(specs, pc.bindings[b].binding);
-      pc.inputs.push_back(onnxio::generateInputs(specs, shapes, seed + 101 * (b + 1)));
-      pc.expected.push_back(reference::evaluate(model, pc.inputs.back()));
-    } catch (const std::exception& e) {
-      throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
-    }
-  }
-  pc.referenceMs = msSince(t1);
+  finishCase(pc, specs, seed, dataIndex);
+  return pc;
+}
+
+std::string describeBinding(const onnxio::DimBinding& binding) {
+  std::string text;
+  for (const auto& [label, v] : binding.byLabel)
+    text += (text.empty() ? "" : " ") + label + "=" + std::to_string(v);
+  for (const auto& [pos, v] : binding.byPosition)
+    text += (text.empty() ? "" : " ") + ("input" + std::to_string(pos.first) + "[" + std::to_string(pos.second) +
+                                         "]=" + std::to_string(v));
+  return text.empty() ? "static" : text;
+}
+
+PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
+                           int dataIndex, bool check) {
+  PreparedCase pc;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
+  pc.bindings.push_back({"shrunk", describeBinding(binding), binding});
+  finishCase(pc, specs, seed, {static_cast<size_t>(std::max(dataIndex, 0))});
   return pc;
 }
 
 OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const fs::path& workDir) {
   OracleResult result;
+  std::vector<exec::Variant> variants = config.variants;
+  size_t referenceVariants = variants.size();
+  if (config.ortOracle)
+    variants.push_back(exec::parseVariant("ort:cpu"));
+  CaseEngine* engine = config.env.empty() ? config.engine.get() : nullptr;
+  auto inEngine = [&](const exec::Variant& v) { return engine && v.kind == exec::Variant::Kind::Dq; };
+  bool needFiles = false;
+  for (const auto& v : variants)
+    needFiles |= !inEngine(v);
+
+  // The child path's places; the engine names them in messages without writing them.
   fs::path caseDir = workDir / "case";
-  fs::create_directories(caseDir);
-  modelgen::writeModel(pc.model, caseDir / "model.onnx");
   std::vector<onnxio::ValueSpec> specs = onnxio::describeInputs(pc.model);
   std::vector<std::vector<fs::path>> inputFiles(pc.bindings.size());
-  for (size_t b = 0; b < pc.bindings.size(); ++b) {
+  if (needFiles) {
+    fs::create_directories(caseDir);
+    modelgen::writeModel(pc.model, caseDir / "model.onnx");
+  }
+  for (size_t b = 0; b < pc.bindings.size() && needFiles; ++b) {
     fs::path dir = workDir / ("binding_" + std::to_string(b));
     fs::create_directories(dir);
     for (size_t i = 0; i < pc.inputs[b].size(); ++i) {
@@ -131,10 +184,6 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
   compare::CompareOptions bitExact;
   bitExact.bitExact = true;
 
-  std::vector<exec::Variant> variants = config.variants;
-  size_t referenceVariants = variants.size();
-  if (config.ortOracle)
-    variants.push_back(exec::parseVariant("ort:cpu"));
   // outputs[v][b]: what variant v computed on binding b, when it ran.
   std::vector<std::vector<std::optional<std::vector<Tensor>>>> outputs(
       variants.size(), std::vector<std::optional<std::vector<Tensor>>>(pc.bindings.size()));
@@ -148,9 +197,15 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
     bool isOracle = v >= referenceVariants;
     std::string vt = variants[v].text();
     exec::PreparedModel pm;
+    std::shared_ptr<const EngineProgram> program;
+    // Where the executor would put this arm's artifact (exec::Executor::prepare).
+    fs::path programFile = ec.workDir / arm.label / caseDir.filename() / "model.dqp";
     try {
       auto t0 = std::chrono::steady_clock::now();
-      pm = executor.prepare(arm, caseDir);
+      if (inEngine(arm.variant))
+        program = engine->compile(pc.model, arm.variant, arm.label, caseDir / "model.onnx", programFile);
+      else
+        pm = executor.prepare(arm, caseDir);
       result.compileMs += msSince(t0);
     } catch (const exec::ExecError& e) {
       if (e.stage() == exec::Stage::Infra)
@@ -162,11 +217,16 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
     if (countThis)
       firstDq = false;
     for (size_t b = 0; b < pc.bindings.size(); ++b) {
-      fs::path out = workDir / ("out_" + std::to_string(v) + "_" + std::to_string(b));
-      fs::create_directories(out);
       try {
         auto t0 = std::chrono::steady_clock::now();
-        exec::ExecResult r = executor.execute(pm, inputFiles[b], {}, out);
+        exec::ExecResult r;
+        if (program) {
+          r = engine->execute(*program, pc.inputs[b], programFile);
+        } else {
+          fs::path out = workDir / ("out_" + std::to_string(v) + "_" + std::to_string(b));
+          fs::create_directories(out);
+          r = executor.execute(pm, inputFiles[b], {}, out);
+        }
         result.runMs += msSince(t0);
         if (countThis)
           for (const auto& [name, value] : r.counters)

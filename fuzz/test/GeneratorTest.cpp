@@ -3,6 +3,7 @@
 #include "dynqual/fuzz/Oracle.h"
 #include "dynqual/fuzz/SymbolicDim.h"
 #include "dynqual/modelgen/GraphBuilder.h"
+#include "dynqual/onnx/TensorProtoIO.h"
 
 #include <gtest/gtest.h>
 
@@ -71,11 +72,144 @@ TEST(Generator, AtLeast95PercentValidWithMedianOf8OpsAndEveryOpKind) {
   std::sort(sizes.begin(), sizes.end());
   EXPECT_GE(sizes[sizes.size() / 2], 8) << "median graph size";
   for (const char* op : {"Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Transpose",
-                         "Split", "Gather", "Shape", "Add", "Sub", "Mul", "Cast"})
+                         "Split", "Gather", "Shape", "Add", "Sub", "Mul", "Cast", "NonZero", "Compress", "Tile",
+                         "Pad"})
     EXPECT_GT(ops[op], 0) << op << " never generated";
   EXPECT_TRUE(sawRank0Output);
   EXPECT_TRUE(sawShapeOutput);
   EXPECT_TRUE(sawZeroExtent);
+}
+
+/// The producer of each value of `m` ("" for inputs and initializers).
+std::map<std::string, const onnx::NodeProto*> producers(const onnx::ModelProto& m) {
+  std::map<std::string, const onnx::NodeProto*> p;
+  for (const auto& n : m.graph().node())
+    for (const auto& o : n.output())
+      p[o] = &n;
+  return p;
+}
+
+std::string stringAttr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name)
+      return a.s();
+  return "";
+}
+
+bool hasAttr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name)
+      return true;
+  return false;
+}
+
+TEST(Generator, DataDependentTilingAndPaddingOpsInEveryForm) {
+  std::map<std::string, int> forms;
+  for (int k = 0; k < 300; ++k) {
+    GeneratedCase c = generate(caseSeed(42, static_cast<uint64_t>(k)));
+    auto made = producers(c.model);
+    for (const auto& n : c.model.graph().node()) {
+      // A shape operand computed by a node (Shape arithmetic) or a constant initializer.
+      auto origin = [&](int input) { return made.count(n.input(input)) ? "computed" : "constant"; };
+      if (n.op_type() == "Pad") {
+        std::string mode = stringAttr(n, "mode");
+        ++forms["Pad " + mode];
+        ++forms[std::string("Pad ") + mode + " pads " + origin(1)];
+        if (n.input_size() > 2)
+          ++forms["Pad constant_value"];
+      } else if (n.op_type() == "Tile") {
+        ++forms[std::string("Tile repeats ") + origin(1)];
+      } else if (n.op_type() == "Compress") {
+        ++forms[hasAttr(n, "axis") ? "Compress axis" : "Compress flattened"];
+        // The condition is data: a graph input or computed from a data value, never a constant.
+        bool isInput = false;
+        for (const auto& in : c.model.graph().input())
+          isInput |= in.name() == n.input(1);
+        EXPECT_TRUE(isInput || made.count(n.input(1))) << "seed " << c.seed << ": constant condition";
+      } else if (n.op_type() == "NonZero") {
+        ++forms["NonZero"];
+      } else if (n.op_type() == "Slice") {
+        // Bounds the host cannot resolve: computed from the `bound` data input.
+        for (int b : {1, 2})
+          if (made.count(n.input(b)))
+            for (const auto& in : made.at(n.input(b))->input())
+              forms["Slice bound from data arithmetic"] += in == "bound";
+      }
+    }
+  }
+  for (const char* form : {"Pad constant", "Pad reflect", "Pad edge", "Pad constant pads constant",
+                           "Pad constant pads computed", "Pad reflect pads constant", "Pad reflect pads computed",
+                           "Pad edge pads constant", "Pad edge pads computed", "Pad constant_value",
+                           "Tile repeats constant", "Tile repeats computed", "Compress axis", "Compress flattened",
+                           "NonZero", "Slice bound from data arithmetic"})
+    EXPECT_GE(forms[form], 5) << form << " (300 cases)";
+}
+
+// Reflect pads must stay below the padded extent on every binding (the spec's rule; the CPU
+// reference would mirror repeatedly). Each reflect Pad's input and pads become extra outputs, and
+// the reference gives their runtime values on all K bindings.
+TEST(Generator, ReflectPadsAreBelowTheExtentOnEveryBinding) {
+  int checked = 0;
+  for (int k = 0; k < 800 && checked < 40; ++k) {
+    GeneratedCase c = generate(caseSeed(43, static_cast<uint64_t>(k)));
+    onnx::ModelProto m = c.model;
+    std::vector<std::pair<std::string, std::string>> pads;  // (data, pads) of each reflect Pad
+    for (const auto& n : m.graph().node())
+      if (n.op_type() == "Pad" && stringAttr(n, "mode") == "reflect")
+        pads.emplace_back(n.input(0), n.input(1));
+    if (pads.empty())
+      continue;
+    std::set<std::string> outs;
+    for (const auto& o : m.graph().output())
+      outs.insert(o.name());
+    std::map<std::string, onnx::TensorProto> inits;
+    for (const auto& t : m.graph().initializer())
+      inits[t.name()] = t;
+    std::set<std::string> inputs;
+    for (const auto& in : m.graph().input())
+      inputs.insert(in.name());
+    auto made = producers(m);
+    for (const auto& [data, p] : pads) {
+      // The pads vector holds 2 * rank entries: an initializer, or a Concat of [1] pieces.
+      int64_t len = inits.count(p) ? inits.at(p).dims(0) : made.at(p)->input_size();
+      for (const std::string& v : {data, p})
+        if (!inits.count(v) && !inputs.count(v) && outs.insert(v).second) {
+          std::vector<std::string> params(static_cast<size_t>(v == p ? 1 : len / 2), "");
+          std::vector<int64_t> sizes(params.size(), -1);
+          if (v == p)
+            sizes[0] = len;
+          modelgen::declare(m.mutable_graph()->add_output(), v,
+                            v == p ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT, params, sizes);
+        }
+    }
+    PreparedCase pc;
+    try {
+      pc = prepareCase(m, 4, c.seed, -1, /*check=*/false);
+    } catch (const InvalidCase& e) {
+      ADD_FAILURE() << "seed " << c.seed << ": " << e.what();
+      continue;
+    }
+    for (size_t b = 0; b < pc.bindings.size(); ++b) {
+      auto value = [&](const std::string& name) -> Tensor {
+        for (size_t o = 0; o < pc.outputNames.size(); ++o)
+          if (pc.outputNames[o] == name)
+            return pc.expected[b][o];
+        for (int i = 0; i < m.graph().input_size(); ++i)
+          if (m.graph().input(i).name() == name)
+            return pc.inputs[b][static_cast<size_t>(i)];
+        return onnxio::tensorFromProto(inits.at(name), name);
+      };
+      for (const auto& [data, p] : pads) {
+        Tensor x = value(data), pv = value(p);
+        for (int64_t a = 0; a < x.rank(); ++a)
+          for (int64_t side : {a, a + x.rank()})
+            EXPECT_LT(pv.getInt(side), std::max<int64_t>(x.dims()[static_cast<size_t>(a)], 1))
+                << "seed " << c.seed << " binding " << pc.bindings[b].description << " axis " << a;
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 20) << "too few cases with a reflect Pad";
 }
 
 TEST(Generator, DeadNodeRemovalKeepsOnlyWhatReachesAnOutput) {

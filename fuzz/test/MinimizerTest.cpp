@@ -2,6 +2,7 @@
 #include "dynqual/fuzz/Generator.h"
 #include "dynqual/fuzz/Minimizer.h"
 #include "dynqual/fuzz/Oracle.h"
+#include "dynqual/modelgen/GraphBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +33,7 @@ StillFails needs(const std::string& op) {
 
 TEST(Minimizer, ReducesToAFewNodesKeepingTheProperty) {
   int reduced = 0;
-  for (uint64_t k = 0; k < 40 && reduced < 5; ++k) {
+  for (uint64_t k = 0; k < 120 && reduced < 5; ++k) {
     GeneratedCase c = generate(caseSeed(9, k));
     if (countOp(c.model, "Transpose") == 0 || c.nodes < 10 || !needs("Transpose")(c.model))
       continue;
@@ -61,6 +62,96 @@ TEST(Minimizer, ReturnsTheInputWhenNothingSmallerFails) {
   EXPECT_EQ(st.accepted, 0);
   EXPECT_GT(calls, 0);
   EXPECT_LE(st.tries, 50);
+}
+
+/// "Fails" when the case is valid on binding `b` (the reference runs it) and `need` holds.
+StillFailsOn validAnd(std::function<bool(const onnx::ModelProto&, const onnxio::DimBinding&)> need) {
+  return [need](const onnx::ModelProto& m, const onnxio::DimBinding& b) {
+    if (!need(m, b))
+      return false;
+    try {
+      prepareCaseOn(m, b, 7, 0);
+      return true;
+    } catch (const InvalidCase&) {
+      return false;
+    }
+  };
+}
+
+TEST(Shrink, BindingValuesGoToTheSmallestThatStillFails) {
+  int shrunk = 0;
+  for (uint64_t k = 0; k < 60 && shrunk < 5; ++k) {
+    GeneratedCase c = generate(caseSeed(11, k));
+    PreparedCase pc;
+    try {
+      pc = prepareCase(c.model, 4, c.seed, 3);  // the "larger" binding: every symbol 7
+    } catch (const InvalidCase&) {
+      continue;
+    }
+    onnxio::DimBinding b = pc.bindings[0].binding;
+    if (b.byLabel.size() < 2 || !b.byLabel.count("N0"))
+      continue;
+    // A stand-in bug that needs N0 >= 3: 7 -> 3 (7/2) is the first candidate that still fails,
+    // and from 3 none of 1, 2 does. Every other symbol can go to 1.
+    auto needs = validAnd([](const onnx::ModelProto&, const onnxio::DimBinding& d) { return d.byLabel.at("N0") >= 3; });
+    ASSERT_TRUE(needs(c.model, b)) << "seed " << c.seed;
+    ShrinkStats st;
+    onnx::ModelProto small = shrinkDims(c.model, b, needs, 100, &st);
+    EXPECT_TRUE(needs(small, b));
+    EXPECT_EQ(b.byLabel.at("N0"), 3) << "seed " << c.seed;
+    for (const auto& [label, v] : b.byLabel)
+      if (label != "N0")
+        EXPECT_EQ(v, 1) << label << ", seed " << c.seed;
+    EXPECT_LT(st.elementsAfter, st.elementsBefore);
+    EXPECT_EQ(st.elementsAfter, inputElements(small, b));
+    EXPECT_LE(st.tries, 100);
+    ++shrunk;
+  }
+  EXPECT_EQ(shrunk, 5) << "too few generated cases with two symbols";
+}
+
+TEST(Shrink, StaticInputDimsShrinkOnlyWhereTheGraphStaysValid) {
+  // x f32[6, N]: Reshape(x, [2, 3, -1]) needs a multiple of 6 rows; z f32[4, N]: Transpose(z)
+  // works for any rows. Outputs declared with unknown dims.
+  onnx::ModelProto m = modelgen::newModel("test", 17);
+  m.mutable_graph()->set_name("shrink");
+  modelgen::GraphBuilder g(*m.mutable_graph());
+  modelgen::declare(m.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {"", "N"}, {6, 0});
+  modelgen::declare(m.mutable_graph()->add_input(), "z", onnx::TensorProto::FLOAT, {"", "N"}, {4, 0});
+  std::string r = g.node("Reshape", {"x", g.ints("shape", {2, 3, -1})});
+  std::string t = g.node("Transpose", {"z"}, {modelgen::intsAttr("perm", {1, 0})});
+  modelgen::declare(m.mutable_graph()->add_output(), r, onnx::TensorProto::FLOAT, {"", "", ""}, {-1, -1, -1});
+  modelgen::declare(m.mutable_graph()->add_output(), t, onnx::TensorProto::FLOAT, {"", ""}, {-1, -1});
+  onnxio::DimBinding b;
+  b.byLabel["N"] = 5;
+  auto hasTranspose = validAnd([](const onnx::ModelProto& c, const onnxio::DimBinding&) { return countOp(c, "Transpose") > 0; });
+  ASSERT_TRUE(hasTranspose(m, b));
+  ShrinkStats st;
+  onnx::ModelProto small = shrinkDims(m, b, hasTranspose, 100, &st);
+  EXPECT_EQ(small.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 6);  // 1, 3, 5 are invalid
+  EXPECT_EQ(small.graph().input(1).type().tensor_type().shape().dim(0).dim_value(), 1);
+  EXPECT_EQ(b.byLabel.at("N"), 1);
+  EXPECT_EQ(st.elementsBefore, 6 * 5 + 4 * 5);
+  EXPECT_EQ(st.elementsAfter, 6 * 1 + 1 * 1);
+}
+
+TEST(Shrink, StaysWithinItsBudgetAndKeepsTheInputWhenNothingSmallerFails) {
+  GeneratedCase c = generate(caseSeed(11, 2));
+  PreparedCase pc = prepareCase(c.model, 4, c.seed, 3);
+  onnxio::DimBinding b = pc.bindings[0].binding, original = b;
+  int calls = 0;
+  StillFailsOn never = [&](const onnx::ModelProto&, const onnxio::DimBinding&) {
+    ++calls;
+    return false;
+  };
+  ShrinkStats st;
+  onnx::ModelProto same = shrinkDims(c.model, b, never, 3, &st);
+  EXPECT_EQ(modelgen::serializeDeterministic(same), modelgen::serializeDeterministic(c.model));
+  EXPECT_EQ(b.byLabel, original.byLabel);
+  EXPECT_EQ(calls, std::min(3, calls));
+  EXPECT_LE(st.tries, 3);
+  EXPECT_EQ(st.accepted, 0);
+  EXPECT_EQ(st.elementsAfter, st.elementsBefore);
 }
 
 } // namespace

@@ -110,11 +110,22 @@ void addConst(onnx::ModelProto& m, const std::string& name, const std::vector<in
   *a->mutable_t() = intsConst(name, v);
 }
 
+void addScalarConst(onnx::ModelProto& m, const std::string& name, int64_t v) {
+  auto* n = addNode(m, "Constant", {}, {name});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto t = intsConst(name, {v});
+  t.clear_dims();
+  *a->mutable_t() = t;
+}
+
 struct Case {
   const char* knob;
   std::function<onnx::ModelProto()> model;
   std::vector<Tensor> inputs;
   const char* symptom; ///< what the knob does to this case, checked in the failure text
+  const char* form = ""; ///< names a second case of the same knob
 };
 
 // Reshape(X, Gather(Shape(X), [1, 0])): [a, b] -> [b, a], both dims dynamic.
@@ -156,6 +167,24 @@ onnx::ModelProto hostScalarAfterDeviceBuffer() {
   return m;
 }
 
+// The form the shape fuzzer generates: a slice end computed on the device from a data input,
+// E = Gather(Shape(X), [0]) - B (i64[1], dead after its readback), then a dim cast to float,
+// Cast(Gather(Shape(X), [1])), whose host-written i64[1] operand buffer comes after E's last use.
+onnx::ModelProto hostScalarAfterDeviceBound() {
+  auto m = emptyModel(17, {tensorValue("x", DType::Float, {-1, -1}), tensorValue("b", DType::Int64, {1})},
+                      {tensorValue("z", DType::Float, {-1, -1})});
+  addConst(m, "i0", {0});
+  addConst(m, "i1", {1});
+  addNode(m, "Shape", {"x"}, {"s"});
+  addNode(m, "Gather", {"s", "i0"}, {"d0"});
+  addNode(m, "Sub", {"d0", "b"}, {"e"});
+  addNode(m, "Slice", {"x", "i0", "e", "i0"}, {"y"});
+  addNode(m, "Gather", {"s", "i1"}, {"d1"});
+  setIntAttr(addNode(m, "Cast", {"d1"}, {"f"}), "to", static_cast<int64_t>(DType::Float));
+  addNode(m, "Mul", {"y", "f"}, {"z"});
+  return m;
+}
+
 // Reshape(X, shape) with shape a graph input: [N] split into two runtime dims.
 onnx::ModelProto splitFromData() {
   auto m = emptyModel(17, {tensorValue("x", DType::Float, {-1}), tensorValue("shape", DType::Int64, {2})},
@@ -172,6 +201,8 @@ std::vector<Case> cases() {
       {"output-rank-collapse", addSelf, {iotaF({2, 3})}, "does not match the declared"},
       {"host-scalars-after-reuse", hostScalarAfterDeviceBuffer,
        {iotaF({3, 5}), Tensor::fromInts(DType::Int64, {2}, {3, 7})}, "host store touches device memory"},
+      {"host-scalars-after-reuse", hostScalarAfterDeviceBound,
+       {iotaF({4, 3}), Tensor::fromInts(DType::Int64, {1}, {1})}, "host store touches device memory", "bound_from_data"},
       {"split-dim-size-alias", splitFromData, {iotaF({6}), Tensor::fromInts(DType::Int64, {2}, {2, 3})},
        "out of bounds"},
       {"readback-without-sync", sliceFromData, {iotaF({5}), starts}, "unsynchronized read"},
@@ -193,6 +224,8 @@ TEST_P(KnobCase, ProductionMatchesTheReferenceAndTheKnobBreaksIt) {
 INSTANTIATE_TEST_SUITE_P(Knobs, KnobCase, ::testing::Range<size_t>(0, cases().size()),
                          [](const testing::TestParamInfo<size_t>& info) {
                            std::string name = cases()[info.param].knob;
+                           if (*cases()[info.param].form)
+                             name += std::string("_") + cases()[info.param].form;
                            for (char& ch : name)
                              if (ch == '-')
                                ch = '_';

@@ -1,4 +1,5 @@
 #include "dynqual/run/ChildProcess.h"
+#include "MemoryLimit.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -25,22 +26,20 @@ std::string ChildResult::describeAbnormalEnd(double timeoutSeconds) const {
   return "";
 }
 
-namespace {
-
+bool underAddressSanitizer() {
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
+  return true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
+  return true;
 #else
-constexpr bool kAddressSanitizer = false;
+  return false;
 #endif
 #else
-constexpr bool kAddressSanitizer = false;
+  return false;
 #endif
+}
 
-/// The environment of a child under an ASan memory limit: this process's environment with
-/// hard_rss_limit_mb added to ASAN_OPTIONS. Built before fork, so the child only calls execve.
 std::vector<std::string> asanLimitedEnvironment(uint64_t bytes) {
   std::vector<std::string> env;
   std::string options = "hard_rss_limit_mb=" + std::to_string(std::max<uint64_t>(1, bytes >> 20));
@@ -55,12 +54,10 @@ std::vector<std::string> asanLimitedEnvironment(uint64_t bytes) {
   return env;
 }
 
-} // namespace
-
 ChildResult runChild(const std::vector<std::string>& argv, double timeoutSeconds, uint64_t memoryLimitBytes) {
   std::vector<std::string> env;
   std::vector<char*> envp;
-  bool asanLimit = memoryLimitBytes > 0 && kAddressSanitizer;
+  bool asanLimit = memoryLimitBytes > 0 && underAddressSanitizer();
   if (asanLimit) {
     env = asanLimitedEnvironment(memoryLimitBytes);
     for (auto& kv : env)

@@ -24,6 +24,7 @@ struct CaseRequest {
   std::string knob;                   ///< inject knob of the variants, recorded in meta.json
   bool minimize = true;
   int minimizeTries = 60;             ///< predicate calls per finding
+  int shrinkTries = 20;               ///< predicate calls per finding for dims and the binding
 };
 
 /// A minimized finding.
@@ -34,6 +35,9 @@ struct FindingReport {
   std::vector<std::string> ops;  ///< op kinds of the minimized case, sorted, unique
   std::string pass;           ///< responsible pass, or "unattributed"
   int nodesBefore = 0, nodesAfter = 0;
+  /// Graph-input elements on the failing binding before and after the dim/binding shrink.
+  int64_t elementsBefore = 0, elementsAfter = 0;
+  std::string binding;        ///< the shrunk binding ("N0=1 N1=2"), or "" when none was found
   std::string caseDir;        ///< the corpus-out folder, or ""
   std::string reproducer;     ///< one shell line
 };

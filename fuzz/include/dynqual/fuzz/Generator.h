@@ -14,7 +14,7 @@ namespace dynqual::fuzz {
 
 /// Version of the generator. A case is regenerated from (kGeneratorVersion, seed); any change to
 /// what a seed produces must bump it.
-inline constexpr const char* kGeneratorVersion = "shapegen-1";
+inline constexpr const char* kGeneratorVersion = "shapegen-2";
 
 /// Knobs of the generator (not of the compiler).
 struct GeneratorOptions {

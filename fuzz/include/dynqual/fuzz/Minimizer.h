@@ -1,5 +1,7 @@
 #pragma once
 // Test-case reduction of a failing model, keeping its symptom (docs/fuzz/minimize.md).
+#include "dynqual/onnx/InputGenerator.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <functional>
@@ -28,5 +30,31 @@ struct MinimizeStats {
 /// Returns the smallest failing model found (the input when nothing smaller fails).
 onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& stillFails, int maxTries,
                           MinimizeStats* stats = nullptr);
+
+/// True when a candidate model, run on the given binding of its dim symbols, still fails with
+/// the same symptom; false for an invalid candidate.
+using StillFailsOn = std::function<bool(const onnx::ModelProto&, const onnxio::DimBinding&)>;
+
+/// Counts of one dim and binding shrink.
+struct ShrinkStats {
+  int tries = 0;     ///< predicate calls
+  int accepted = 0;  ///< candidates kept
+  /// Elements of every graph input under the binding (a dim the binding leaves out counts 1),
+  /// before and after.
+  int64_t elementsBefore = 0, elementsAfter = 0;
+};
+
+/// The element count of all graph inputs of `model` with `binding` applied (see ShrinkStats).
+int64_t inputElements(const onnx::ModelProto& model, const onnxio::DimBinding& binding);
+
+/// The second stage of minimization, after the nodes: to a fixpoint, each value of `binding`
+/// (by label, then by position) and then each static dim > 1 of a graph input is replaced by
+/// the first of 1, v/2, v-1 (smaller than v, distinct) on which `stillFailsOn` still holds;
+/// never below 1, since the generator's dim symbols are >= 1 and a zero-size dim is a
+/// different case. A static dim that other parts of the graph depend on (a constant reshape
+/// target) gives an invalid candidate, which the predicate rejects. At most `maxTries`
+/// predicate calls. Returns the smallest failing model and sets `binding` to its binding.
+onnx::ModelProto shrinkDims(const onnx::ModelProto& model, onnxio::DimBinding& binding,
+                            const StillFailsOn& stillFailsOn, int maxTries, ShrinkStats* stats = nullptr);
 
 } // namespace dynqual::fuzz
