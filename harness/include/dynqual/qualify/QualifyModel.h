@@ -62,7 +62,9 @@ nlohmann::json accuracySummary(const run::ModelResult& result, double relL2Gate)
 
 /// JSON the qualify-one process prints: {"model": <dynqual-run model object>, "accuracy": ...,
 /// "compile": {"total_ms", "passes": [{"pass","ms"}]}, "compiler_version", "pipeline_spec", "perf": {...},
-/// "peak_host_bytes"}.
+/// "peak_host_bytes", "records": [<store case>...]}, where "records" is caseRecords(q, config)
+/// (QualifyRecords.h) in the store's exchange format (store::caseToJson). Throws what
+/// caseRecords throws.
 nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config);
 
 } // namespace dynqual::qualify
