@@ -9,15 +9,18 @@
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/stats/Sequential.h"
 #include "dynqual/run/ModelRun.h"
+#include "dynqual/run/PipedChild.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <boost/math/distributions/normal.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -37,11 +40,13 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
       ->delimiter(',')->capture_default_str();
   cmd->add_option("--budget", f.budget, "seconds of timed rounds; may only cut looks short")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--samples", f.samples, "samples per ABBA position")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--samples", f.samples, "samples per ABBA position (0 = 5, or 20 with --interleave sample)")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--warmup", f.warmup, "discarded runs at the start of each position")
       ->check(CLI::Range(0, 1000))->capture_default_str();
-  cmd->add_option("--min-sample-ms", f.minSampleMs, "one sample batches runs lasting at least this long, ms")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--min-sample-ms", f.minSampleMs,
+                  "one sample batches runs lasting at least this long, ms (0 = 1, or 4 with --interleave sample)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--seed", f.seed, "bootstrap and generated-input seed")->capture_default_str();
   cmd->add_option("--bootstrap", f.bootstrap, "bootstrap resamples")->check(CLI::Range(0, 1000000))->capture_default_str();
   cmd->add_option("--inject-slowdown", f.inject,
@@ -58,6 +63,15 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "runner protocol 2), or auto (thread-cpu when both arms are dq on sim, process-cpu when both "
                   "are runners of protocol 2, else wall); docs/metrics/gate-decision.md")
       ->check(CLI::IsMember({"auto", "wall", "thread-cpu", "process-cpu"}))->capture_default_str();
+  cmd->add_option("--interleave", f.interleave,
+                  "process (each ABBA position is its own process), sample (one serving process per arm and "
+                  "round, both on one CPU, sampled in alternation; runner arms of runner protocol 3), or auto "
+                  "(sample when both arms can serve, else process); docs/metrics/gate-decision.md")
+      ->check(CLI::IsMember({"auto", "process", "sample"}))->capture_default_str();
+  cmd->add_option("--pin-cpu", f.pinCpu,
+                  "CPU both arms run on when interleaving samples: auto (the last CPU this process may use), "
+                  "none, or a CPU number")
+      ->capture_default_str();
   cmd->add_flag("--compile-time", f.compileTime,
                "also time compiles: each round compiles every model once per arm in fresh processes, and "
                "compile time goes through the same statistics (dq arms only)");
@@ -156,6 +170,50 @@ exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base,
     if (std::string why = whyNot(*a, c); !why.empty())
       throw UsageError("--clock " + choice + ": " + why);
   return c;
+}
+
+/// The interleaving `choice` (auto, process, sample) names for these arms: sample needs both arms
+/// to serve samples (Executor::canServe). Throws UsageError when sample is forced on an arm that
+/// cannot.
+diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                                   exec::Executor& executor) {
+  if (choice == "process")
+    return diff::Interleave::Process;
+  auto whyNot = [&](const exec::Arm& a) -> std::string {
+    try {
+      return executor.canServe(a) ? "" : a.label + " arm '" + a.variant.text() + "' cannot serve samples (it needs a runner "
+                                                                                 "of runner protocol 3 passing {serve})";
+    } catch (const exec::ExecError& e) {
+      return e.what();
+    }
+  };
+  std::string why = whyNot(base);
+  if (why.empty())
+    why = whyNot(head);
+  if (choice == "auto")
+    return why.empty() ? diff::Interleave::Sample : diff::Interleave::Process;
+  if (!why.empty())
+    throw UsageError("--interleave sample: " + why);
+  return diff::Interleave::Sample;
+}
+
+/// The CPU of --pin-cpu: auto = the last CPU this process may run on, none = -1, or a number that
+/// must be one this process may run on. Throws UsageError for anything else.
+int resolvePinCpu(const std::string& choice) {
+  if (choice == "none")
+    return -1;
+  int last = run::lastAllowedCpu();
+  if (choice == "auto")
+    return last;
+  int cpu = -1;
+  auto [end, ec] = std::from_chars(choice.data(), choice.data() + choice.size(), cpu);
+  if (ec != std::errc() || end != choice.data() + choice.size() || cpu < 0)
+    throw UsageError("--pin-cpu '" + choice + "': expected auto, none or a CPU number");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(cpu, &set))
+    throw UsageError("--pin-cpu " + choice + ": this process may not run on CPU " + choice);
+  return cpu;
 }
 
 /// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
@@ -276,6 +334,14 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   ec.runnerConfig = f.runnerConfig;
   exec::Executor executor(ec);
   o.measure.clock = resolveClock(f.clock, o.base, o.head, executor);
+  o.measure.interleave = resolveInterleave(f.interleave, o.base, o.head, executor);
+  bool sampleInterleave = o.measure.interleave == diff::Interleave::Sample;
+  o.measure.cpu = sampleInterleave ? resolvePinCpu(f.pinCpu) : -1;
+  // Serving processes start once per round, so more and longer samples cost little there.
+  if (f.samples == 0)
+    o.measure.samplesPerPosition = sampleInterleave ? 20 : 5;
+  if (f.minSampleMs == 0)
+    o.measure.minSampleMs = sampleInterleave ? 4.0 : 1.0;
 
   auto params = diff::policyParams(o.policy, o.measure);
   params["base"] = o.base.variant.text();

@@ -17,12 +17,14 @@ struct AbFlags {
   double alpha = 0.05, margin = 0.02;
   std::vector<int> looks = stats::kDefaultLookRounds;
   double budget = 600;
-  int samples = 5, warmup = 2, bootstrap = 2000;
-  double minSampleMs = 1.0;
+  int samples = 0, warmup = 2, bootstrap = 2000;  ///< samples 0: 5, or 20 when interleaving samples
+  double minSampleMs = 0;                          ///< 0: 1 ms, or 4 ms when interleaving samples
   uint64_t seed = 1;
   std::vector<std::string> inject;  ///< MODEL=PERCENT
   std::string runnerConfig, workDir, format = "md", outDir, db;
   std::string clock = "auto";  ///< auto | wall | thread-cpu | process-cpu
+  std::string interleave = "auto";  ///< auto | process | sample
+  std::string pinCpu = "auto";      ///< auto | none | CPU number (sample interleaving only)
   bool noDb = false;
   bool compileTime = false;
   double compileTimeout = 600, runTimeout = 300;
@@ -30,7 +32,8 @@ struct AbFlags {
 
 /// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
 /// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
-/// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock).
+/// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock, --interleave,
+/// --pin-cpu).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
 /// Runs one A/B comparison of `base` against `head` with the flags, prints the report in

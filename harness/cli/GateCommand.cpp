@@ -77,6 +77,8 @@ int reanalyze(const std::string& which, const AbFlags& f) {
     r.clock = exec::parseTimingClock(it->second);  // runs before --clock have none: wall
   diff::Measurement m;
   m.clock = r.clock;
+  if (auto it = stored.params.find("interleave"); it != stored.params.end() && it->second == "sample")
+    m.interleave = diff::Interleave::Sample;
   reports::GateContext ctx{stored.kind + " (reanalysed)", stored.params["base"], stored.params["head"], policy, m, runId};
   emitAbReport(f, r, ctx);
   if (!differences.empty()) {

@@ -117,9 +117,10 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   if (r.budgetExhausted)
     md << "- the time budget ended before the next look\n";
   md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s, "
-                    "{} clock.",
+                    "{} clock, {} interleaving{}.",
                     r.rounds, r.looksDone, r.wallSeconds, ctx.measure.samplesPerPosition, ctx.measure.minSampleMs,
-                    ctx.measure.budgetSeconds, exec::timingClockName(r.clock));
+                    ctx.measure.budgetSeconds, exec::timingClockName(r.clock), diff::interleaveName(ctx.measure.interleave),
+                    ctx.measure.cpu >= 0 ? fmt::format(" on CPU {}", ctx.measure.cpu) : "");
   if (ctx.runId)
     md << fmt::format(" Stored as run {}.", ctx.runId);
   md << "\n";

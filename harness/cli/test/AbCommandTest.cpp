@@ -98,15 +98,35 @@ TEST(AbCommand, ClockIsThreadCpuOnSimAndWallWhenAsked) {
   GTEST_SKIP() << (OUTCOME).err
 
 TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
-  // Both arms are runners of protocol 2: process CPU time, one onnxruntime thread each.
+  // Both arms are runners of protocol 3: process CPU time, one onnxruntime thread each, sampled
+  // in alternation from one serving process per arm and round.
   Outcome o = run(with({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu"}, kQuick));
   SKIP_WITHOUT_ORT(o);
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_TRUE(o.code == 0 || o.code == 3) << o.err;
   EXPECT_EQ(o.doc["measurement"]["clock"], "process-cpu");
+  EXPECT_EQ(o.doc["measurement"]["interleave"], "sample");
+  EXPECT_GE(o.doc["measurement"]["pin_cpu"].get<int>(), 0);
   ASSERT_EQ(o.doc["comparisons"].size(), 1u);
   EXPECT_EQ(o.doc["comparisons"][0]["metric"], "cpu_time_ms");
-  EXPECT_EQ(o.doc["samples"].size(), 48u);  // 12 rounds x 4 ABBA positions x 1 sample
+  ASSERT_EQ(o.doc["samples"].size(), 48u);  // 12 rounds x 4 ABBA steps x 1 repetition
+  // Samples are [model, arm, round, position, rep, ms, k]; round 1 (odd) starts with head.
+  for (const auto& s : o.doc["samples"])
+    if (s[2] == 1 && s[3] == 0)
+      EXPECT_EQ(s[1], "head") << s.dump();
+  // Each ABBA position as its own process, as before protocol 3.
+  Outcome p = run(with({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--interleave", "process"}, kQuick));
+  ASSERT_FALSE(p.doc.is_discarded()) << p.err;
+  EXPECT_EQ(p.doc["measurement"]["interleave"], "process");
+  EXPECT_EQ(p.doc["measurement"]["pin_cpu"], -1);
+  EXPECT_EQ(p.doc["samples"].size(), 48u);
+  // dq arms cannot serve samples.
+  Outcome dq = run({"ab", kSlice, "--a", "dq", "--b", "dq", "--interleave", "sample", "--no-db"}, false);
+  EXPECT_EQ(dq.code, 2);
+  EXPECT_NE(dq.err.find("cannot serve samples"), std::string::npos) << dq.err;
+  Outcome cpu = run({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--pin-cpu", "4096", "--no-db"}, false);
+  EXPECT_EQ(cpu.code, 2);
+  EXPECT_NE(cpu.err.find("may not run on CPU 4096"), std::string::npos) << cpu.err;
   // A dq arm cannot read a runner's process clock.
   Outcome bad = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--clock", "process-cpu", "--no-db"}, false);
   SKIP_WITHOUT_ORT(bad);

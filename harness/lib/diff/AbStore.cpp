@@ -84,6 +84,8 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
           {"budget_s", fmt::format("{}", m.budgetSeconds)},
           {"clock", exec::timingClockName(m.clock)},
+          {"interleave", interleaveName(m.interleave)},
+          {"pin_cpu", std::to_string(m.cpu)},
           {"timing_metric", timingMetric(m.clock)},
           {"compile_time", m.compileTime ? "1" : "0"},
           {"compile_metric", compileMetric(m.clock)}};

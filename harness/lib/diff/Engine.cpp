@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -106,6 +108,27 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     t.name.clear();
   };
 
+  // Sample interleaving: both arms' processes start (the round's first arm first), then the ABBA
+  // order is repeated samplesPerPosition times, one batch per step.
+  auto sampleInterleaved = [&](TimedModel& t, const char* const* order, int round) {
+    exec::TimingRequest req{1, o.measure.warmup, o.measure.minSampleMs, 0, o.measure.clock};
+    std::map<std::string, std::unique_ptr<exec::TimingSession>> sessions;
+    for (const char* arm : {order[0], order[1]}) {
+      bool isHead = std::string(arm) == "head";
+      sessions[arm] = ex.openSession(isHead ? *t.pair.head : *t.pair.base, t.pair.timedInputs, req,
+                                     ex.config().workDir / "timing" / arm / t.name, o.measure.cpu);
+    }
+    std::vector<Sample> out;
+    for (int rep = 0; rep < o.measure.samplesPerPosition; ++rep)
+      for (int pos = 0; pos < 4; ++pos) {
+        auto& s = *sessions.at(order[pos]);
+        out.push_back({t.name, order[pos], round, pos, rep, s.sample(), s.iterationsPerSample()});
+      }
+    for (auto& [arm, s] : sessions)
+      s->close();
+    return out;
+  };
+
   // Injected slowdowns are sized from a base measurement taken before round 0 (not analysed).
   for (auto& t : timed) {
     auto it = o.measure.injectSlowdownPercent.find(t.name);
@@ -137,8 +160,20 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
         continue;
       static const char* kEven[4] = {"base", "head", "head", "base"};
       static const char* kOdd[4] = {"head", "base", "base", "head"};
-      for (int pos = 0; pos < 4 && !t.name.empty(); ++pos) {
-        std::string arm = (round % 2 == 0 ? kEven : kOdd)[pos];
+      const char* const* order = round % 2 == 0 ? kEven : kOdd;
+      if (o.measure.interleave == Interleave::Sample) {
+        double elapsed = secondsSince(t0);
+        progress(fmt::format("round {}/{} {} {:.0f} s, budget left {:.0f} s", round + 1, looks[look], t.name, elapsed,
+                             std::max(0.0, o.measure.budgetSeconds - elapsed)));
+        try {
+          for (const auto& s : sampleInterleaved(t, order, round))
+            r.samples.push_back(s);
+        } catch (const exec::ExecError& e) {
+          failTiming(t, e.what());
+        }
+      }
+      for (int pos = 0; pos < 4 && !t.name.empty() && o.measure.interleave == Interleave::Process; ++pos) {
+        std::string arm = order[pos];
         bool isHead = arm == "head";
         double elapsed = secondsSince(t0);
         progress(fmt::format("round {}/{} {} {} {:.0f} s, budget left {:.0f} s", round + 1, looks[look], arm, t.name,
@@ -219,6 +254,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
 } // namespace dynqual::diff
 
 namespace dynqual::diff {
+
+const char* interleaveName(Interleave i) { return i == Interleave::Sample ? "sample" : "process"; }
 
 const char* timingMetric(exec::TimingClock clock) {
   return exec::isCpuClock(clock) ? "cpu_time_ms" : "latency_ms";

@@ -193,10 +193,26 @@ int Executor::runnerProtocol(const Arm& arm) {
     return 0;
   std::string key = arm.variant.text();
   if (auto it = protocolByRunner_.find(key); it != protocolByRunner_.end())
-    return it->second.first;
+    return it->second.protocol;
   RunnerProtocol p = probeRunnerArm(arm, config_.runnerConfig);
-  protocolByRunner_[key] = {p.version, p.passesClock};
+  protocolByRunner_[key] = {p.version, p.passesClock, p.passesServe};
   return p.version;
+}
+
+bool Executor::canServe(const Arm& arm) {
+  if (arm.variant.kind == Variant::Kind::Dq)
+    return false;
+  return runnerProtocol(arm) >= 3 && protocolByRunner_.at(arm.variant.text()).passesServe;
+}
+
+std::unique_ptr<TimingSession> Executor::openSession(const PreparedModel& m, const std::vector<fs::path>& inputFiles,
+                                                     const TimingRequest& timing, const fs::path& outDir, int cpu) {
+  if (!canServe(m.arm))
+    throw std::invalid_argument(m.arm.label + " arm '" + m.arm.variant.text() + "' cannot serve samples");
+  if (std::string why = clockUnavailable(m.arm, timing.clock); !why.empty())
+    throw ExecError(Stage::Infra, prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why +
+                                      "; use the wall clock");
+  return openRunnerSession(m, inputFiles, timing, outDir, config_, runnerProtocol(m.arm), cpu);
 }
 
 std::string Executor::clockUnavailable(const Arm& arm, TimingClock clock) {
@@ -217,7 +233,7 @@ std::string Executor::clockUnavailable(const Arm& arm, TimingClock clock) {
         return who + " is dq; it reads thread-cpu, not process-cpu";
       if (runnerProtocol(arm) < 2)
         return who + ": its runner speaks runner protocol 1; --clock needs runner protocol 2";
-      if (!protocolByRunner_.at(arm.variant.text()).second)
+      if (!protocolByRunner_.at(arm.variant.text()).passesClock)
         return who + ": its argv never passes {clock}";
       return "";
     }

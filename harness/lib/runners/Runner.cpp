@@ -131,9 +131,19 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
   if (!clockPassed && request.clock != RunnerClock::Wall)
     throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {clock}, so the " +
                             runnerClockName(request.clock) + " clock cannot be asked of it");
+  if (request.serve && request.protocol < 3)
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": serve mode needs runner protocol 3, the runner speaks " +
+                            std::to_string(request.protocol));
+  if (request.serve && !passesServe(spec))
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {serve}, so it cannot serve samples");
 
   std::vector<std::string> argv;
   for (const std::string& element : spec.argv) {
+    if (element == "{serve}") {
+      if (request.serve)
+        argv.push_back("--serve");
+      continue;
+    }
     if (element == "{inputs}") {
       for (const auto& input : request.inputs) {
         argv.push_back("--input");

@@ -64,6 +64,9 @@ void validateArgvTemplate(const std::vector<std::string>& argv, const std::strin
       if (p.text == "inputs" && argv[i] != "{inputs}")
         fail("argv[" + std::to_string(i) + "] \"" + argv[i] +
              "\": {inputs} expands to several arguments and must be a whole argv element");
+      if (p.text == "serve" && argv[i] != "{serve}")
+        fail("argv[" + std::to_string(i) + "] \"" + argv[i] +
+             "\": {serve} expands to --serve or to nothing and must be a whole argv element");
       if (i == 0)
         fail("argv[0] (the program) may not hold a placeholder");
       hasModel |= p.text == "model";
@@ -145,6 +148,8 @@ RunnerConfig RunnerConfig::parse(std::string_view text, const std::string& origi
     // A runner that knows --clock speaks protocol 2, which the driver can only learn by asking it.
     if (passesClock(spec) && spec.versionArgv.empty())
       fail("argv passes {clock} (protocol 2) but no \"protocol_version_argv\" says which protocol the runner speaks");
+    if (passesServe(spec) && spec.versionArgv.empty())
+      fail("argv passes {serve} (protocol 3) but no \"protocol_version_argv\" says which protocol the runner speaks");
     config.runners_.emplace(name, std::move(spec));
   }
   return config;
@@ -194,7 +199,9 @@ fs::path ortRunnerDir() {
   return fs::path(DYNQUAL_SOURCE_DIR) / "harness" / "runners" / "ort-node";
 }
 
-bool passesClock(const RunnerSpec& spec) {
+namespace {
+
+bool passesPlaceholder(const RunnerSpec& spec, const std::string& name) {
   for (const auto& element : spec.argv) {
     std::vector<detail::Piece> pieces;
     try {
@@ -203,11 +210,17 @@ bool passesClock(const RunnerSpec& spec) {
       continue;  // validateArgvTemplate reports it
     }
     for (const auto& p : pieces)
-      if (p.placeholder && p.text == "clock")
+      if (p.placeholder && p.text == name)
         return true;
   }
   return false;
 }
+
+} // namespace
+
+bool passesClock(const RunnerSpec& spec) { return passesPlaceholder(spec, "clock"); }
+
+bool passesServe(const RunnerSpec& spec) { return passesPlaceholder(spec, "serve"); }
 
 RunnerSpec ortCpuRunner(int protocol) {
   fs::path dir = ortRunnerDir();
@@ -233,6 +246,8 @@ RunnerSpec ortCpuRunner(int protocol) {
                "--min-sample-ms", "{min_sample_ms}", "{inputs}"};
   if (protocol >= 2)
     spec.argv.insert(spec.argv.end() - 1, {"--clock", "{clock}"});
+  if (protocol >= 3)
+    spec.argv.insert(spec.argv.end() - 1, "{serve}");
   spec.versionArgv = {node.string(), script.string(), "--protocol-version"};
   return spec;
 }

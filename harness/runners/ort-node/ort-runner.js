@@ -1,22 +1,24 @@
 #!/usr/bin/env node
 'use strict';
-// dynqual runner protocol v2 (and v1) over onnxruntime-node, CPU execution provider (variant
+// dynqual runner protocol v3 (and v2, v1) over onnxruntime-node, CPU execution provider (variant
 // `ort:cpu`). The protocol is specified in docs/runners.md. Usage:
 //
-//   ort-runner.js --protocol 1|2 --model MODEL.onnx --output-dir DIR --reps R --warmup W
-//                 --min-sample-ms M [--clock wall|process-cpu] [--input FILE]...
+//   ort-runner.js --protocol 1|2|3 --model MODEL.onnx --output-dir DIR --reps R --warmup W
+//                 --min-sample-ms M [--clock wall|process-cpu] [--serve] [--input FILE]...
 //   ort-runner.js --protocol-version
 //
 // Writes DIR/output_K.pb (last inference, graph output order) and DIR/result.json; exits 0 on
 // success, 1 on a failure (result.json has ok=false and a one-line error), 2 on a usage error.
+// With --serve (protocol 3) the samples are taken one at a time when the driver asks on stdin, so
+// that two runners can be sampled in alternation (docs/runners.md, "Serve mode").
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { decodeTensorProto, encodeTensorProto, ORT_TYPE_TO_CODE, DTYPES } = require('./tensorproto.js');
 
 // The newest protocol spoken; a driver may ask for any of PROTOCOLS and gets its result format.
-const PROTOCOL = 2;
-const PROTOCOLS = ['1', '2'];
+const PROTOCOL = 3;
+const PROTOCOLS = ['1', '2', '3'];
 const CLOCKS = ['wall', 'process-cpu'];
 // Upper bound on the iterations per sample, so a near-zero warm-up time cannot ask for billions.
 const MAX_ITERATIONS = 1000000;
@@ -54,6 +56,7 @@ function parseArgs(argv) {
       }
       case '--clock': a.clock = need(i, f); break;
       case '--input': a.inputs.push(need(i, f)); break;
+      case '--serve': a.serve = true; i -= 1; break;
       default: throw new UsageError(`unknown argument '${f}'`);
     }
   }
@@ -66,6 +69,7 @@ function parseArgs(argv) {
   a.protocol = Number(a.protocol);
   if (a.clock !== undefined && a.protocol < 2) throw new UsageError('--clock needs protocol 2 or later');
   if (a.clock === undefined) a.clock = 'wall';
+  if (a.serve && a.protocol < 3) throw new UsageError('--serve needs protocol 3 or later');
   if (!CLOCKS.includes(a.clock)) throw new UsageError(`--clock must be ${CLOCKS.join(' or ')}, got '${a.clock}'`);
   return a;
 }
@@ -147,8 +151,10 @@ function outputToProto(name, t, model) {
 /// DYNQUAL_ORT_INTER_OP_THREADS set them. The process-cpu clock sums every thread of the process
 /// and an idle pool thread spin-waits on the CPU, so under that clock the defaults become one
 /// intra-op and one inter-op thread with spinning off; the variables still win (docs/runners.md).
-function sessionOptions(clock) {
-  const cpuClock = clock === 'process-cpu';
+/// Serve mode does the same: its driver pins the runner to one CPU, where a second pool thread
+/// could only compete with the first.
+function sessionOptions(clock, serve) {
+  const cpuClock = clock === 'process-cpu' || serve === true;
   const opts = { executionProviders: ['cpu'] };
   const threads = { intra_op: cpuClock ? 1 : 0, inter_op: cpuClock ? 1 : 0, allow_spinning: !cpuClock };
   for (const [env, key, field] of [['DYNQUAL_ORT_INTRA_OP_THREADS', 'intraOpNumThreads', 'intra_op'],
@@ -167,13 +173,15 @@ function sessionOptions(clock) {
   return { opts, threads };
 }
 
-async function run(a) {
+// Creates the session, runs the checked first inference and the warm-ups, and sizes a sample:
+// everything both modes share.
+async function prepare(a) {
   const { ort, version } = loadOrt();
   const modelName = path.basename(a.model);
   if (!fs.existsSync(a.model)) throw new Error(`model ${a.model} does not exist`);
   const inputs = readInputs(ort, a.inputs);
 
-  const { opts, threads } = sessionOptions(a.clock);
+  const { opts, threads } = sessionOptions(a.clock, a.serve);
   const clock = clockFn(a.clock);
   const t0 = nowMs();
   let session;
@@ -185,10 +193,10 @@ async function run(a) {
   const sessionMs = nowMs() - t0;
   const feeds = makeFeeds(session, inputs, a.model);
 
-  let last;
-  const infer = async () => {
+  const ctx = { a, version, threads, session, sessionMs, clock, modelName, last: undefined, samples: [] };
+  ctx.infer = async () => {
     try {
-      last = await session.run(feeds);
+      ctx.last = await session.run(feeds);
     } catch (e) {
       throw new Error(`inference failed for ${modelName}: ${oneLine(e.message)}`);
     }
@@ -198,29 +206,36 @@ async function run(a) {
   // Calibration reads the sample clock, so a batch lasts min-sample-ms on the clock it is read on.
   let t = nowMs();
   let c = clock();
-  await infer();
-  const firstInferMs = nowMs() - t;
+  await ctx.infer();
+  ctx.firstInferMs = nowMs() - t;
   // Calibration: the fastest warm-up after the first (or the first when there is none) estimates
   // one inference; k is the smallest count whose batch lasts at least min-sample-ms.
   // A CPU reading of 0 (below the clock's resolution) falls back to the wall time.
-  let estimate = clock() - c || firstInferMs;
+  let estimate = clock() - c || ctx.firstInferMs;
   for (let i = 1; i < a.warmup; i++) {
     t = nowMs();
     c = clock();
-    await infer();
+    await ctx.infer();
     const d = clock() - c || nowMs() - t;
     estimate = i === 1 ? d : Math.min(estimate, d);
   }
-  let k = 1;
-  if (a.minSampleMs > 0) k = Math.min(MAX_ITERATIONS, Math.max(1, Math.ceil(a.minSampleMs / Math.max(estimate, 1e-6))));
+  ctx.k = 1;
+  if (a.minSampleMs > 0) ctx.k = Math.min(MAX_ITERATIONS, Math.max(1, Math.ceil(a.minSampleMs / Math.max(estimate, 1e-6))));
+  return ctx;
+}
 
-  const samples = [];
-  for (let s = 0; s < a.reps; s++) {
-    t = clock();
-    for (let i = 0; i < k; i++) await infer();
-    samples.push((clock() - t) / k);
-  }
+// Times one batch of k inferences; returns and keeps the per-inference time, ms.
+async function takeSample(ctx) {
+  const t = ctx.clock();
+  for (let i = 0; i < ctx.k; i++) await ctx.infer();
+  const ms = (ctx.clock() - t) / ctx.k;
+  ctx.samples.push(ms);
+  return ms;
+}
 
+// Writes the outputs of the last inference and returns result.json's object.
+async function finish(ctx) {
+  const { a, session, last, modelName } = ctx;
   session.outputNames.forEach((name, i) => {
     const t = last[name];
     if (!t) throw new Error(`${modelName}: output '${name}' missing from the inference result`);
@@ -228,19 +243,56 @@ async function run(a) {
   });
   if (typeof session.release === 'function') await session.release();
 
-  const extra = a.protocol >= 2 ? { clock: a.clock, threads } : {};
+  const extra = a.protocol >= 2 ? { clock: a.clock, threads: ctx.threads } : {};
   return {
     protocol: a.protocol,
     ok: true,
     runner: 'ort-node',
-    version: `onnxruntime-node ${version}`,
-    samples_ms: samples,
-    iterations_per_sample: k,
-    session_ms: sessionMs,
-    first_infer_ms: firstInferMs,
+    version: `onnxruntime-node ${ctx.version}`,
+    samples_ms: ctx.samples,
+    iterations_per_sample: ctx.k,
+    session_ms: ctx.sessionMs,
+    first_infer_ms: ctx.firstInferMs,
     counters: {},
     ...extra,
   };
+}
+
+async function run(a) {
+  const ctx = await prepare(a);
+  for (let s = 0; s < a.reps; s++) await takeSample(ctx);
+  return finish(ctx);
+}
+
+function sendLine(obj) {
+  fs.writeSync(1, JSON.stringify(obj) + '\n');
+}
+
+// Serve mode: after the warm-ups, one JSON line {"ready":true,"iterations_per_sample":k}; then
+// per stdin line "sample" one line {"sample_ms":X}; "finish" writes the outputs and result.json
+// (every sample taken) and answers {"finished":true}; "quit" or the end of stdin exits without
+// writing. Returns result.json's object, or null when nothing is to be written.
+async function serve(a) {
+  const ctx = await prepare(a);
+  sendLine({ ready: true, iterations_per_sample: ctx.k });
+  const lines = require('node:readline').createInterface({ input: process.stdin, terminal: false });
+  for await (const raw of lines) {
+    const cmd = raw.trim();
+    if (cmd === 'sample') {
+      sendLine({ sample_ms: await takeSample(ctx) });
+    } else if (cmd === 'finish') {
+      if (ctx.samples.length === 0) await takeSample(ctx);
+      const result = await finish(ctx);
+      lines.close();
+      return result;
+    } else if (cmd === 'quit') {
+      lines.close();
+      return null;
+    } else {
+      throw new Error(`serve: unknown command '${oneLine(cmd)}' (expected sample, finish or quit)`);
+    }
+  }
+  return null;
 }
 
 // The protocol a failed command line asked for when it is one this runner speaks, so the driver
@@ -278,11 +330,22 @@ async function main() {
     return 1;
   }
   try {
-    writeJson(a.outputDir, await run(a));
+    if (a.serve) {
+      const result = await serve(a);
+      if (result) {
+        writeJson(a.outputDir, result);
+        sendLine({ finished: true });
+      }
+    } else {
+      writeJson(a.outputDir, await run(a));
+    }
     return 0;
   } catch (e) {
     const msg = oneLine(e.message);
     process.stderr.write(`ort-runner: error: ${msg}\n`);
+    if (a.serve) {
+      try { sendLine({ error: msg }); } catch (_) { /* the exit code still says it failed */ }
+    }
     try {
       // Outputs of a failed run are not results.
       cleanOutputDir(a.outputDir);

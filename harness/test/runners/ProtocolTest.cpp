@@ -89,14 +89,14 @@ TEST_F(ProtocolTest, ProbesTheVersionAndPassesTheClock) {
 }
 
 TEST_F(ProtocolTest, AVersionThisDriverDoesNotSpeakIsUnavailable) {
-  for (const char* version : {"3", "0", "two"}) {
+  for (const char* version : {"4", "0", "two"}) {
     RunnerSpec spec = fake(std::string("v") + (version[0] == 't' ? "x" : version), version, "", false, true);
     try {
       probeProtocol(spec);
       ADD_FAILURE() << "accepted version " << version;
     } catch (const RunnerUnavailable& e) {
       EXPECT_NE(std::string(e.what()).find(std::string("printed '") + version + "'"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("speaks runner protocol 1 to 2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("speaks runner protocol 1 to 3"), std::string::npos) << e.what();
     }
   }
 }
@@ -143,7 +143,7 @@ TEST_F(ProtocolTest, TheClockPlaceholderNeedsProtocol2) {
   } catch (const RunnerConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("argv never passes {clock}"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(buildArgv(without, request(3, RunnerClock::Wall)), std::invalid_argument);
+  EXPECT_THROW(buildArgv(without, request(4, RunnerClock::Wall)), std::invalid_argument);
   EXPECT_TRUE(passesClock(withClock));
   EXPECT_FALSE(passesClock(without));
 }
@@ -166,17 +166,21 @@ TEST_F(ProtocolTest, ConfigChecksTheVersionCommand) {
   EXPECT_EQ(error("{" + argv + R"(,"protocol_version_argv":["r","--protocol-version"]})"), "");
 }
 
-TEST(OrtCpuTemplate, PassesTheClockOnlyToProtocol2) {
+TEST(OrtCpuTemplate, PassesTheClockFromProtocol2AndServeFrom3) {
   std::string why;
   try {
+    RunnerSpec v3 = ortCpuRunner(3);
     RunnerSpec v2 = ortCpuRunner(2);
     RunnerSpec v1 = ortCpuRunner(1);
+    EXPECT_TRUE(passesClock(v3));
+    EXPECT_TRUE(passesServe(v3));
     EXPECT_TRUE(passesClock(v2));
+    EXPECT_FALSE(passesServe(v2));
     EXPECT_FALSE(passesClock(v1));
     ASSERT_EQ(v2.versionArgv.size(), 3u);
     EXPECT_EQ(v2.versionArgv[2], "--protocol-version");
-    // The shipped runner speaks protocol 2.
-    EXPECT_EQ(probeProtocol(v2), 2);
+    // The shipped runner speaks protocol 3.
+    EXPECT_EQ(probeProtocol(v2), 3);
   } catch (const RunnerUnavailable& e) {
     GTEST_SKIP() << e.what();
   }

@@ -23,6 +23,15 @@ struct Policy {
   uint64_t seed = 1;      ///< bootstrap and generated-input seed
 };
 
+/// How the two arms' timing samples are interleaved (docs/metrics/gate-decision.md).
+/// Process: each ABBA position is its own process taking samplesPerPosition samples. Sample: one
+/// process per arm and round (runner serve mode), both bound to one CPU, sampled in alternation
+/// one batch at a time in the ABBA order, so slow phases of the machine hit both arms alike.
+enum class Interleave { Process, Sample };
+
+/// "process" or "sample".
+const char* interleaveName(Interleave i);
+
 /// How the suite is measured.
 struct Measurement {
   int samplesPerPosition = 5;  ///< samples each ABBA position takes
@@ -40,6 +49,9 @@ struct Measurement {
   /// rounds, head first in odd ones), each in a fresh `dynqual compile` child, and the compile
   /// time goes through the same statistics as the run time (dq arms only).
   bool compileTime = false;
+  Interleave interleave = Interleave::Process;
+  /// The CPU both arms are bound to under Interleave::Sample (-1: not bound).
+  int cpu = -1;
 };
 
 /// Name of the timed metric a clock measures: "latency_ms" (wall) or "cpu_time_ms" (thread-cpu
@@ -60,7 +72,8 @@ struct AbOptions {
 };
 
 /// One timing sample. Latency per run in ms; round r uses the order base,head,head,base when r is
-/// even and head,base,base,head when odd (ABBA), position 0..3 within the round.
+/// even and head,base,base,head when odd (ABBA), position 0..3 within the round. Under
+/// Interleave::Sample the four positions repeat samplesPerPosition times (rep = the repetition).
 struct Sample {
   std::string model;
   std::string arm;   ///< "base" or "head"

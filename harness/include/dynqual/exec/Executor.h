@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -106,6 +107,22 @@ struct ExecResult {
   std::string version;                 ///< compiler or runner version the arm reported
 };
 
+/// One arm's process kept running through a round and asked for one timing sample at a time
+/// (runner arms whose runner speaks serve mode, runner protocol 3: docs/runners.md), so that the
+/// driver can alternate two arms sample by sample. The process is killed when the session is
+/// destroyed without close().
+class TimingSession {
+public:
+  virtual ~TimingSession() = default;
+  /// k: runs batched into one sample, >= 1.
+  virtual int iterationsPerSample() const = 0;
+  /// One sample: per-run time in ms on the session's clock (batch / k). Throws ExecError
+  /// (Stage::Run) naming the arm and model when the process crashes, hangs or answers wrongly.
+  virtual double sample() = 0;
+  /// Ends the process. Throws ExecError (Stage::Run) when it does not end cleanly.
+  virtual void close() = 0;
+};
+
 /// Runs cases on arms in child processes.
 class Executor {
 public:
@@ -124,6 +141,21 @@ public:
                      const TimingRequest& timing, const std::filesystem::path& outDir);
 
   const ExecConfig& config() const { return config_; }
+
+  /// True when `arm` can be sampled through openSession(): a runner arm whose runner speaks
+  /// runner protocol >= 3 and whose argv passes {serve}. Throws ExecError (Stage::Infra) as
+  /// runnerProtocol().
+  bool canServe(const Arm& arm);
+
+  /// Starts `model` in serve mode on `inputFiles` with timing.warmup / minSampleMs / clock (reps
+  /// is ignored), bound to CPU `cpu` (-1: not bound), and waits until it is ready. Throws
+  /// std::invalid_argument when !canServe(arm) or timing.busyWaitUs > 0; ExecError (Stage::Infra)
+  /// when the runner is unavailable or cannot read timing.clock, (Stage::Run) when it fails to
+  /// start.
+  std::unique_ptr<TimingSession> openSession(const PreparedModel& model,
+                                             const std::vector<std::filesystem::path>& inputFiles,
+                                             const TimingRequest& timing, const std::filesystem::path& outDir,
+                                             int cpu);
 
   /// Compiles `model` again, exactly as prepare() did, into `artifact` (a scratch path; the
   /// prepared artifact is left alone) and returns that compile child's time in ms on `clock`: wall
@@ -149,8 +181,12 @@ public:
 private:
   ExecConfig config_;
   std::map<std::string, int> protocolByBinDir_;
-  /// variant -> (runner protocol, argv passes {clock}), probed once.
-  std::map<std::string, std::pair<int, bool>> protocolByRunner_;
+  struct RunnerAbilities {
+    int protocol = 1;
+    bool passesClock = false, passesServe = false;
+  };
+  /// variant -> what its runner speaks, probed once.
+  std::map<std::string, RunnerAbilities> protocolByRunner_;
 };
 
 /// Compiles `modelFile` with `pipeline` into `artifact` (.dqp and .dqp.bin) by running

@@ -15,6 +15,7 @@ void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerCon
 struct RunnerProtocol {
   int version = 1;
   bool passesClock = false;
+  bool passesServe = false;  ///< argv passes {serve} (serve mode needs version >= 3 as well)
 };
 RunnerProtocol probeRunnerArm(const Arm& arm, const std::filesystem::path& runnerConfig);
 
@@ -28,5 +29,14 @@ RunnerProtocol probeRunnerArm(const Arm& arm, const std::filesystem::path& runne
 ExecResult executeRunner(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
                          const TimingRequest& timing, const std::filesystem::path& outDir, const ExecConfig& config,
                          int protocol);
+
+/// Starts a prepared runner arm in serve mode (runner protocol `protocol` >= 3) bound to `cpu`
+/// (-1: not bound) and waits for it to be ready; the TimingSession's errors name the arm and
+/// model. Throws std::invalid_argument for timing.busyWaitUs > 0 or the thread-cpu clock;
+/// ExecError with Stage::Infra for an unavailable runner, Stage::Run when it fails to start.
+std::unique_ptr<TimingSession> openRunnerSession(const PreparedModel& model,
+                                                 const std::vector<std::filesystem::path>& inputFiles,
+                                                 const TimingRequest& timing, const std::filesystem::path& outDir,
+                                                 const ExecConfig& config, int protocol, int cpu);
 
 } // namespace dynqual::exec

@@ -32,6 +32,7 @@ struct RunnerRequest {
   double minSampleMs = 0;                    ///< each sample's batch lasts at least this, ms, >= 0
   int protocol = 1;                          ///< the version to speak (probeProtocol), {protocol}
   RunnerClock clock = RunnerClock::Wall;     ///< {clock}; other than Wall needs protocol >= 2
+  bool serve = false;                        ///< {serve} -> --serve; needs protocol >= 3 (RunnerSession)
 };
 
 /// One output the runner wrote: output_K.pb, K in graph output order.
@@ -89,13 +90,15 @@ private:
 
 /// Expands spec.argv for one request. Placeholders: {protocol} -> request.protocol, {model},
 /// {output_dir}, {reps}, {warmup}, {min_sample_ms} (shortest decimal form, e.g. "10" or "0.5"),
-/// {clock} -> runnerClockName(request.clock), and the whole element {inputs} -> "--input" F for
-/// each input file (nothing when there are none). "{{" and "}}" give literal braces. argv[0] is
+/// {clock} -> runnerClockName(request.clock), the whole element {inputs} -> "--input" F for
+/// each input file (nothing when there are none), and the whole element {serve} -> "--serve"
+/// when request.serve (nothing otherwise). "{{" and "}}" give literal braces. argv[0] is
 /// left as written (runRunner looks it up on PATH). Throws RunnerConfigError on an invalid
 /// template (validateArgvTemplate), a template passing {clock} for a protocol 1 request, or a
 /// clock other than wall asked of a template without {clock}; std::invalid_argument when reps <
 /// 1, warmup < 0, minSampleMs is negative or not finite, protocol is outside
-/// kOldestProtocolVersion..kProtocolVersion, or protocol 1 is asked for a clock other than wall.
+/// kOldestProtocolVersion..kProtocolVersion, or protocol 1 is asked for a clock other than wall;
+/// RunnerConfigError for serve asked of a runner below protocol 3 or of a template without {serve}.
 std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& request);
 
 /// What parseRunnerResult checks beyond the protocol itself.

@@ -12,9 +12,10 @@
 namespace dynqual::runners {
 
 /// The newest runner protocol version this code speaks (docs/runners.md): 2 added --clock
-/// (`{clock}`) and the result's "clock". A driver keeps speaking every version from
-/// kOldestProtocolVersion, so runners written for protocol 1 keep working (wall clock only).
-inline constexpr int kProtocolVersion = 2;
+/// (`{clock}`) and the result's "clock"; 3 added serve mode (`{serve}`, samples taken one at a
+/// time on request). A driver keeps speaking every version from kOldestProtocolVersion, so
+/// runners written for protocol 1 keep working (wall clock only).
+inline constexpr int kProtocolVersion = 3;
 inline constexpr int kOldestProtocolVersion = 1;
 
 /// The runner cannot be used on this machine (node, the runner script or onnxruntime-node is
@@ -34,7 +35,7 @@ public:
 
 /// One runner: how to invoke it. argv elements may hold placeholders (see buildArgv in
 /// Runner.h): {protocol} {model} {output_dir} {reps} {warmup} {min_sample_ms} {clock} inside any
-/// element, {inputs} as a whole element; "{{" and "}}" are literal braces.
+/// element, {inputs} and {serve} as whole elements; "{{" and "}}" are literal braces.
 struct RunnerSpec {
   std::string name;              ///< variant name: "ort:cpu" or "ext:NAME"
   std::vector<std::string> argv; ///< argument template; argv[0] is a path or a name looked up on PATH
@@ -48,6 +49,10 @@ struct RunnerSpec {
 /// wall.
 bool passesClock(const RunnerSpec& spec);
 
+/// True when spec.argv passes {serve}: only then can the runner be driven in serve mode
+/// (runner protocol 3, docs/runners.md "Serve mode").
+bool passesServe(const RunnerSpec& spec);
+
 /// External runners declared in a JSON file:
 ///   {"runners": {"NAME": {"argv": ["python3", "/path/r.py", "--protocol", "{protocol}", ...],
 ///                         "protocol_version_argv": ["python3", "/path/r.py", "--protocol-version"]}}}
@@ -55,7 +60,7 @@ bool passesClock(const RunnerSpec& spec);
 /// array of strings whose placeholders are known, with {inputs} as a whole element, and must
 /// use {model}, {output_dir} and {inputs} (the per-case arguments). protocol_version_argv is
 /// optional (without it the runner speaks protocol 1), holds no placeholders, and is required
-/// when argv passes {clock}. Unknown keys are errors.
+/// when argv passes {clock} or {serve}. Unknown keys are errors.
 class RunnerConfig {
 public:
   RunnerConfig() = default;

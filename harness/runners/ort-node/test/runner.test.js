@@ -15,18 +15,18 @@ const result = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'result.json')
 const ortInstalled = fs.existsSync(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node', 'package.json'));
 const TEST_ADD = '/usr/share/libonnx-testdata/data/node/test_add';
 
-test('--protocol-version prints 2', () => {
+test('--protocol-version prints 3', () => {
   const r = run(['--protocol-version']);
   assert.equal(r.status, 0);
-  assert.equal(r.stdout, '2\n');
+  assert.equal(r.stdout, '3\n');
 });
 
 test('a wrong protocol is a usage error reported in result.json', () => {
   const dir = tmp();
-  const r = run(['--protocol', '3', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
+  const r = run(['--protocol', '4', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /protocol 3 requested, this runner speaks 1 and 2/);
-  assert.deepEqual(result(dir), { protocol: 2, ok: false, error: 'usage: protocol 3 requested, this runner speaks 1 and 2' });
+  assert.match(r.stderr, /protocol 4 requested, this runner speaks 1 and 2 and 3/);
+  assert.deepEqual(result(dir), { protocol: 3, ok: false, error: 'usage: protocol 4 requested, this runner speaks 1 and 2 and 3' });
 });
 
 test('--clock is protocol 2 only, and only wall or process-cpu', () => {
@@ -137,4 +137,45 @@ test('protocol 2 reports the clock and the thread settings; process-cpu pins one
   r = runEnv(addArgs('2', dir, ['--clock', 'process-cpu']), { ...env, DYNQUAL_ORT_INTRA_OP_THREADS: '2' });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(result(dir).threads, { intra_op: 2, inter_op: 1, allow_spinning: false });
+});
+
+test('--serve needs protocol 3', () => {
+  const dir = tmp();
+  const r = run(['--protocol', '2', '--serve', '--model', 'm.onnx', '--output-dir', dir, '--reps', '1', '--warmup', '0', '--min-sample-ms', '0']);
+  assert.equal(r.status, 2);
+  assert.deepEqual(result(dir), { protocol: 2, ok: false, error: 'usage: --serve needs protocol 3 or later' });
+});
+
+test('serve mode answers one sample per request, then finish writes the outputs and every sample', needOrt, () => {
+  const dir = tmp();
+  const args = addArgs('3', dir, ['--serve']);
+  const r = spawnSync(process.execPath, [RUNNER, ...args], { encoding: 'utf8', input: 'sample\nsample\nsample\nfinish\n' });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines.length, 5);
+  assert.equal(lines[0].ready, true);
+  assert.ok(Number.isInteger(lines[0].iterations_per_sample) && lines[0].iterations_per_sample >= 1);
+  const answered = lines.slice(1, 4).map((l) => l.sample_ms);
+  assert.ok(answered.every((x) => x >= 0));
+  assert.deepEqual(lines[4], { finished: true });
+  const res = result(dir);
+  assert.deepEqual(res.samples_ms, answered);
+  assert.equal(res.iterations_per_sample, lines[0].iterations_per_sample);
+  // Serve mode runs onnxruntime on one thread: its driver binds it to one CPU.
+  assert.equal(res.threads.intra_op, 1);
+  assert.equal(res.threads.inter_op, 1);
+  assert.ok(fs.existsSync(path.join(dir, 'output_0.pb')));
+});
+
+test('serve mode: quit writes nothing, an unknown command is an error line', needOrt, () => {
+  const dir = tmp();
+  let r = spawnSync(process.execPath, [RUNNER, ...addArgs('3', dir, ['--serve'])], { encoding: 'utf8', input: 'sample\nquit\n' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim().split('\n').length, 2);
+  assert.ok(!fs.existsSync(path.join(dir, 'result.json')));
+  r = spawnSync(process.execPath, [RUNNER, ...addArgs('3', dir, ['--serve'])], { encoding: 'utf8', input: 'measure\n' });
+  assert.equal(r.status, 1);
+  const last = JSON.parse(r.stdout.trim().split('\n').pop());
+  assert.equal(last.error, "serve: unknown command 'measure' (expected sample, finish or quit)");
+  assert.equal(result(dir).ok, false);
 });
