@@ -53,7 +53,9 @@ TEST(QualifyRecords, TimedModelAddsSamplesParamsAndCounters) {
 
   // A mean latency of 0 gives qps = +inf: not recorded.
   q.perf.latencyMs = {0, 0};
-  for (const auto& s : qualify::caseRecords(q, config)[0].samples)
+  auto zero = qualify::caseRecords(q, config);
+  ASSERT_FALSE(zero.empty());
+  for (const auto& s : zero[0].samples)
     EXPECT_NE(s.metric, "qps");
 }
 
