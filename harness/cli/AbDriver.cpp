@@ -36,8 +36,10 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
       ->check(CLI::Range(1e-6, 0.5))->capture_default_str();
   cmd->add_option("--margin", f.margin, "relative change treated as no change (policy, e.g. 0.02 = 2%)")
       ->check(CLI::Range(0.0, 0.5))->capture_default_str();
-  cmd->add_option("--looks", f.looks, "rounds at which the data is analysed (fixed in advance)")
-      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--looks", f.looks,
+                  "rounds at which the data is analysed, fixed in advance (default 12,16,24,32,48,64; "
+                  "16,24,32,48,64,96,128 with --interleave sample)")
+      ->delimiter(',');
   cmd->add_option("--budget", f.budget, "seconds of timed rounds; may only cut looks short")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--samples", f.samples, "samples per ABBA position (0 = 5, or 20 with --interleave sample)")
@@ -285,12 +287,12 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   o.models = models;
   o.policy.alpha = f.alpha;
   o.policy.margin = f.margin;
-  o.policy.looks = f.looks;
+  o.policy.looks = f.looks.empty() ? stats::kDefaultLookRounds : f.looks;
   o.policy.bootstrapResamples = f.bootstrap;
   o.policy.seed = f.seed;
   try {
     stats::LookSchedule s;
-    s.rounds = f.looks;
+    s.rounds = o.policy.looks;
     s.validate();
   } catch (const std::exception& e) {
     throw UsageError(std::string("--looks: ") + e.what());
@@ -342,6 +344,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     o.measure.samplesPerPosition = sampleInterleave ? 20 : 5;
   if (f.minSampleMs == 0)
     o.measure.minSampleMs = sampleInterleave ? 4.0 : 1.0;
+  if (f.looks.empty() && sampleInterleave)
+    o.policy.looks = stats::kSampleInterleaveLookRounds;
 
   auto params = diff::policyParams(o.policy, o.measure);
   params["base"] = o.base.variant.text();

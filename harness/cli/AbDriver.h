@@ -15,7 +15,7 @@ namespace dynqual::cli {
 struct AbFlags {
   std::vector<std::string> suites;
   double alpha = 0.05, margin = 0.02;
-  std::vector<int> looks = stats::kDefaultLookRounds;
+  std::vector<int> looks;  ///< empty: stats::kDefaultLookRounds, or kSampleInterleaveLookRounds
   double budget = 600;
   int samples = 0, warmup = 2, bootstrap = 2000;  ///< samples 0: 5, or 20 when interleaving samples
   double minSampleMs = 0;                          ///< 0: 1 ms, or 4 ms when interleaving samples

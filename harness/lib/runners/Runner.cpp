@@ -320,8 +320,7 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
   return result;
 }
 
-RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, double timeoutSeconds,
-                       const ResultExpectations& expect) {
+std::vector<std::string> prepareInvocation(const RunnerSpec& spec, const RunnerRequest& request) {
   std::vector<std::string> argv = buildArgv(spec, request);
   fs::path program = findProgram(argv[0]);
   if (program.empty())
@@ -341,7 +340,12 @@ RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, dou
     if (std::regex_match(entry.path().filename().string(), stale))
       fs::remove(entry.path(), ec);
   }
+  return argv;
+}
 
+RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, double timeoutSeconds,
+                       const ResultExpectations& expect) {
+  std::vector<std::string> argv = prepareInvocation(spec, request);
   const std::string model = request.model.filename().string();
   run::ChildResult child = run::runChild(argv, timeoutSeconds);
   if (!child.started)

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -21,23 +20,7 @@ RunnerSession::RunnerSession(const RunnerSpec& spec, const RunnerRequest& reques
     : spec_(spec), request_(request), timeoutSeconds_(timeoutSeconds) {
   if (!request.serve)
     throw std::invalid_argument("RunnerSession: the request does not ask for serve mode");
-  std::vector<std::string> argv = buildArgv(spec, request);
-  fs::path program = findProgram(argv[0]);
-  if (program.empty())
-    throw RunnerUnavailable("runner " + spec.name + ": program '" + argv[0] + "' " +
-                            (argv[0].find('/') != std::string::npos ? "does not exist or is not executable"
-                                                                     : "is not on PATH") +
-                            " (declared in " + spec.origin + ")");
-  argv[0] = program.string();
-  std::error_code ec;
-  fs::create_directories(request.outputDir, ec);
-  if (ec)
-    throw RunnerUnavailable("runner " + spec.name + ": cannot create output folder " + request.outputDir.string() +
-                            ": " + ec.message());
-  static const std::regex stale("output_[0-9]+\\.pb|result\\.json(\\.tmp)?");
-  for (const auto& entry : fs::directory_iterator(request.outputDir, ec))
-    if (std::regex_match(entry.path().filename().string(), stale))
-      fs::remove(entry.path(), ec);
+  std::vector<std::string> argv = prepareInvocation(spec, request);
   try {
     child_ = std::make_unique<run::PipedChild>(argv, cpu);
   } catch (const std::exception& e) {

@@ -121,6 +121,11 @@ struct ResultExpectations {
 RunnerResult parseRunnerResult(const std::filesystem::path& outputDir, int childExitCode,
                                const ResultExpectations& expect = {});
 
+/// The argv of one invocation, with argv[0] resolved to a path (findProgram), after creating
+/// request.outputDir and removing any result.json or output_K.pb left in it. Throws as buildArgv,
+/// and RunnerUnavailable when the program cannot be found or the folder cannot be created.
+std::vector<std::string> prepareInvocation(const RunnerSpec& spec, const RunnerRequest& request);
+
 /// Runs `spec` for `request` in a child process (no shell) limited to `timeoutSeconds` of wall
 /// time, and parses its result with expect.reps, expect.protocol and expect.clock taken from
 /// `request`. The output folder is created when
