@@ -42,6 +42,10 @@ void addFuzzCommand(CLI::App& app);
 void addCorpusCommand(CLI::App& app);
 /// `dynqual bench fuzz`: fuzzer throughput and where the time goes (added under `bench`)
 void addBenchFuzzCommand(CLI::App* bench);
+/// `dynqual bench generate` (BenchGenerateCommand.cpp).
+void addBenchGenerateCommand(CLI::App* bench);
+/// `dynqual bench sidecar-recipe` (SidecarRecipe.cpp).
+void addSidecarRecipeCommand(CLI::App* bench);
 /// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
 /// check is 1.
 struct UsageError : std::runtime_error {

@@ -68,6 +68,8 @@ TEST(QualifyRecords, UntimedModelKeepsTheReason) {
   q.peakHostBytes = 1024;
   q.perf.error = "the model failed before timing";
   auto whole = qualify::caseRecords(q, {})[0];
+  q.peakHostBytes.reset();  // unknown: no sample
+  EXPECT_EQ(qualify::caseRecords(q, {})[0].samples.size(), 1u);
   EXPECT_EQ(whole.status, "FAIL");
   EXPECT_EQ(whole.error, "compile: unsupported: op 'Foo'");
   EXPECT_EQ(whole.params, (std::map<std::string, std::string>{{"perf_error", "the model failed before timing"}}));

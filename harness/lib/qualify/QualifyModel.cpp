@@ -38,6 +38,8 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
     p.error = "no passed case to time";
     return p;
   }
+  if (config.measure)
+    return config.measure(r, *c);
   p.timedCase = c->name;
   // The same executor and dynqual-exec as every other timed run, on the requested device.
   exec::PreparedModel m;
@@ -141,14 +143,16 @@ nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) 
   nlohmann::json records = nlohmann::json::array();
   for (const auto& c : caseRecords(q, config))
     records.push_back(store::caseToJson(c));
-  return {{"model", run::renderJson({q.result})["models"][0]},
+  nlohmann::json out = {{"model", run::renderJson({q.result})["models"][0]},
           {"accuracy", accuracySummary(q.result, config.run.compare.relL2Gate)},
           {"compile", {{"total_ms", q.result.compileMs}, {"passes", passes}}},
           {"compiler_version", q.compilerVersion},
           {"pipeline_spec", q.pipelineSpec},
           {"perf", perf},
-          {"peak_host_bytes", q.peakHostBytes},
           {"records", records}};
+  if (q.peakHostBytes)
+    out["peak_host_bytes"] = *q.peakHostBytes;
+  return out;
 }
 
 } // namespace dynqual::qualify

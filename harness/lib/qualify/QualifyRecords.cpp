@@ -15,7 +15,8 @@ std::vector<store::CaseRecord> caseRecords(const ModelQualification& q, const Qu
   store::CaseRecord& whole = cases.front();
   for (const auto& [pass, ms] : q.passMs)
     whole.params["pass_ms." + pass] = fmt::format("{:.3f}", ms);
-  whole.samples.push_back({"peak_host_bytes", "bytes", {static_cast<double>(q.peakHostBytes)}});
+  if (q.peakHostBytes)
+    whole.samples.push_back({"peak_host_bytes", "bytes", {static_cast<double>(*q.peakHostBytes)}});
   const PerfResult& p = q.perf;
   if (!p.measured) {
     if (!p.error.empty())

@@ -10,8 +10,8 @@ namespace dynqual::qualify {
 
 /// Store cases of one model: run::caseRecords of `q.result` (seed config.run.seed), with the
 /// whole-model case extended by
-///  - params pass_ms.<pass> (compile time of each pass, ms, 3 decimals) and a "peak_host_bytes"
-///    sample (bytes);
+///  - params pass_ms.<pass> (compile time of each pass, ms, 3 decimals) and, when known, a
+///    "peak_host_bytes" sample (bytes);
 ///  - when timed: params warmup, reps (from `config`) and timed_case; samples "qps" (1/s,
 ///    stats::summarizeLatencies, only when finite), "session_s" (s), "first_infer_ms" (ms),
 ///    "latency_ms" (ms, one value per repetition) and "cpu_percent" (%); the device counters of
