@@ -1,6 +1,6 @@
 // `dynqual qualify`: the main job. Each model runs in its own `dynqual qualify-one` process with a
-// time limit; the parent collects the JSON results, prints the accuracy and performance tables
-// and records the run into the results store.
+// time limit; the parent collects each child's report and store records, prints the accuracy and
+// performance tables and records the run into the results store.
 #include "Commands.h"
 
 #include "dq/runtime/Device.h"
@@ -254,15 +254,15 @@ void addQualifyCommand(CLI::App& app) {
             argv.push_back(a);
         for (auto& a : commonArgs(settings, exec))
           argv.push_back(a);
-        json entry = qualify::qualifyInChild(argv, models[i], settings.modelTimeout);
+        qualify::ModelEntry entry = qualify::qualifyInChild(argv, models[i], settings.modelTimeout);
         if (compilerVersion.empty())
-          compilerVersion = entry.value("compiler_version", "");
-        if (entry.value("pipeline_spec", "") != "")
-          pipelineSpec = entry["pipeline_spec"].get<std::string>();
+          compilerVersion = entry.report.value("compiler_version", "");
+        if (entry.report.value("pipeline_spec", "") != "")
+          pipelineSpec = entry.report["pipeline_spec"].get<std::string>();
         record([&] {  // one transaction per model
-          db->recordCases(runId, qualify::casesFromEntry(entry, settings.seed));
+          db->recordCases(runId, entry.cases);
         });
-        entries.push_back(std::move(entry));
+        entries.push_back(std::move(entry.report));
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           std::cerr << fmt::format("[{}/{}] {:.1f}s {} {}\n", i + 1, models.size(), s, models[i].filename().string(),

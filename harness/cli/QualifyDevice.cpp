@@ -94,12 +94,11 @@ json replayOne(const fs::path& model, const QualifySettings& s, int index, const
   q.result.compileMs = entry.value("compile_ms", 0.0);
   q.compilerVersion = entry.value("compiler_version", "");
   q.pipelineSpec = entry.value("pipeline_spec", "");
-  json j = qualify::toJson(q, config);
   // The memory of the process that timed the model on the device, not of this replay.
-  j.erase("peak_host_bytes");
+  q.peakHostBytes.reset();
   if (const json* line = results.timedLine(index); q.perf.measured && line && line->contains("peak_host_bytes"))
-    j["peak_host_bytes"] = (*line)["peak_host_bytes"];
-  return j;
+    q.peakHostBytes = (*line)["peak_host_bytes"].get<int64_t>();
+  return qualify::toJson(q, config);
 }
 
 QualifySettings settingsOfPlan(const json& m) {

@@ -7,6 +7,7 @@
 #include "dynqual/exec/Executor.h"
 
 #include "dynqual/run/ModelRun.h"
+#include "dynqual/run/RunRecords.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
@@ -98,7 +99,7 @@ void addRunCommand(CLI::App& app) {
         };
         results.push_back(run::runModel(models[i], o->config, compile));
         record([&] {  // one transaction per model
-          db->recordCases(runId, store::casesFromRunModel(run::renderJson({results.back()})["models"][0], o->config.seed));
+          db->recordCases(runId, run::caseRecords(results.back(), o->config.seed));
         });
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

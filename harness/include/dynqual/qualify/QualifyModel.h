@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +50,9 @@ struct ModelQualification {
   std::string compilerVersion;                         ///< from the artifact ("" without one)
   std::string pipelineSpec;                            ///< exact spec the artifact records
   PerfResult perf;
-  int64_t peakHostBytes = 0;  ///< ru_maxrss of this process (compile, reference and timing), bytes
+  /// ru_maxrss of the process that qualified the model (compile, reference and timing), bytes;
+  /// unset when unknown (a replay of device results that carry none).
+  std::optional<int64_t> peakHostBytes;
 };
 
 /// Qualifies one model folder. Never throws: problems become a failed result or a perf error.
@@ -66,7 +69,9 @@ nlohmann::json accuracySummary(const run::ModelResult& result, double relL2Gate)
 
 /// JSON the qualify-one process prints: {"model": <dynqual-run model object>, "accuracy": ...,
 /// "compile": {"total_ms", "passes": [{"pass","ms"}]}, "compiler_version", "pipeline_spec", "perf": {...},
-/// "peak_host_bytes"}.
+/// "peak_host_bytes", "records": [<store case>...]}, where "records" is caseRecords(q, config)
+/// (QualifyRecords.h) in the store's exchange format (store::caseToJson). Throws what
+/// caseRecords throws.
 nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config);
 
 } // namespace dynqual::qualify
