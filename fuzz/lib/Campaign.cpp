@@ -1,6 +1,8 @@
 #include "dynqual/fuzz/Campaign.h"
 
 #include "dynqual/fuzz/FindingStore.h"
+#include "dynqual/fuzz/PersistentWorker.h"
+#include "dynqual/fuzz/StageWatchdog.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/run/ChildProcess.h"
 
@@ -109,12 +111,13 @@ std::string campaignKey(const CampaignOptions& o) {
          (o.ortOracle ? " oracle=ort" : "") + (o.knob.empty() ? "" : " knob=" + o.knob);
 }
 
-std::vector<std::string> workerArgv(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
-  std::vector<std::string> argv = {(o.binDir / "dynqual").string(), "fuzz-case", "--seed", std::to_string(seed),
-                                   "--bindings", std::to_string(o.bindings), "--json", "--work-dir", work.string(),
-                                   "--memory-mb", std::to_string(o.memoryMb), "--compile-timeout",
-                                   std::to_string(o.compileTimeoutSeconds), "--run-timeout",
-                                   std::to_string(o.runTimeoutSeconds)};
+namespace {
+
+/// The case options both kinds of worker take.
+void addCaseFlags(const CampaignOptions& o, std::vector<std::string>& argv) {
+  argv.insert(argv.end(), {"--bindings", std::to_string(o.bindings), "--compile-timeout",
+                           std::to_string(o.compileTimeoutSeconds), "--run-timeout",
+                           std::to_string(o.runTimeoutSeconds)});
   for (const auto& v : o.variants)
     argv.insert(argv.end(), {"--variant", v});
   if (!o.corpusOut.empty())
@@ -125,12 +128,92 @@ std::vector<std::string> workerArgv(const CampaignOptions& o, uint64_t seed, con
     argv.insert(argv.end(), {"--oracle", "ort"});
   if (!o.minimize)
     argv.push_back("--no-minimize");
+}
+
+} // namespace
+
+std::vector<std::string> workerArgv(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
+  std::vector<std::string> argv = {(o.binDir / "dynqual").string(), "fuzz-case", "--seed", std::to_string(seed),
+                                   "--json", "--work-dir", work.string(), "--memory-mb", std::to_string(o.memoryMb)};
+  addCaseFlags(o, argv);
   return argv;
 }
+
+std::vector<std::string> persistentWorkerArgv(const CampaignOptions& o) {
+  std::vector<std::string> argv = {(o.binDir / "dynqual").string(), "fuzz-worker", "--compiles-per-context",
+                                   std::to_string(o.compilesPerContext)};
+  addCaseFlags(o, argv);
+  return argv;
+}
+
+namespace {
+
+/// A case run by a one-shot worker: its report, or the infrastructure error that stops the shard.
+struct OneShot {
+  CaseReport report;
+  std::string infra;
+  double wallMs = 0;
+};
+
+OneShot runOneShot(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
+  OneShot one;
+  auto argv = workerArgv(o, seed, work);
+  run::ChildResult child = run::runChild(argv, o.caseTimeoutSeconds);
+  one.wallMs = child.wallMs;
+  nlohmann::json j = nlohmann::json::parse(child.out, nullptr, false);
+  if (!child.timedOut && child.signal == 0 && j.is_object() && j.contains("infra")) {
+    one.infra = j.at("infra").get<std::string>();
+    return one;
+  }
+  if (!child.timedOut && child.signal == 0 && j.is_object() && j.contains("seed")) {
+    try {
+      one.report = caseReportFromJson(j);
+      return one;
+    } catch (const std::exception&) {
+    }
+  }
+  if (!child.started) {
+    one.infra = "cannot start the fuzz worker " + argv[0] + ": " + child.error;
+    return one;
+  }
+  one.report = workerFailure(o, seed, child, argv);
+  return one;
+}
+
+/// The persistent worker failed on a case that its one-shot rerun found nothing wrong with: a
+/// crash or hang that needs the state of earlier cases in the same process (or a flaky limit).
+/// Kept as a finding of its own kind, so that it is looked at rather than lost.
+FindingReport unreproducedFailure(const CampaignOptions& o, const WorkerOutcome& w, int64_t caseIndex) {
+  FindingReport f;
+  f.finding.symptom = w.failure.timedOut || w.failure.exitCode == kStageTimeoutExit ? "worker-hang" : "worker-crash";
+  std::string tail = w.failure.err;
+  size_t cut = tail.find_last_not_of("\n ");
+  tail = cut == std::string::npos ? "" : tail.substr(0, cut + 1);
+  if (auto nl = tail.rfind('\n'); nl != std::string::npos)
+    tail = tail.substr(nl + 1);
+  f.finding.detail = w.why + (tail.empty() ? "" : ": " + tail) + " (the one-shot rerun of the case found nothing)";
+  f.finding.variant = o.variants.empty() ? "" : o.variants[0];
+  f.pass = "unattributed";
+  f.signature = f.finding.symptom + "||unattributed";
+  f.signatureHash = fnv1aHex(f.signature);
+  // The cases before it on the same worker are part of the cause: replay the shard up to it.
+  std::string line = "dynqual fuzz --jobs 1 --seed " + std::to_string(o.seed) + " --shard " +
+                     std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + " --cases " +
+                     std::to_string(caseIndex + 1) + " --bindings " + std::to_string(o.bindings);
+  for (const auto& v : o.variants)
+    line += " --variant '" + v + "'";
+  if (o.ortOracle)
+    line += " --oracle ort";
+  f.reproducer = line;
+  return f;
+}
+
+} // namespace
 
 CampaignSummary runCampaign(const CampaignOptions& o) {
   CampaignSummary s;
   s.campaign = campaignKey(o);
+  s.persistentWorkers = !o.oneShot;
   std::optional<FindingStore> db;
   std::set<int64_t> done;
   if (!o.db.empty()) {
@@ -218,6 +301,9 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
   };
 
   auto worker = [&] {
+    std::optional<PersistentWorker> persistent;
+    if (!o.oneShot)
+      persistent.emplace(persistentWorkerArgv(o), o.memoryMb << 20);
     while (!stop) {
       int64_t c = next++;
       if (o.cases >= 0 && c >= o.cases)
@@ -232,35 +318,62 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
       uint64_t global = static_cast<uint64_t>(c) * static_cast<uint64_t>(o.shardCount) + static_cast<uint64_t>(o.shardIndex);
       uint64_t seed = caseSeed(o.seed, global);
       fs::path work = o.workDir / ("case-" + std::to_string(global));
-      auto argv = workerArgv(o, seed, work);
-      run::ChildResult child = run::runChild(argv, o.caseTimeoutSeconds);
+      CaseReport r;
+      double wallMs = 0;
+      std::string infra;
+      bool ran = false;
+      if (persistent) {
+        WorkerOutcome w = persistent->runCase(seed, work, o.caseTimeoutSeconds);
+        wallMs = w.wallMs;
+        if (w.kind == WorkerOutcome::Kind::Infra) {
+          infra = w.reply.at("infra").get<std::string>();
+        } else if (w.kind == WorkerOutcome::Kind::Report) {
+          try {
+            r = caseReportFromJson(w.reply);
+            ran = true;
+          } catch (const std::exception& e) {
+            w.why = std::string("malformed case report from the persistent worker: ") + e.what();
+          }
+        }
+        if (!ran && infra.empty()) {
+          if (!w.failure.started && !w.failure.error.empty()) {
+            infra = w.why;
+          } else {
+            // Confirm in isolation, with the one-shot worker's per-stage child processes: its
+            // report is the finding, as a one-shot campaign would have recorded it.
+            std::error_code ec;
+            fs::remove_all(work, ec);
+            OneShot one = runOneShot(o, seed, work);
+            wallMs += one.wallMs;
+            infra = one.infra;
+            r = std::move(one.report);
+            ran = infra.empty();
+            if (ran && r.findings.empty())
+              r.findings.push_back(unreproducedFailure(o, w, c));
+            std::lock_guard<std::mutex> lock(mu);
+            ++s.workerFailures;
+          }
+        }
+      } else {
+        OneShot one = runOneShot(o, seed, work);
+        wallMs = one.wallMs;
+        infra = one.infra;
+        r = std::move(one.report);
+        ran = infra.empty();
+      }
       std::error_code ec;
       fs::remove_all(work, ec);
-      nlohmann::json j = nlohmann::json::parse(child.out, nullptr, false);
-      if (!child.timedOut && child.signal == 0 && j.is_object() && j.contains("infra")) {
+      if (!infra.empty()) {
         std::lock_guard<std::mutex> lock(mu);
-        s.infraError = j.at("infra").get<std::string>();
+        s.infraError = infra;
         stop = true;
         break;
       }
-      CaseReport r;
-      bool parsed = false;
-      if (!child.timedOut && child.signal == 0 && j.is_object() && j.contains("seed")) {
-        try {
-          r = caseReportFromJson(j);
-          parsed = true;
-        } catch (const std::exception&) {
-        }
-      }
-      if (!parsed && !child.started) {
-        std::lock_guard<std::mutex> lock(mu);
-        s.infraError = "cannot start the fuzz worker " + argv[0] + ": " + child.error;
-        stop = true;
-        break;
-      }
-      if (!parsed)
-        r = workerFailure(o, seed, child, argv);
-      record(c, r, child.wallMs);
+      record(c, r, wallMs);
+    }
+    if (persistent) {
+      std::lock_guard<std::mutex> lock(mu);
+      s.workerStarts += persistent->starts();
     }
   };
   std::vector<std::thread> threads;

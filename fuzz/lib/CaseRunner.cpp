@@ -107,7 +107,8 @@ std::string attributePass(const PreparedCase& one, const Finding& f, const CaseR
   exec::Variant v = exec::parseVariant(f.variant);
   if (v.kind != exec::Variant::Kind::Dq)
     return "unattributed";
-  std::string spec = resolvedSpec(req.oracle.binDir, v.pipeline);
+  std::string spec = req.oracle.engine && req.oracle.env.empty() ? req.oracle.engine->pipelineSpec(v.pipeline)
+                                                                 : resolvedSpec(req.oracle.binDir, v.pipeline);
   if (spec.empty())
     return "unattributed";
   for (const char* pass : kOptionalPasses) {

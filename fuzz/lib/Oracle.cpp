@@ -144,12 +144,25 @@ PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBindi
 
 OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const fs::path& workDir) {
   OracleResult result;
+  std::vector<exec::Variant> variants = config.variants;
+  size_t referenceVariants = variants.size();
+  if (config.ortOracle)
+    variants.push_back(exec::parseVariant("ort:cpu"));
+  CaseEngine* engine = config.env.empty() ? config.engine.get() : nullptr;
+  auto inEngine = [&](const exec::Variant& v) { return engine && v.kind == exec::Variant::Kind::Dq; };
+  bool needFiles = false;
+  for (const auto& v : variants)
+    needFiles |= !inEngine(v);
+
+  // The child path's places; the engine names them in messages without writing them.
   fs::path caseDir = workDir / "case";
-  fs::create_directories(caseDir);
-  modelgen::writeModel(pc.model, caseDir / "model.onnx");
   std::vector<onnxio::ValueSpec> specs = onnxio::describeInputs(pc.model);
   std::vector<std::vector<fs::path>> inputFiles(pc.bindings.size());
-  for (size_t b = 0; b < pc.bindings.size(); ++b) {
+  if (needFiles) {
+    fs::create_directories(caseDir);
+    modelgen::writeModel(pc.model, caseDir / "model.onnx");
+  }
+  for (size_t b = 0; b < pc.bindings.size() && needFiles; ++b) {
     fs::path dir = workDir / ("binding_" + std::to_string(b));
     fs::create_directories(dir);
     for (size_t i = 0; i < pc.inputs[b].size(); ++i) {
@@ -171,10 +184,6 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
   compare::CompareOptions bitExact;
   bitExact.bitExact = true;
 
-  std::vector<exec::Variant> variants = config.variants;
-  size_t referenceVariants = variants.size();
-  if (config.ortOracle)
-    variants.push_back(exec::parseVariant("ort:cpu"));
   // outputs[v][b]: what variant v computed on binding b, when it ran.
   std::vector<std::vector<std::optional<std::vector<Tensor>>>> outputs(
       variants.size(), std::vector<std::optional<std::vector<Tensor>>>(pc.bindings.size()));
@@ -188,9 +197,15 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
     bool isOracle = v >= referenceVariants;
     std::string vt = variants[v].text();
     exec::PreparedModel pm;
+    std::shared_ptr<const EngineProgram> program;
+    // Where the executor would put this arm's artifact (exec::Executor::prepare).
+    fs::path programFile = ec.workDir / arm.label / caseDir.filename() / "model.dqp";
     try {
       auto t0 = std::chrono::steady_clock::now();
-      pm = executor.prepare(arm, caseDir);
+      if (inEngine(arm.variant))
+        program = engine->compile(pc.model, arm.variant, arm.label, caseDir / "model.onnx", programFile);
+      else
+        pm = executor.prepare(arm, caseDir);
       result.compileMs += msSince(t0);
     } catch (const exec::ExecError& e) {
       if (e.stage() == exec::Stage::Infra)
@@ -202,11 +217,16 @@ OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const
     if (countThis)
       firstDq = false;
     for (size_t b = 0; b < pc.bindings.size(); ++b) {
-      fs::path out = workDir / ("out_" + std::to_string(v) + "_" + std::to_string(b));
-      fs::create_directories(out);
       try {
         auto t0 = std::chrono::steady_clock::now();
-        exec::ExecResult r = executor.execute(pm, inputFiles[b], {}, out);
+        exec::ExecResult r;
+        if (program) {
+          r = engine->execute(*program, pc.inputs[b], programFile);
+        } else {
+          fs::path out = workDir / ("out_" + std::to_string(v) + "_" + std::to_string(b));
+          fs::create_directories(out);
+          r = executor.execute(pm, inputFiles[b], {}, out);
+        }
         result.runMs += msSince(t0);
         if (countThis)
           for (const auto& [name, value] : r.counters)

@@ -116,6 +116,8 @@ void addBenchCommand(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Benchmarks of dynqual itself.");
   bench->require_subcommand(1);
   addBenchFuzzCommand(bench);
+  addBenchGenerateCommand(bench);
+  addSidecarRecipeCommand(bench);
   auto* st = bench->add_subcommand(
       "stats", "Simulate the gate's sequential decision on the residuals of a stored A/A calibration (resampled\n"
                "with replacement, optionally with drift, outliers and heavy tails): false-positive rate per\n"

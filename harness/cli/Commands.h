@@ -38,10 +38,16 @@ void addGateCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 /// `dynqual fuzz ...` (campaign shard or --selftest) and the worker `dynqual fuzz-case --seed S ...`
 void addFuzzCommand(CLI::App& app);
+/// `dynqual fuzz-worker ...`: the persistent fuzz worker (case requests on stdin, reports on stdout)
+void addFuzzWorkerCommand(CLI::App& app);
 /// `dynqual corpus add FINDING_DIR` and `dynqual corpus check [DIR]`
 void addCorpusCommand(CLI::App& app);
 /// `dynqual bench fuzz`: fuzzer throughput and where the time goes (added under `bench`)
 void addBenchFuzzCommand(CLI::App* bench);
+/// `dynqual bench generate` (BenchGenerateCommand.cpp).
+void addBenchGenerateCommand(CLI::App* bench);
+/// `dynqual bench sidecar-recipe` (SidecarRecipe.cpp).
+void addSidecarRecipeCommand(CLI::App* bench);
 /// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
 /// check is 1.
 struct UsageError : std::runtime_error {

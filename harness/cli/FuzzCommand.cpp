@@ -1,6 +1,7 @@
 // `dynqual fuzz` (a campaign shard, or --selftest over the inject knobs), the worker
 // `dynqual fuzz-case`, and `dynqual bench fuzz` (docs/commands/fuzz.md).
 #include "Commands.h"
+#include "FuzzCaseOptions.h"
 
 #include "dq/Pipeline/InjectKnobs.h"
 #include "dynqual/exec/Executor.h"
@@ -12,7 +13,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,39 +27,6 @@ namespace {
 
 constexpr int kExitInfra = 4;
 constexpr int kExitSkip = 77;
-
-std::string withKnob(const std::string& variant, const std::string& knob) {
-  try {
-    return fuzz::variantWithKnob(variant, knob);
-  } catch (const exec::VariantError&) {
-    throw;
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
-void checkKnob(const std::string& knob) {
-  if (knob.empty() || dq::parseInjectKnob(knob))
-    return;
-  std::string names;
-  for (const auto& [k, n] : dq::kInjectKnobs)
-    names += (names.empty() ? "" : ", ") + std::string(n);
-  throw UsageError("unknown inject knob '" + knob + "' (knobs: " + names + ")");
-}
-
-/// Applies the worker's address-space limit. RLIMIT_AS does not work under ASan (its shadow
-/// memory reserves terabytes), so sanitized builds run without it (docs/fuzz/campaigns.md).
-void limitMemory(uint64_t mb) {
-#if defined(__SANITIZE_ADDRESS__)
-  (void)mb;
-#else
-  if (mb == 0)
-    return;
-  rlimit r{};
-  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(mb) * 1024 * 1024;
-  setrlimit(RLIMIT_AS, &r);
-#endif
-}
 
 std::string percent(int64_t a, int64_t b) { return fmt::format("{:.1f}%", b ? 100.0 * a / b : 0.0); }
 
@@ -101,6 +68,11 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   out << fmt::format("time (ms, summed over cases): generate {:.0f}, check {:.0f}, reference {:.0f}, compile {:.0f}, "
                      "run {:.0f}, minimize {:.0f}, worker processes {:.0f}\n",
                      s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.workerMs);
+  if (s.persistentWorkers)
+    out << fmt::format("persistent workers: {} started, {} case(s) they could not answer rerun one-shot\n",
+                       s.workerStarts, s.workerFailures);
+  else
+    out << "workers: one-shot (a process per case)\n";
   if (!s.infraError.empty())
     out << "stopped on an infrastructure error: " << s.infraError << "\n";
 }
@@ -112,7 +84,8 @@ struct FuzzOpts {
   uint64_t seed = 1, memoryMb = 4096;
   double caseTimeout = 300, compileTimeout = 60, runTimeout = 20;
   std::vector<std::string> variants;
-  bool resume = false, selftest = false, noMinimize = false;
+  bool resume = false, selftest = false, noMinimize = false, oneShot = false;
+  int compilesPerContext = 64;
   std::vector<std::string> knobs;  ///< --selftest: only these knobs (default all)
 };
 
@@ -148,6 +121,8 @@ fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
   c.ortOracle = o.oracle == "ort";
   c.minimize = !o.noMinimize;
   c.memoryMb = o.memoryMb;
+  c.oneShot = o.oneShot;
+  c.compilesPerContext = o.compilesPerContext;
   c.caseTimeoutSeconds = o.caseTimeout;
   c.compileTimeoutSeconds = o.compileTimeout;
   c.runTimeoutSeconds = o.runTimeout;
@@ -163,7 +138,7 @@ fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
   c.variants.clear();
   for (const auto& v : variants) {
     try {
-      c.variants.push_back(withKnob(v, o.inject));
+      c.variants.push_back(fuzzVariantWithKnob(v, o.inject));
     } catch (const exec::VariantError& e) {
       throw UsageError(e.what());
     }
@@ -262,15 +237,22 @@ void addFuzzCommand(CLI::App& app) {
   cmd->add_option("--memory-mb", o->memoryMb, "address-space limit of each worker, MiB (0 = none)")
       ->capture_default_str();
   cmd->add_flag("--no-minimize", o->noMinimize, "keep findings as generated");
+  cmd->add_flag("--one-shot", o->oneShot,
+                "a worker process per case that compiles and runs in child processes (default: one\n"
+                "persistent worker per job, compiling and running in process; docs/fuzz/campaigns.md)");
+  cmd->add_option("--compiles-per-context", o->compilesPerContext,
+                  "persistent workers: a fresh MLIR context after this many compiles")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--selftest", o->selftest,
                 "a campaign per inject knob (at most 60 s each, stops at the first finding): time to first\n"
                 "finding and minimized size; exit 77 when the compiler rejects the inject options");
   cmd->add_option("--knobs", o->knobs, "--selftest: only these knobs (repeatable; default every knob)");
   cmd->callback([o] {
     try {
-      checkKnob(o->inject);
+      checkInjectKnob(o->inject);
       for (const auto& k : o->knobs)
-        checkKnob(k);
+        checkInjectKnob(k);
       if (o->selftest) {
         setExitCode(runSelftest(*o));
         return;
@@ -303,49 +285,25 @@ void addFuzzCommand(CLI::App& app) {
   });
 
   auto* one = app.add_subcommand("fuzz-case", "Run one fuzz case by seed (the campaign's worker; also the reproducer).");
-  struct CaseOpts {
-    uint64_t seed = 0, memoryMb = 0;
-    int bindings = 4;
-    double compileTimeout = 60, runTimeout = 20;
-    std::vector<std::string> variants;
-    std::string oracle, workDir, corpusOut, knob, inject, printModel;
-    bool json = false, noMinimize = false;
+  struct CaseOpts : FuzzCaseOpts {
+    uint64_t seed = 0;
+    std::string workDir, printModel;
+    bool json = false;
   };
   auto co = std::make_shared<CaseOpts>();
   one->add_option("--seed", co->seed, "case seed")->required();
-  one->add_option("--bindings", co->bindings, "shape bindings (K)")->capture_default_str();
-  one->add_option("--variant", co->variants, "variant, repeatable (default dq:production@sim)");
-  one->add_option("--inject", co->inject, "apply inject=KNOB to the dq:production variants");
-  one->add_option("--oracle", co->oracle, "'ort' adds onnxruntime as a second opinion")->check(CLI::IsMember({"ort"}));
+  addFuzzCaseOptions(one, *co);
   one->add_option("--work-dir", co->workDir, "scratch folder (default: a fresh temp folder, removed)");
-  one->add_option("--corpus-out", co->corpusOut, "write minimized findings here");
-  one->add_option("--knob", co->knob, "knob recorded in meta.json (the variants carry it already)");
-  one->add_option("--memory-mb", co->memoryMb, "address-space limit, MiB (0 = none)");
-  one->add_option("--compile-timeout", co->compileTimeout, "seconds per compile")->capture_default_str();
-  one->add_option("--run-timeout", co->runTimeout, "seconds per run of one binding")->capture_default_str();
   one->add_option("--print-model", co->printModel, "also write the generated model.onnx to FILE");
   one->add_flag("--json", co->json, "print the case report as JSON");
-  one->add_flag("--no-minimize", co->noMinimize, "report findings as generated");
   one->callback([co] {
     try {
-      checkKnob(co->inject);
-      limitMemory(co->memoryMb);
-      fuzz::CaseRequest req;
+      checkInjectKnob(co->inject);
+      limitOwnMemory(co->memoryMb);
+      fuzz::CaseRequest req = fuzzCaseRequest(*co);
       req.seed = co->seed;
-      req.bindings = co->bindings;
-      req.minimize = !co->noMinimize;
-      req.knob = co->knob.empty() ? co->inject : co->knob;
-      std::vector<std::string> variants = co->variants.empty() ? std::vector<std::string>{"dq:production@sim"} : co->variants;
-      req.oracle.variants.clear();
-      for (const auto& v : variants)
-        req.oracle.variants.push_back(exec::parseVariant(withKnob(v, co->inject)));
-      req.oracle.ortOracle = co->oracle == "ort";
-      req.oracle.binDir = exec::selfBinDir();
-      req.oracle.compileTimeoutSeconds = co->compileTimeout;
-      req.oracle.runTimeoutSeconds = co->runTimeout;
       bool temp = co->workDir.empty();
       req.workDir = temp ? makeTempWorkDir("fuzz-case") : fs::path(co->workDir);
-      req.corpusOut = co->corpusOut;
       if (!co->printModel.empty())
         modelgen::writeModel(fuzz::generate(co->seed).model, co->printModel);
       fuzz::CaseReport r = fuzz::runCase(req);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   dynqual::cli::addCalibrateCommand(app);
   dynqual::cli::addBenchCommand(app);
   dynqual::cli::addFuzzCommand(app);
+  dynqual::cli::addFuzzWorkerCommand(app);
   dynqual::cli::addCorpusCommand(app);
   try {
     app.parse(argc, argv);

@@ -18,6 +18,9 @@ void addMakeModelCommand(CLI::App& app) {
                  "random weights from --seed; test_data_set_0..2 with outputs from the CPU reference.");
   struct Opts {
     modelgen::DecoderSpec spec;
+    modelgen::DecoderWriteOptions write;
+    std::string dtype = "float32";
+    bool noDataSets = false;
     std::string out;
   };
   auto o = std::make_shared<Opts>();
@@ -27,10 +30,22 @@ void addMakeModelCommand(CLI::App& app) {
   dec->add_option("--kv-heads", o->spec.kvHeads, "key/value heads")->capture_default_str();
   dec->add_option("--vocab", o->spec.vocab, "vocabulary size")->capture_default_str();
   dec->add_option("--seed", o->spec.seed, "seed of the weights and data sets")->capture_default_str();
+  dec->add_option("--mlp", o->spec.mlp, "MLP width (0 = 2 * hidden)")->capture_default_str();
+  dec->add_option("--dtype", o->dtype, "element type of weights, KV cache and logits")
+      ->check(CLI::IsMember({"float32", "float16", "fp32", "fp16"}))
+      ->capture_default_str();
+  dec->add_flag("--external-data", o->write.externalData,
+                "weights in model.onnx.data (ONNX external data) with their recipe and sha256 in the model's "
+                "metadata, so scripts/decoder_weights.py can regenerate them elsewhere");
+  dec->add_flag("--no-data-sets", o->noDataSets, "write model.onnx only (no reference data sets)");
   dec->add_option("-o,--output", o->out, "model folder to write (created)")->required();
   dec->callback([o] {
     try {
-      modelgen::writeDecoder(o->spec, o->out);
+      o->spec.float16 = o->dtype == "float16" || o->dtype == "fp16";
+      o->write.dataSets = !o->noDataSets;
+      modelgen::writeDecoder(o->spec, o->out, o->write);
+      std::cout << "wrote " << o->out << ": " << modelgen::decoderParameterCount(o->spec) << " parameters ("
+                << (o->spec.float16 ? "float16" : "float32") << ")\n";
       setExitCode(0);
     } catch (const std::bad_alloc&) {
       std::cerr << "dynqual make-model decoder: out of memory: the weights of this decoder do not fit; "

@@ -1,11 +1,13 @@
 // `dynqual qualify`: the main job. Each model runs in its own `dynqual qualify-one` process with a
-// time limit; the parent collects the JSON results, prints the accuracy and performance tables
-// and records the run into the results store.
+// time limit; the parent collects each child's report and store records, prints the accuracy and
+// performance tables and records the run into the results store.
 #include "Commands.h"
 
 #include "dq/runtime/Device.h"
-#include "CompileBridge.h"
+#include "QualifyDevice.h"
 
+#include "dynqual/compare/Compare.h"
+#include "dynqual/qualify/DevicePlan.h"
 #include "dynqual/qualify/QualifyModel.h"
 #include "dynqual/qualify/Suite.h"
 #include "dynqual/run/ModelRun.h"
@@ -18,8 +20,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -67,28 +72,54 @@ fs::path execPath(const CommonOpts& o) {
   return p;
 }
 
-std::vector<std::string> commonArgs(const CommonOpts& o, const fs::path& exec) {
+std::vector<std::string> commonArgs(const QualifySettings& o, const fs::path& exec) {
   return {"--device", o.device, "--pipeline", o.pipeline, "--reps", std::to_string(o.reps),
           "--warmup", std::to_string(o.warmup), "--bindings", std::to_string(o.bindings),
           "--seed", std::to_string(o.seed), "--exec-timeout", fmt::format("{}", o.execTimeout),
           "--exec", exec.string()};
 }
 
+/// The device machine's own description (gpu.txt, written by scripts/gpu-qualify.sh: name,
+/// driver, clocks), one line; "" when absent.
+std::string deviceMachine(const fs::path& resultsDir) {
+  std::ifstream in(resultsDir / "gpu.txt");
+  std::string line, all;
+  while (std::getline(in, line))
+    if (!line.empty())
+      all += (all.empty() ? "" : "; ") + line;
+  return all;
+}
+
 void addQualifyOne(CLI::App& app) {
   auto* cmd = app.add_subcommand("qualify-one", "one model of `dynqual qualify` (internal; prints JSON)");
   cmd->group("");  // hidden from --help
   struct Opts : CommonOpts {
-    std::string model, workDir;
+    std::string model, workDir, prepare, replay;
+    int planIndex = -1;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("model", o->model, "model folder")->required();
   cmd->add_option("--work-dir", o->workDir, "artifacts and inputs go here")->required();
+  cmd->add_option("--prepare", o->prepare, "write this model's cases into the device plan folder; print its entry");
+  cmd->add_option("--replay", o->replay, "take outputs and timings from this device-results folder");
+  cmd->add_option("--plan-index", o->planIndex, "the model's index in the device plan");
   addCommon(cmd, *o);
   cmd->callback([o] {
     try {
+      QualifySettings s{o->device, o->pipeline, o->reps, o->warmup, o->bindings, o->seed, o->execTimeout};
+      if (!o->prepare.empty() || !o->replay.empty()) {
+        if (o->planIndex < 0 || (!o->prepare.empty() && !o->replay.empty()))
+          throw std::runtime_error("--prepare or --replay, with --plan-index");
+        json j = o->prepare.empty() ? replayOne(o->model, s, o->planIndex, o->workDir, o->replay)
+                                    : prepareOne(o->model, s, o->planIndex, o->prepare);
+        std::cout << j.dump() << "\n";
+        setExitCode(0);
+        return;
+      }
       checkDevice(o->device);
       qualify::QualifyConfig config;
       config.run.device = o->device;
+      config.run.compare = compare::gatesForDevice(o->device);
       config.run.pipeline = o->pipeline;
       config.run.extraBindings = o->bindings;
       config.run.seed = o->seed;
@@ -97,14 +128,7 @@ void addQualifyOne(CLI::App& app) {
       config.run.workDir = o->workDir;
       config.reps = o->reps;
       config.warmup = o->warmup;
-      qualify::TimedCompileFn compile = [](const onnx::ModelProto& m, const std::string& pipeline,
-                                           const fs::path& artifact) {
-        CompileRequest req;
-        req.pipeline = pipeline;
-        req.timing = true;
-        return compileModel(m, req, artifact).passMs;
-      };
-      auto q = qualify::qualifyModel(o->model, config, compile);
+      auto q = qualify::qualifyModel(o->model, config, timedCompile());
       std::cout << qualify::toJson(q, config).dump() << "\n";
       setExitCode(0);
     } catch (const std::exception& e) {
@@ -126,7 +150,7 @@ void addQualifyCommand(CLI::App& app) {
                  "Exit: 0 every tried model passed, 1 a model failed or crashed, 2 usage or input error.");
   struct Opts : CommonOpts {
     std::vector<std::string> suites;
-    std::string format = "text", workDir;
+    std::string format = "text", workDir, prepare, importDir;
     std::string db = store::defaultDbPath().string();
     double timeout = 600;
     bool noDb = false;
@@ -142,17 +166,52 @@ void addQualifyCommand(CLI::App& app) {
   cmd->add_option("--db", o->db, "record the run into this results database (default: $DYNQUAL_DB, else ./dynqual.db)")
       ->default_str(o->db);
   cmd->add_flag("--no-db", o->noDb, "do not record the run");
+  auto* prep = cmd->add_option("--prepare", o->prepare,
+                               "compile the suite for --device and write its inputs and a manifest into this new "
+                               "folder, for a device on another machine (docs/commands/qualify.md)");
+  cmd->add_option("--import-device-results", o->importDir,
+                  "qualify from the results the device machine wrote (manifest.json, results.jsonl, outputs); "
+                  "suite and settings come from the manifest")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(prep);
   cmd->callback([o] {
     try {
-      checkDevice(o->device);
       fs::path self = selfExe();
       fs::path exec = execPath(*o);
+      QualifySettings settings{o->device, o->pipeline, o->reps, o->warmup, o->bindings, o->seed, o->execTimeout,
+                               o->timeout};
       std::vector<fs::path> suites(o->suites.begin(), o->suites.end());
-      if (suites.empty())
-        suites = qualify::embeddedSuite(self);
-      if (suites.empty())
-        throw std::runtime_error("no suite given and the embedded suite was not found (pass SUITE folders)");
-      auto models = run::expandModelDirs(suites);
+      std::vector<fs::path> models;
+      std::optional<qualify::DeviceResults> device;
+      if (!o->importDir.empty()) {
+        if (!o->suites.empty())
+          throw UsageError("--import-device-results takes the suite from its manifest; give no SUITE");
+        device = qualify::DeviceResults::load(o->importDir);
+        settings = settingsOfPlan(device->manifest());
+        for (const auto& seen : device->devicesSeen())
+          if (seen != settings.device)
+            throw std::runtime_error(o->importDir + ": the results come from device '" + seen +
+                                     "' but the plan was prepared for '" + settings.device + "'");
+        suites.clear();
+        for (const auto& p : device->manifest().at("suites"))
+          suites.emplace_back(p.get<std::string>());
+        for (const auto& m : device->manifest().at("models"))
+          models.emplace_back(m.at("dir").get<std::string>());
+      } else {
+        // A plan is run elsewhere: the device need not exist here.
+        if (o->prepare.empty())
+          checkDevice(o->device);
+        if (suites.empty())
+          suites = qualify::embeddedSuite(self);
+        if (suites.empty())
+          throw std::runtime_error("no suite given and the embedded suite was not found (pass SUITE folders)");
+        models = run::expandModelDirs(suites);
+      }
+      if (!o->prepare.empty()) {
+        int failed = prepareSuite(self, suites, models, settings, o->prepare);
+        setExitCode(failed > 0 ? 1 : 0);
+        return;
+      }
       std::unique_ptr<store::Store> db;
       if (!o->noDb)
         db = std::make_unique<store::Store>(o->db);
@@ -160,13 +219,24 @@ void addQualifyCommand(CLI::App& app) {
       fs::path work = tempWork ? makeTempWorkDir("qualify") : fs::path(o->workDir);
       fs::create_directories(work);
 
-      std::string pipelineSpec = o->pipeline;
-      store::RunRecord header = store::newRunHeader(
-          "qualify", o->device, pipelineSpec, {self, exec},
-          {{"reps", std::to_string(o->reps)}, {"warmup", std::to_string(o->warmup)},
-           {"bindings", std::to_string(o->bindings)}, {"seed", std::to_string(o->seed)},
-           {"rel_l2_gate", fmt::format("{}", compare::CompareOptions{}.relL2Gate)},
-           {"model_timeout_s", fmt::format("{}", o->timeout)}});
+      std::string pipelineSpec = settings.pipeline;
+      const compare::CompareOptions gates = compare::gatesForDevice(settings.device);
+      std::map<std::string, std::string> params = {
+          {"reps", std::to_string(settings.reps)}, {"warmup", std::to_string(settings.warmup)},
+          {"bindings", std::to_string(settings.bindings)}, {"seed", std::to_string(settings.seed)},
+          {"rel_l2_gate", fmt::format("{}", gates.relL2Gate)},
+          {"rel_l2_gate_f16", fmt::format("{}", gates.relL2GateFor(DType::Float16))},
+          {"rel_l2_gate_bf16", fmt::format("{}", gates.relL2GateFor(DType::BFloat16))},
+          {"model_timeout_s", fmt::format("{}", settings.modelTimeout)}};
+      std::string deviceDescription;
+      if (device) {
+        deviceDescription = device->deviceDescription();
+        params["device_results"] = fs::absolute(o->importDir).lexically_normal().string();
+        params["device_description"] = deviceDescription;
+        params["device_machine"] = deviceMachine(o->importDir);
+        params["prepared"] = device->manifest().value("created", "");
+      }
+      store::RunRecord header = store::newRunHeader("qualify", settings.device, pipelineSpec, {self, exec}, params);
       int64_t runId = db ? db->beginRun(header) : 0;
 
       RecordGuard record(db);
@@ -178,17 +248,21 @@ void addQualifyCommand(CLI::App& app) {
         // Models of different suites may share a folder name: one work folder per index.
         std::vector<std::string> argv = {self.string(), "qualify-one", models[i].string(), "--work-dir",
                                          (work / std::to_string(i)).string()};
-        for (auto& a : commonArgs(*o, exec))
+        if (device)
+          for (const std::string& a : {std::string("--replay"), o->importDir, std::string("--plan-index"),
+                                       std::to_string(i)})
+            argv.push_back(a);
+        for (auto& a : commonArgs(settings, exec))
           argv.push_back(a);
-        json entry = qualify::qualifyInChild(argv, models[i], o->timeout);
+        qualify::ModelEntry entry = qualify::qualifyInChild(argv, models[i], settings.modelTimeout);
         if (compilerVersion.empty())
-          compilerVersion = entry.value("compiler_version", "");
-        if (entry.value("pipeline_spec", "") != "")
-          pipelineSpec = entry["pipeline_spec"].get<std::string>();
+          compilerVersion = entry.report.value("compiler_version", "");
+        if (entry.report.value("pipeline_spec", "") != "")
+          pipelineSpec = entry.report["pipeline_spec"].get<std::string>();
         record([&] {  // one transaction per model
-          db->recordCases(runId, qualify::casesFromEntry(entry, o->seed));
+          db->recordCases(runId, entry.cases);
         });
-        entries.push_back(std::move(entry));
+        entries.push_back(std::move(entry.report));
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           std::cerr << fmt::format("[{}/{}] {:.1f}s {} {}\n", i + 1, models.size(), s, models[i].filename().string(),
@@ -208,13 +282,23 @@ void addQualifyCommand(CLI::App& app) {
         for (const auto& s : suites)
           suiteNames.push_back(s.string());
         json doc = {{"format", "dynqual-qualify"}, {"version", 1}, {"machine", m},
-                    {"compiler_version", compilerVersion}, {"pipeline", o->pipeline},
-                    {"pipeline_spec", pipelineSpec}, {"device", o->device}, {"suites", suiteNames},
-                    {"settings", {{"reps", o->reps}, {"warmup", o->warmup}, {"bindings", o->bindings},
-                                  {"seed", o->seed}, {"timeout_s", o->timeout}}},
+                    {"compiler_version", compilerVersion}, {"pipeline", settings.pipeline},
+                    {"pipeline_spec", pipelineSpec}, {"device", settings.device}, {"suites", suiteNames},
+                    {"settings", {{"reps", settings.reps}, {"warmup", settings.warmup}, {"bindings", settings.bindings},
+                                  {"seed", settings.seed}, {"timeout_s", settings.modelTimeout}}},
+                    {"gates", {{"f32", gates.relL2Gate}, {"f16", gates.relL2GateFor(DType::Float16)},
+                               {"bf16", gates.relL2GateFor(DType::BFloat16)}}},
                     {"wall_s", wallS}, {"failed", failed}, {"models", entries}};
+        if (device)
+          doc["device_run"] = {{"results", params["device_results"]}, {"description", deviceDescription},
+                               {"machine", params["device_machine"]}};
         std::cout << doc.dump(2) << "\n";
       } else {
+        if (device)
+          std::cout << fmt::format("device {}{}{} (results from {}, prepared {})\n\n", settings.device,
+                                   deviceDescription.empty() ? "" : ": " + deviceDescription,
+                                   params["device_machine"].empty() ? "" : "; " + params["device_machine"],
+                                   o->importDir, params["prepared"]);
         qualify::renderTables(std::cout, entries);
         std::cout << fmt::format("wall time {:.1f} s\n", wallS);
       }

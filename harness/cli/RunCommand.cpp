@@ -7,6 +7,7 @@
 #include "dynqual/exec/Executor.h"
 
 #include "dynqual/run/ModelRun.h"
+#include "dynqual/run/RunRecords.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
@@ -50,7 +51,7 @@ void addRunCommand(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--device", o->config.device, "device to run on (sim, or hip when built with DYNQUAL_WITH_HIP)")
+  cmd->add_option("--device", o->config.device, "device to run on (sim, sim-elem, or hip when built with DYNQUAL_WITH_HIP)")
       ->check(CLI::IsMember(dq::rt::availableDevices()));
   cmd->add_option("--pipeline", o->config.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
   cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
@@ -72,6 +73,7 @@ void addRunCommand(CLI::App& app) {
       if (!o->noDb)
         db = std::make_unique<store::Store>(o->db);
       auto models = run::expandModelDirs(std::vector<fs::path>(o->dirs.begin(), o->dirs.end()));
+      o->config.compare = compare::gatesForDevice(o->config.device);
       o->config.execPath = o->exec.empty() ? siblingExec() : fs::path(o->exec);
       if (!fs::exists(o->config.execPath))
         throw std::runtime_error(o->config.execPath.string() + ": runtime executable not found (use --exec)");
@@ -97,7 +99,7 @@ void addRunCommand(CLI::App& app) {
         };
         results.push_back(run::runModel(models[i], o->config, compile));
         record([&] {  // one transaction per model
-          db->recordCases(runId, store::casesFromRunModel(run::renderJson({results.back()})["models"][0], o->config.seed));
+          db->recordCases(runId, run::caseRecords(results.back(), o->config.seed));
         });
         if (progress) {
           double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

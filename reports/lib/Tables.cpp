@@ -109,7 +109,8 @@ const std::vector<MetricColumn>& counterColumns() {
 
 const std::vector<std::pair<const char*, const char*>>& genParams() {
   static const std::vector<std::pair<const char*, const char*>> p = {
-      {"Warmup", "warmup"}, {"Reps", "reps"}, {"Prompt Len", "prompt_len"}, {"Gen Tokens", "gen_tokens"}};
+      {"Engine", "engine"},         {"Device", "device"},         {"Warmup", "warmup"},    {"Reps", "reps"},
+      {"Prompt Len", "prompt_len"}, {"Gen Tokens", "gen_tokens"}, {"Binds", "binding"}};
   return p;
 }
 
@@ -117,6 +118,9 @@ const std::vector<MetricColumn>& genColumns() {
   static const std::vector<MetricColumn> cols = {
       {"TTFT (ms)", "ttft_ms", 1, 2},
       {"TPS", "tps", 1, 1},
+      {"BW limit (tok/s)", "bandwidth_limit_tps", 1, 1},
+      {"Launch limit (tok/s)", "launch_limit_tps", 1, 1},
+      {"Of limit (%)", "fraction_of_binding", 100, 1},
       {"Peak Mem (GB)", "peak_host_bytes", 1e-9, 3},
       {"Device Mem (GB)", "peak_device_bytes", 1e-9, 3},
   };

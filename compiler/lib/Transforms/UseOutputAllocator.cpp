@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 
 namespace mlir::dq {
@@ -87,12 +88,24 @@ static Value materialize(OpBuilder &b, Location loc, const DimProduct &product) 
   return result;
 }
 
-/// Reshapes the contiguous identity-layout buffer `src` into `target` (same element count),
-/// whose sizes are `targetSizes`.
-static Value viewAs(OpBuilder &b, Location loc, Value src, MemRefType target,
-                    ArrayRef<OpFoldResult> targetSizes) {
+static bool sameSizes(ArrayRef<OpFoldResult> x, ArrayRef<OpFoldResult> y) {
+  if (x.size() != y.size())
+    return false;
+  for (auto [a, c] : llvm::zip(x, y)) {
+    std::optional<int64_t> ca = getConstantIntValue(a), cc = getConstantIntValue(c);
+    if (ca && cc ? *ca != *cc : a != c)
+      return false;
+  }
+  return true;
+}
+
+/// Reshapes the contiguous identity-layout buffer `src`, whose sizes are `srcSizes`, into
+/// `target` (same element count), whose sizes are `targetSizes`. Equal types are not enough to
+/// skip the reshape: memref<?x?xf32> holds [2,3] and [3,2] alike, so only equal sizes are.
+static Value viewAs(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> srcSizes,
+                    MemRefType target, ArrayRef<OpFoldResult> targetSizes) {
   auto srcType = cast<MemRefType>(src.getType());
-  if (srcType == target)
+  if (srcType == target && sameSizes(srcSizes, targetSizes))
     return src;
   Type elem = srcType.getElementType();
   Value flat = src;
@@ -206,7 +219,11 @@ struct UseOutputAllocatorPass
         allocSizes.push_back(allocType.isDynamicDim(i)
                                  ? OpFoldResult(plan.alloc.getDynamicSizes()[dyn++])
                                  : OpFoldResult(b.getIndexAttr(allocType.getDimSize(i))));
-      Value view = viewAs(b, loc, out, allocType, allocSizes);
+      SmallVector<OpFoldResult> outSizes;
+      for (int64_t i = 0, d = 0; i < requestType.getRank(); ++i)
+        outSizes.push_back(requestType.isDynamicDim(i) ? OpFoldResult(sizes[d++])
+                                                       : OpFoldResult(b.getIndexAttr(requestType.getDimSize(i))));
+      Value view = viewAs(b, loc, out, outSizes, allocType, allocSizes);
       original.replaceAllUsesWith(view);
       if (*knob != InjectKnob::EraseAllocBeforeViewAnalysis)
         plan.alloc.erase();

@@ -73,23 +73,24 @@ std::vector<std::pair<std::string, uint64_t>> Counters::items() const {
 
 std::vector<std::string> availableDevices() {
 #ifdef DQ_WITH_HIP
-  return {"sim", "null", "hip"};
+  return {"sim", "sim-elem", "null", "hip"};
 #else
-  return {"sim", "null"};
+  return {"sim", "sim-elem", "null"};
 #endif
 }
 
 std::unique_ptr<Device> createDevice(const std::string &name) {
   if (name == "sim") return std::make_unique<SimDevice>();
+  if (name == "sim-elem") return std::make_unique<SimDevice>(SimPrecision::ElementType);
   if (name == "null") return std::make_unique<NullDevice>();
 #ifdef DQ_WITH_HIP
   if (name == "hip") return createHipDevice();  // throws "hip: no GPU: ..." without a GPU
-  throw RuntimeError("unknown device '" + name + "'; available: sim, null, hip");
+  throw RuntimeError("unknown device '" + name + "'; available: sim, sim-elem, null, hip");
 #else
   if (name == "hip")
     throw RuntimeError("unsupported: device 'hip' is not built into this runtime (configure with "
                        "-DDYNQUAL_WITH_HIP=ON); use --device sim");
-  throw RuntimeError("unknown device '" + name + "'; available: sim, null");
+  throw RuntimeError("unknown device '" + name + "'; available: sim, sim-elem, null");
 #endif
 }
 

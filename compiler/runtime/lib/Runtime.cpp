@@ -92,8 +92,10 @@ public:
   ~Vm() { releaseAll(); }
 
   RunResult run(const std::vector<HostTensor> &inputs);
+  RunResult runOnDevice(const std::vector<BufferView> &inputs);
 
 private:
+  RunResult execute(std::chrono::steady_clock::time_point t0);
   // ---- registers ----
   int64_t sreg(int32_t r) const {
     if (!sset_[static_cast<size_t>(r)])
@@ -559,6 +561,18 @@ void Vm::exec(size_t index, const Instr &in) {
     if (!in.s.empty() && scalars(in.s, 0) != spec.dims)
       throw RuntimeError("constant " + std::to_string(c) + " has dims " + formatDims(spec.dims) +
                          ", the instruction asks for " + formatDims(scalars(in.s, 0)));
+    if (opt_.residentConstants) {
+      ResidentConstants &rc = *opt_.residentConstants;
+      auto hit = rc.buffers.find(c);
+      if (hit == rc.buffers.end()) {
+        BufferHandle h = dev_.allocate(MemSpace::Device, spec.size, AllocPurpose::Buffer);
+        hit = rc.buffers.emplace(c, h).first;
+        rc.bytes += spec.size;
+        dev_.upload(h, 0, p_.constantData.data() + spec.offset, spec.size);
+      }
+      setB(wholeBuffer(hit->second, spec.dtype, spec.dims, Origin::Constant, spec.size));
+      return;
+    }
     auto it = constants_.find(c);
     if (it == constants_.end()) {
       BufferHandle h = allocOwned(MemSpace::Device, spec.size, AllocPurpose::Buffer);
@@ -657,11 +671,6 @@ void Vm::exec(size_t index, const Instr &in) {
 RunResult Vm::run(const std::vector<HostTensor> &inputs) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  RunResult result;
-  s_.assign(static_cast<size_t>(p_.numScalarRegs), 0);
-  sset_.assign(static_cast<size_t>(p_.numScalarRegs), false);
-  b_.assign(static_cast<size_t>(p_.numBufferRegs), Reg{});
-  outputs_.assign(p_.outputs.size(), OutputSlot{});
   for (size_t i = 0; i < inputs.size(); ++i) {
     try {
       const uint64_t bytes = inputs[i].bytes.size();
@@ -674,6 +683,25 @@ RunResult Vm::run(const std::vector<HostTensor> &inputs) {
                          "': " + e.what());
     }
   }
+  return execute(t0);
+}
+
+RunResult Vm::runOnDevice(const std::vector<BufferView> &inputs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputViews_.push_back(inputs[i]);
+    inputBytes_.push_back(static_cast<uint64_t>(inputs[i].numElements()) * dtypeSize(inputs[i].dtype));
+  }
+  return execute(t0);
+}
+
+RunResult Vm::execute(std::chrono::steady_clock::time_point t0) {
+  using Clock = std::chrono::steady_clock;
+  RunResult result;
+  s_.assign(static_cast<size_t>(p_.numScalarRegs), 0);
+  sset_.assign(static_cast<size_t>(p_.numScalarRegs), false);
+  b_.assign(static_cast<size_t>(p_.numBufferRegs), Reg{});
+  outputs_.assign(p_.outputs.size(), OutputSlot{});
   const auto t1 = Clock::now();
   for (current_ = 0; current_ < p_.code.size() && !returned; ++current_) {
     try {
@@ -685,7 +713,8 @@ RunResult Vm::run(const std::vector<HostTensor> &inputs) {
     }
   }
   if (!returned) throw RuntimeError("program ended without Return");
-  dev_.synchronize();
+  const bool hostCopies = !opt_.outputAllocator || opt_.copyOutputsToHost;
+  if (opt_.synchronizeAtEnd || hostCopies) dev_.synchronize();
   const auto t2 = Clock::now();
   for (size_t i = 0; i < returned_.size(); ++i) {
     const BufferView &v = returned_[i];
@@ -711,6 +740,45 @@ RunResult Vm::run(const std::vector<HostTensor> &inputs) {
 }
 
 }  // namespace
+
+RunResult runProgramOnDevice(const Program &program, Device &device,
+                             const std::vector<BufferView> &inputs, const RunOptions &options) {
+  const std::string &where = options.programName;
+  validateProgram(program, where);
+  if (inputs.size() != program.inputs.size())
+    throw RuntimeError(where + ": wrong input count: got " + std::to_string(inputs.size()) +
+                       ", the program takes " + std::to_string(program.inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec &spec = program.inputs[i];
+    const BufferView &v = inputs[i];
+    const std::string name = where + ": device input " + std::to_string(i) + " '" + spec.name + "'";
+    if (v.dtype != spec.dtype)
+      throw RuntimeError(name + ": dtype " + dtypeName(v.dtype) + ", expected " + dtypeName(spec.dtype));
+    bool match = v.sizes.size() == spec.dims.size();
+    for (size_t d = 0; match && d < v.sizes.size(); ++d) match = spec.dims[d] < 0 || spec.dims[d] == v.sizes[d];
+    if (!match)
+      throw RuntimeError(name + ": shape " + formatDims(v.sizes) + " does not match the declared " +
+                         formatDims(spec.dims));
+    if (v.offset != 0 || !v.isContiguous())
+      throw RuntimeError(name + ": must be a contiguous view at offset 0 (offset " +
+                         std::to_string(v.offset) + ", strides " + formatDims(v.strides) + ")");
+    if (device.bufferSpace(v.buffer) == MemSpace::Host)
+      throw RuntimeError(name + ": buffer #" + std::to_string(v.buffer) +
+                         " is pageable host memory; kernels need device or host-mapped memory");
+    const uint64_t need = static_cast<uint64_t>(v.numElements()) * dtypeSize(v.dtype);
+    if (device.bufferBytes(v.buffer) < need)
+      throw RuntimeError(name + ": buffer #" + std::to_string(v.buffer) + " has " +
+                         std::to_string(device.bufferBytes(v.buffer)) + " bytes, " +
+                         dtypeName(v.dtype) + formatDims(v.sizes) + " needs " + std::to_string(need));
+  }
+  device.resetCounters();
+  Vm vm(program, device, options);
+  try {
+    return vm.runOnDevice(inputs);
+  } catch (const RuntimeError &e) {
+    throw RuntimeError(where + ": " + e.what());
+  }
+}
 
 RunResult runProgram(const Program &program, Device &device, const std::vector<HostTensor> &inputs,
                      const RunOptions &options) {

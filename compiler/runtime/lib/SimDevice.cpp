@@ -274,7 +274,7 @@ void SimDevice::launch(const std::string &kernel, const std::vector<BufferView> 
     outOps.push_back(makeOperand(live(outs[i].buffer, "kernel output"), outs[i], label));
   }
   ++counters_.kernelLaunches;
-  sim::runKernel(kernel, inOps, outOps, args);
+  sim::runKernel(kernel, inOps, outOps, args, precision_);
   for (const BufferView &o : outs) markDeviceWrite(o);
 }
 

@@ -38,6 +38,18 @@ inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
 }
 
+/// True when an accumulating kernel on dtype `t` rounds every step to fp32: the ElementType
+/// precision mode (SimDevice.h) and an f32, f16 or bf16 operand.
+inline bool fp32Steps(DType t) {
+  return currentPrecision() == SimPrecision::ElementType &&
+         (t == DType::F32 || t == DType::F16 || t == DType::BF16);
+}
+
+/// One arithmetic step of an accumulating kernel: rounded to fp32 when `f32`, else left in double.
+/// A double result of +, -, *, / or sqrt on fp32 values, rounded once to fp32, is the correctly
+/// rounded fp32 result (double has more than 2 * 24 + 2 bits), so this is fp32 arithmetic.
+inline double step(bool f32, double v) { return f32 ? static_cast<double>(static_cast<float>(v)) : v; }
+
 // Sets of dtypes a kernel operand admits (the ONNX type constraints of the op it implements).
 using TypeSet = uint32_t;
 constexpr TypeSet bit(DType t) { return TypeSet{1} << static_cast<unsigned>(t); }

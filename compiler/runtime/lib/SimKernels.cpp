@@ -21,12 +21,24 @@ const KernelTable &kernels() {
   return table;
 }
 
+thread_local SimPrecision tlsPrecision = SimPrecision::Exact;
+
+/// Sets the running kernel's precision for its duration (restored on exit or throw).
+struct PrecisionScope {
+  SimPrecision saved;
+  explicit PrecisionScope(SimPrecision p) : saved(tlsPrecision) { tlsPrecision = p; }
+  ~PrecisionScope() { tlsPrecision = saved; }
+};
+
 }  // namespace
+
+SimPrecision currentPrecision() { return tlsPrecision; }
 
 bool hasKernel(const std::string &name) { return kernels().count(name) != 0; }
 
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
-               const KernelArgs &args) {
+               const KernelArgs &args, SimPrecision precision) {
+  PrecisionScope scope(precision);
   for (const Operand &o : outs)
     for (size_t d = 0; d < o.sizes.size() && numElements(o.sizes) > 0; ++d)
       if (o.sizes[d] > 1 && o.strides[d] == 0)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dq/runtime/Device.h"
+#include "dq/runtime/SimDevice.h"
 
 #include <string>
 #include <vector>
@@ -24,12 +25,14 @@ struct Operand {
 
 /// True when `name` has a sim implementation.
 bool hasKernel(const std::string &name);
-/// Runs kernel `name`; throws RuntimeError ("kernel 'name': ...") on shape/dtype mismatches,
+/// Runs kernel `name` in `precision` (kernels read it through currentPrecision()); throws RuntimeError ("kernel 'name': ...") on shape/dtype mismatches,
 /// dtypes the kernel does not admit ("unsupported: ..."), bad attributes, data errors (integer
 /// division by zero, index out of range, reduce_max of an empty extent) and unwritten or dead
 /// reads.
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
-               const KernelArgs &args);
+               const KernelArgs &args, SimPrecision precision = SimPrecision::Exact);
+/// Precision of the kernel running on this thread (Exact outside runKernel).
+SimPrecision currentPrecision();
 /// Element-by-element copy between equal-sized views of one dtype (the strided copy kernel).
 void stridedCopy(Operand &dst, const Operand &src);
 

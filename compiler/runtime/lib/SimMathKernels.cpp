@@ -1,5 +1,5 @@
 // Math kernels of the sim device: matmul, softmax and log_softmax, layer norm, reductions and
-// cumsum.
+// cumsum. In the ElementType precision mode every float step of theirs is rounded to fp32 (step()).
 #include "SimKernelSupport.h"
 
 namespace dq::rt::sim {
@@ -34,7 +34,7 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
       if (x.sizes[d] != 1) off += bi[d + shift] * x.strides[d];
     return off;
   };
-  const bool fl = isFloat(out.dtype);
+  const bool fl = isFloat(out.dtype), f32 = fp32Steps(out.dtype);
   const int64_t am = a.strides[ra - 2], ak = a.strides[ra - 1], bk = b.strides[rb - 2],
                 bn = b.strides[rb - 1], om = out.strides[ro - 2], on = out.strides[ro - 1];
   forEachIndex(batch, [&](const std::vector<int64_t> &bi) {
@@ -45,7 +45,8 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
         int64_t is = 0;
         for (int64_t k = 0; k < K; ++k) {
           const int64_t ia = ea + m * am + k * ak, ib = eb + k * bk + n * bn;
-          if (fl) fs += loadF(a, ia) * loadF(b, ib);
+          // ElementType: a fused multiply-add into an fp32 accumulator (cuBLAS's fp32 compute).
+          if (fl) fs = step(f32, fs + loadF(a, ia) * loadF(b, ib));
           else is = wrapAdd(is, wrapMul(loadI(a, ia), loadI(b, ib)));
         }
         if (fl) storeF(out, eo + m * om + n * on, fs);
@@ -65,6 +66,7 @@ void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vecto
   checkShape(kernel, out, in.sizes);
   const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
   const int64_t n = in.sizes[axis];
+  const bool f32 = fp32Steps(in.dtype);
   std::vector<double> e(static_cast<size_t>(n));
   forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
     // Subtracting the max keeps exp() <= 1, so large inputs do not overflow.
@@ -74,11 +76,12 @@ void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vecto
       mx = fmaxNan(mx, v);
     }
     double sum = 0;
-    for (double v : e) sum += std::exp(v - mx);
-    const double logSum = std::log(sum);
+    for (double v : e) sum = step(f32, sum + step(f32, std::exp(step(f32, v - mx))));
+    const double logSum = step(f32, std::log(sum));
     for (int64_t j = 0; j < n; ++j) {
-      const double v = e[static_cast<size_t>(j)] - mx;
-      storeF(out, alongAxis(out, idx, axis, j), log ? v - logSum : std::exp(v) / sum);
+      const double v = step(f32, e[static_cast<size_t>(j)] - mx);
+      storeF(out, alongAxis(out, idx, axis, j),
+             log ? v - logSum : step(f32, std::exp(v)) / sum);
     }
   });
 }
@@ -106,6 +109,7 @@ void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
   std::vector<int64_t> outer = x.sizes, inner(x.sizes.begin() + static_cast<long>(axis), x.sizes.end());
   std::fill(outer.begin() + static_cast<long>(axis), outer.end(), 1);
   const int64_t count = numElements(inner);
+  const bool f32 = fp32Steps(x.dtype);
   std::vector<double> v(static_cast<size_t>(count));
   forEachIndex(outer, [&](const std::vector<int64_t> &o) {
     std::vector<int64_t> idx = o;
@@ -115,14 +119,19 @@ void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
     };
     size_t k = 0;
     double mean = 0, var = 0;
-    forEachIndex(inner, [&](const std::vector<int64_t> &ii) { mean += (v[k++] = loadF(x, at(x, full(ii)))); });
-    mean /= static_cast<double>(count);
-    for (double a : v) var += (a - mean) * (a - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(count) + eps);
+    forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
+      mean = step(f32, mean + (v[k++] = loadF(x, at(x, full(ii)))));
+    });
+    mean = step(f32, mean / static_cast<double>(count));
+    for (double a : v) {
+      const double d = step(f32, a - mean);
+      var = step(f32, var + step(f32, d * d));
+    }
+    const double inv = step(f32, 1.0 / step(f32, std::sqrt(step(f32, step(f32, var / static_cast<double>(count)) + eps))));
     k = 0;
     forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
       const std::vector<int64_t> &f = full(ii);
-      double y = (v[k++] - mean) * inv * loadF(ins[1], at(ins[1], f));
+      double y = step(f32, step(f32, step(f32, v[k++] - mean) * inv) * loadF(ins[1], at(ins[1], f)));
       if (ins.size() == 3) y += loadF(ins[2], at(ins[2], f));
       storeF(out, at(out, f), y);
     });
@@ -166,6 +175,7 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   const int64_t count = numElements(extent);
   // L2 and LogSumExp go through double for every dtype (an integer result truncates toward zero).
   const bool viaDouble = isFloat(in.dtype) || kind == Reduction::L2 || kind == Reduction::LogSumExp;
+  const bool f32 = fp32Steps(in.dtype);  // integers accumulate exactly in either mode
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &o) {
     if (count == 0) {
       if (extremum) throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
@@ -194,10 +204,10 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
         switch (kind) {
         case Reduction::Max: facc = fmaxNan(facc, v); break;
         case Reduction::Min: facc = fminNan(facc, v); break;
-        case Reduction::Prod: facc *= v; break;
-        case Reduction::L2: case Reduction::SumSquare: facc += v * v; break;
-        case Reduction::LogSumExp: facc += std::exp(v); break;
-        default: facc += v; break;
+        case Reduction::Prod: facc = step(f32, facc * v); break;
+        case Reduction::L2: case Reduction::SumSquare: facc = step(f32, facc + step(f32, v * v)); break;
+        case Reduction::LogSumExp: facc = step(f32, facc + step(f32, std::exp(v))); break;
+        default: facc = step(f32, facc + v); break;
         }
       } else {
         const int64_t v = loadI(in, e);
@@ -250,7 +260,7 @@ void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   const bool exclusive = flagAttr("cumsum", args, 1, "exclusive");
   const bool reverse = flagAttr("cumsum", args, 2, "reverse");
   const int64_t n = in.sizes[axis];
-  const bool fl = isFloat(in.dtype);
+  const bool fl = isFloat(in.dtype), f32 = fp32Steps(in.dtype);
   forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {
     double facc = 0;
     int64_t iacc = 0;
@@ -259,9 +269,9 @@ void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
       const int64_t ei = alongAxis(in, idx, axis, j), eo = alongAxis(out, idx, axis, j);
       if (fl) {
         const double v = loadF(in, ei);
-        if (!exclusive) facc += v;
+        if (!exclusive) facc = step(f32, facc + v);
         storeF(out, eo, facc);
-        if (exclusive) facc += v;
+        if (exclusive) facc = step(f32, facc + v);
       } else {
         const int64_t v = loadI(in, ei);
         if (!exclusive) iacc = wrapAdd(iacc, v);

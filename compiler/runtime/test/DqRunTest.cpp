@@ -4,6 +4,7 @@
 #include "dq/runtime/Npy.h"
 #include "dq/runtime/ProgramIO.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -64,6 +65,13 @@ TEST(DqRun, RunsAProgramWithNpyFilesAndReportsJson) {
   EXPECT_NE(r.out.find("\"kernel_launches\":1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"reps\":3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"median\":"), std::string::npos) << r.out;
+  for (const char *field : {"\"session_ms\":", "\"first_infer_ms\":", "\"first_execute_ms\":", "\"cpu_percent\":"})
+    EXPECT_NE(r.out.find(field), std::string::npos) << field << " missing: " << r.out;
+  // Three timed samples, one per rep.
+  const size_t samples = r.out.find("\"samples\":[", r.out.find("\"total_ms\":"));
+  ASSERT_NE(samples, std::string::npos) << r.out;
+  const std::string list = r.out.substr(samples, r.out.find(']', samples) - samples);
+  EXPECT_EQ(std::count(list.begin(), list.end(), ','), 2) << list;
 
   // A wrong input dtype is an input error (exit 2) naming the input.
   writeNpy(dir + "/bad.npy", HostTensor::fromValues<int32_t>(DType::I32, {3}, {1, 2, 3}));

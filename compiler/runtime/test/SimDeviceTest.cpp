@@ -175,12 +175,13 @@ TEST(NullDevice, RefusesToExecute) {
 
 TEST(DeviceFactory, NamesDevicesAndRefusesUnknownOnes) {
   EXPECT_EQ(createDevice("sim")->name(), "sim");
+  EXPECT_EQ(createDevice("sim-elem")->name(), "sim-elem");
   EXPECT_EQ(createDevice("null")->name(), "null");
 #ifdef DQ_WITH_HIP
   // Built with HIP: "hip" exists (HipDeviceTest covers it); unknown names list it.
-  EXPECT_TRUE(contains(errorOf([] { createDevice("tpu"); }), "unknown device 'tpu'; available: sim, null, hip"));
+  EXPECT_TRUE(contains(errorOf([] { createDevice("tpu"); }), "unknown device 'tpu'; available: sim, sim-elem, null, hip"));
 #else
   EXPECT_TRUE(contains(errorOf([] { createDevice("hip"); }), "unsupported: device 'hip'"));
-  EXPECT_TRUE(contains(errorOf([] { createDevice("tpu"); }), "unknown device 'tpu'; available: sim, null"));
+  EXPECT_TRUE(contains(errorOf([] { createDevice("tpu"); }), "unknown device 'tpu'; available: sim, sim-elem, null"));
 #endif
 }

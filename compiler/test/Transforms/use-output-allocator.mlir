@@ -96,3 +96,22 @@ func.func @collapse_four_dims(%a: index, %b: index, %c: index) -> memref<?xf32> 
   %f = memref.collapse_shape %buf [[0, 1, 2, 3]] : memref<?x?x?x3xf32> into memref<?xf32>
   return %f : memref<?xf32>
 }
+
+// -----
+
+// checks that a same-type reshape of the output is kept: memref<?x?xf32> holds [%a, %b] and
+// [%b, %a] alike, so the producer must write through a view with its own dims [%a, %b], not into
+// the allocation requested with the returned dims [%b, %a].
+// CHECK-LABEL: func.func @same_type_reshape
+// CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
+// CHECK: %[[OUT:.*]] = dq.alloc_output %{{.*}}[0] (%[[B]], %[[A]]) : memref<?x?xf32>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[OUT]] {{\[\[}}0, 1]] : memref<?x?xf32> into memref<?xf32>
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [%[[A]], %[[B]]]
+// CHECK: dq.fill outs(%[[VIEW]] : memref<?x?xf32>)
+func.func @same_type_reshape(%a: index, %b: index) -> memref<?x?xf32> {
+  %buf = memref.alloc(%a, %b) : memref<?x?xf32>
+  dq.fill outs(%buf : memref<?x?xf32>) value = 1.0 : f32
+  %c = memref.collapse_shape %buf [[0, 1]] : memref<?x?xf32> into memref<?xf32>
+  %e = memref.expand_shape %c [[0, 1]] output_shape [%b, %a] : memref<?xf32> into memref<?x?xf32>
+  return %e : memref<?x?xf32>
+}

@@ -3,11 +3,13 @@
 #include "dynqual/modelgen/DecoderModel.h"
 #include "dynqual/qualify/Suite.h"
 #include "dynqual/reference/Interpreter.h"
+#include "dynqual/store/Fingerprint.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -125,17 +127,62 @@ TEST(DecoderModel, CorpusCopyIsWhatMakeModelWrites) {
 TEST(QualifyRecording, TimeoutAndCrashKeepVerdictAndError) {
   namespace q = dynqual::qualify;
   auto timedOut = q::qualifyInChild({"/bin/sleep", "5"}, "/nonexistent/slow_model", 0.3);
-  auto cases = q::casesFromEntry(timedOut, 1);
+  EXPECT_EQ(timedOut.report["accuracy"]["verdict"], "timeout");
+  const auto& cases = timedOut.cases;
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].model.name, "slow_model");
+  EXPECT_EQ(cases[0].model.hash, store::sha256Hex("slow_model"));  // no model.onnx to hash
   EXPECT_EQ(cases[0].status, "FAIL");
   EXPECT_EQ(cases[0].params.at("verdict"), "timeout");
+  EXPECT_EQ(cases[0].params.at("perf_error"), cases[0].error);
   EXPECT_NE(cases[0].error.find("timed out"), std::string::npos) << cases[0].error;
+  EXPECT_TRUE(cases[0].samples.empty());  // nothing was measured
 
   auto crashed = q::qualifyInChild({"/bin/sh", "-c", "kill -SEGV $$"}, "/nonexistent/crashy", 10);
-  cases = q::casesFromEntry(crashed, 1);
-  ASSERT_EQ(cases.size(), 1u);
-  EXPECT_EQ(cases[0].status, "FAIL");
-  EXPECT_EQ(cases[0].params.at("verdict"), "crash");
-  EXPECT_FALSE(cases[0].error.empty());
+  ASSERT_EQ(crashed.cases.size(), 1u);
+  EXPECT_EQ(crashed.cases[0].status, "FAIL");
+  EXPECT_EQ(crashed.cases[0].params.at("verdict"), "crash");
+  EXPECT_FALSE(crashed.cases[0].error.empty());
+}
+
+// A finished child's records arrive as the store cases it built, non-finite values included, and
+// leave the report; a malformed record makes the model a crash, not a wrong row.
+TEST(QualifyRecording, ChildRecordsCrossTheProcessBoundary) {
+  namespace q = dynqual::qualify;
+  store::CaseRecord whole;
+  whole.model = {"m", "abc"};
+  whole.status = "pass";
+  whole.params["timed_case"] = "test_data_set_0";
+  whole.samples.push_back({"latency_ms", "ms", {0.5, 0.25}});
+  store::CaseRecord set;
+  set.model = whole.model;
+  set.dataset = {"test_data_set_0", "stored", "", "def"};
+  set.status = "passed";
+  store::AccuracyRow row;
+  row.comparison = "vs_reference";
+  row.relL2 = std::numeric_limits<double>::infinity();
+  row.cosine = std::nan("");
+  row.shape = {2, 3};
+  set.accuracy.push_back(row);
+  set.counters["syncs"] = 3;
+  nlohmann::json doc = {{"model", {{"name", "m"}, {"status", "pass"}}}, {"accuracy", {{"verdict", "pass"}}},
+                        {"records", {store::caseToJson(whole), store::caseToJson(set)}}};
+  auto entry = q::qualifyInChild({"/bin/echo", doc.dump()}, "/nonexistent/m", 10);
+  EXPECT_FALSE(entry.report.contains("records"));
+  EXPECT_EQ(entry.report["model"]["status"], "pass");
+  ASSERT_EQ(entry.cases.size(), 2u);
+  EXPECT_EQ(entry.cases[0].params, whole.params);
+  EXPECT_EQ(entry.cases[0].samples.at(0).values, (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(entry.cases[1].dataset.hash, "def");
+  EXPECT_EQ(entry.cases[1].counters, set.counters);
+  ASSERT_EQ(entry.cases[1].accuracy.size(), 1u);
+  EXPECT_EQ(entry.cases[1].accuracy[0].relL2, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(entry.cases[1].accuracy[0].cosine));
+  EXPECT_EQ(entry.cases[1].accuracy[0].shape, (std::vector<int64_t>{2, 3}));
+
+  doc["records"][1].erase("status");
+  auto bad = q::qualifyInChild({"/bin/echo", doc.dump()}, "/nonexistent/m", 10);
+  EXPECT_EQ(bad.report["accuracy"]["verdict"], "crash");
+  ASSERT_EQ(bad.cases.size(), 1u);
+  EXPECT_NE(bad.cases[0].error.find("records[1]: missing 'status'"), std::string::npos) << bad.cases[0].error;
 }

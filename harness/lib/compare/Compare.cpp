@@ -109,11 +109,12 @@ void compareFloat(OutputComparison& r, const Tensor& a, const Tensor& b, const C
     return;
   }
   if (r.expectedNorm > 0) {
-    if (r.relL2 <= o.relL2Gate) {
+    const double gate = o.relL2GateFor(r.dtype);
+    if (r.relL2 <= gate) {
       r.verdict = Verdict::Pass;
       r.reason = "rel-L2";
     } else {
-      r.reason = "rel-L2 " + sci(r.relL2) + " > " + sci(o.relL2Gate) + " (max-abs " + sci(r.maxAbs) + ")";
+      r.reason = "rel-L2 " + sci(r.relL2) + " > " + sci(gate) + " (max-abs " + sci(r.maxAbs) + ")";
     }
     return;
   }
@@ -126,6 +127,16 @@ void compareFloat(OutputComparison& r, const Tensor& a, const Tensor& b, const C
 }
 
 } // namespace
+
+CompareOptions gatesForDevice(const std::string& device) {
+  CompareOptions o;
+  if (device == "sim")
+    return o;
+  o.relL2Gate = 1e-4;
+  o.relL2GateF16 = 5e-3;
+  o.relL2GateBF16 = 4e-2;
+  return o;
+}
 
 const char* verdictName(Verdict v) { return v == Verdict::Pass ? "pass" : "fail"; }
 

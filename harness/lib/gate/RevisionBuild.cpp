@@ -1,6 +1,6 @@
 #include "dynqual/gate/RevisionBuild.h"
 
-#include "Process.h"
+#include "dynqual/exec/Process.h"
 
 #include <cerrno>
 #include <chrono>
@@ -17,9 +17,9 @@ namespace dynqual::gate {
 
 namespace {
 
-using detail::ProcessResult;
-using detail::ProcessSpec;
-using detail::runProcess;
+using exec::ProcessResult;
+using exec::ProcessSpec;
+using exec::runProcess;
 
 constexpr const char* kBuildStamp = ".dynqual-build-ok";
 constexpr const char* kConfigureStamp = ".dynqual-configure-ok";
@@ -52,6 +52,7 @@ std::string joinArgv(const std::vector<std::string>& argv) {
 ProcessResult git(const fs::path& dir, const std::vector<std::string>& args) {
   ProcessSpec spec;
   spec.argv = {"git", "-C", dir.string()};
+  spec.searchPath = true;
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = {{"GIT_DIR", std::nullopt},        {"GIT_WORK_TREE", std::nullopt},
               {"GIT_INDEX_FILE", std::nullopt}, {"GIT_PREFIX", std::nullopt},
@@ -266,6 +267,7 @@ double runStep(const BuildRequest& req, const std::string& step, const std::vect
   say(req, step + " " + b.rev + " (" + shortSha(b.sha) + "): " + joinArgv(argv));
   ProcessSpec spec;
   spec.argv = argv;
+  spec.searchPath = true;
   spec.cwd = b.buildDir;
   spec.appendTo = b.log;
   spec.timeoutSeconds = req.stepTimeoutSeconds;
@@ -273,12 +275,12 @@ double runStep(const BuildRequest& req, const std::string& step, const std::vect
   spec.env = {{"CCACHE_BASEDIR", b.srcDir.string()}, {"CCACHE_NOHASHDIR", std::string("1")}};
   ProcessResult r = runProcess(spec);
   appendText(b.log, "=== " + step + " " + (r.ok() ? "finished" : r.describe(req.stepTimeoutSeconds)) + " after " +
-                        std::to_string(r.seconds) + " s\n");
+                        std::to_string(r.wallMs / 1000) + " s\n");
   if (!r.ok())
     throw BuildFailed("build of " + b.rev + " (" + shortSha(b.sha) + ") failed: " + step + " " +
                           r.describe(req.stepTimeoutSeconds) + "; log: " + b.log.string(),
                       b.log, tailOf(b.log, kTailLines));
-  return r.seconds;
+  return r.wallMs / 1000;
 }
 
 /// Configures (unless an earlier configure of this build folder succeeded), builds, finds the

@@ -1,6 +1,6 @@
 #include "dynqual/gate/Toolchain.h"
 
-#include "Process.h"
+#include "dynqual/exec/Process.h"
 
 #include <openssl/evp.h>
 
@@ -40,11 +40,12 @@ std::string firstLine(const std::string& s) {
 /// First line of `argv`'s stdout (the first line containing `marker` when given), or "" when it
 /// cannot run or fails.
 std::string versionOf(const std::vector<std::string>& argv, const std::string& marker = "") {
-  detail::ProcessSpec spec;
+  exec::ProcessSpec spec;
   spec.argv = argv;
+  spec.searchPath = true;
   spec.timeoutSeconds = 30;
   spec.env = {{"LC_ALL", std::string("C")}};
-  detail::ProcessResult r = detail::runProcess(spec);
+  exec::ProcessResult r = exec::runProcess(spec);
   if (!r.ok())
     return "";
   if (!marker.empty()) {

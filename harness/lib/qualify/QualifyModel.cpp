@@ -2,6 +2,7 @@
 
 #include "dq/runtime/ProgramIO.h"
 #include "dynqual/exec/Executor.h"
+#include "dynqual/qualify/QualifyRecords.h"
 #include "dynqual/stats/Accuracy.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/stats/Latency.h"
@@ -37,6 +38,8 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
     p.error = "no passed case to time";
     return p;
   }
+  if (config.measure)
+    return config.measure(r, *c);
   p.timedCase = c->name;
   // The same executor and dynqual-exec as every other timed run, on the requested device.
   exec::PreparedModel m;
@@ -136,13 +139,20 @@ nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) 
                  {"latency_ms", q.perf.latencyMs}, {"mean_ms", s.meanMs}, {"median_ms", s.medianMs},
                  {"p90_ms", s.p90Ms}, {"qps", s.qps}, {"cpu_percent", q.perf.cpuPercent}, {"counters", counters}});
   }
-  return {{"model", run::renderJson({q.result})["models"][0]},
+  // The typed store records cross the process boundary in the store's exchange format.
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& c : caseRecords(q, config))
+    records.push_back(store::caseToJson(c));
+  nlohmann::json out = {{"model", run::renderJson({q.result})["models"][0]},
           {"accuracy", accuracySummary(q.result, config.run.compare.relL2Gate)},
           {"compile", {{"total_ms", q.result.compileMs}, {"passes", passes}}},
           {"compiler_version", q.compilerVersion},
           {"pipeline_spec", q.pipelineSpec},
           {"perf", perf},
-          {"peak_host_bytes", q.peakHostBytes}};
+          {"records", records}};
+  if (q.peakHostBytes)
+    out["peak_host_bytes"] = *q.peakHostBytes;
+  return out;
 }
 
 } // namespace dynqual::qualify

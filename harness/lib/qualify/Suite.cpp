@@ -2,7 +2,7 @@
 
 #include "dynqual/run/ChildProcess.h"
 #include "dynqual/run/RunReport.h"
-#include "dynqual/store/RunRecording.h"
+#include "dynqual/run/RunRecords.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -50,16 +50,6 @@ uint64_t counter(const json& perf, const char* name) {
   return perf["counters"][name].get<uint64_t>();
 }
 
-/// The child's JSON carries non-finite numbers as null (JSON has no NaN/Inf); the run document has
-/// no other nulls, so they are read back as NaN.
-void nullToNan(json& j) {
-  if (j.is_null())
-    j = std::nan("");
-  else if (j.is_structured())
-    for (auto& v : j)
-      nullToNan(v);
-}
-
 } // namespace
 
 fs::path sharedModelsDir(const fs::path& selfExe) {
@@ -98,28 +88,51 @@ std::vector<fs::path> embeddedSuite(const fs::path& selfExe) {
   return suite;
 }
 
-json qualifyInChild(const std::vector<std::string>& argv, const fs::path& modelDir, double timeoutSeconds) {
+ModelEntry qualifyInChild(const std::vector<std::string>& argv, const fs::path& modelDir, double timeoutSeconds) {
   run::ChildResult child = run::runChild(argv, timeoutSeconds);
   std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
   std::string verdict;
   if (abnormal.empty()) {
     json j = json::parse(child.out, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded() && j.is_object() && j.contains("model") && j.contains("accuracy"))
-      return j;
+    if (!j.is_discarded() && j.is_object() && j.contains("model") && j.contains("accuracy") && j.contains("records")) {
+      try {
+        ModelEntry entry;
+        const json& records = j["records"];
+        if (!records.is_array() || records.empty())
+          throw std::runtime_error("records: must be a non-empty array");
+        for (size_t i = 0; i < records.size(); ++i)
+          entry.cases.push_back(store::caseFromJson(records[i], "records[" + std::to_string(i) + "]"));
+        j.erase("records");
+        entry.report = std::move(j);
+        return entry;
+      } catch (const std::exception& e) {
+        abnormal = std::string("model process printed a malformed result: ") + e.what();
+      }
+    } else {
+      abnormal = fmt::format("model process exited {} without a result: {}", child.exitCode,
+                             child.err.substr(0, 400));
+    }
     verdict = "crash";
-    abnormal = fmt::format("model process exited {} without a result: {}", child.exitCode,
-                           child.err.substr(0, 400));
   } else {
     verdict = child.timedOut ? "timeout" : "crash";
     abnormal = "model process " + abnormal;
   }
   std::string name = modelDir.filename().string();
-  return {{"model", {{"name", name}, {"path", modelDir.string()}, {"status", "FAIL"}, {"detail", abnormal},
-                     {"bit_exact", false}, {"cases", json::array()}}},
-          {"accuracy", {{"verdict", verdict}}},
-          {"compile", {{"passes", json::array()}}},
-          {"perf", {{"measured", false}, {"error", abnormal}}},
-          {"wall_ms", child.wallMs}};
+  ModelEntry entry;
+  entry.report = {{"model", {{"name", name}, {"path", modelDir.string()}, {"status", "FAIL"}, {"detail", abnormal},
+                             {"bit_exact", false}, {"cases", json::array()}}},
+                  {"accuracy", {{"verdict", verdict}}},
+                  {"compile", {{"passes", json::array()}}},
+                  {"perf", {{"measured", false}, {"error", abnormal}}},
+                  {"wall_ms", child.wallMs}};
+  // Nothing was measured: no compile time, no peak memory, only the failure and its kind.
+  store::CaseRecord whole;
+  whole.model = run::modelRef(name, modelDir);
+  whole.status = run::modelStatusName(run::ModelStatus::Failed);
+  whole.error = abnormal;
+  whole.params = {{"verdict", verdict}, {"perf_error", abnormal}};
+  entry.cases.push_back(std::move(whole));
+  return entry;
 }
 
 bool entryFailed(const json& e) { return e["model"].value("status", "FAIL") == "FAIL"; }
@@ -184,44 +197,6 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
     }
   fmt::print(os, "\n{} models: {} passed, {} failed, {} skipped{}\n", entries.size(), totals.passed, totals.failed,
              totals.skipped, run::skipSummary(totals));
-}
-
-std::vector<store::CaseRecord> casesFromEntry(const json& e, uint64_t seed) {
-  if (!e.contains("model") || !e["model"].is_object())
-    throw std::runtime_error("qualify entry: 'model' must be an object");
-  json model = e["model"];
-  nullToNan(model);
-  std::vector<store::CaseRecord> cases = store::casesFromRunModel(model, seed);
-  store::CaseRecord& whole = cases.front();
-  // A timeout or crash leaves only the error text; the verdict lets a report name the failure.
-  if (std::string v = e.contains("accuracy") ? e["accuracy"].value("verdict", "") : "";
-      whole.status == "FAIL" && (v == "timeout" || v == "crash"))
-    whole.params["verdict"] = v;
-  if (e.contains("compile"))
-    for (const auto& p : e["compile"].contains("passes") ? e["compile"]["passes"] : json::array())
-      whole.params["pass_ms." + p.at("pass").get<std::string>()] = fmt::format("{:.3f}", p.at("ms").get<double>());
-  if (e.contains("peak_host_bytes"))
-    whole.samples.push_back({"peak_host_bytes", "bytes", {e["peak_host_bytes"].get<double>()}});
-  const json p = e.contains("perf") ? e["perf"] : json::object();
-  if (!p.value("measured", false)) {
-    if (!p.value("error", "").empty())
-      whole.params["perf_error"] = p["error"].get<std::string>();
-    return cases;
-  }
-  whole.params["warmup"] = std::to_string(p.at("warmup").get<int>());
-  whole.params["reps"] = std::to_string(p.at("reps").get<int>());
-  whole.params["timed_case"] = p.at("timed_case").get<std::string>();
-  auto one = [&](const char* metric, const char* unit, double v) { whole.samples.push_back({metric, unit, {v}}); };
-  if (p.at("qps").is_number())
-    one("qps", "1/s", p["qps"].get<double>());
-  one("session_s", "s", p.at("session_ms").get<double>() / 1000);
-  one("first_infer_ms", "ms", p.at("first_infer_ms").get<double>());
-  whole.samples.push_back({"latency_ms", "ms", p.at("latency_ms").get<std::vector<double>>()});
-  one("cpu_percent", "%", p.at("cpu_percent").get<double>());
-  if (p.contains("counters"))
-    for (const auto& [k, v] : p["counters"].items())
-      whole.counters[k] = v.get<int64_t>();
-  return cases;
 }
 
 } // namespace dynqual::qualify

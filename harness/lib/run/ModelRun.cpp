@@ -52,17 +52,12 @@ std::vector<fs::path> expandModelDirs(const std::vector<fs::path>& dirs) {
 
 namespace {
 
-/// Outputs and counters of one dynqual-exec process.
-struct ExecOutcome {
-  std::vector<Tensor> outputs;
-  std::vector<std::pair<std::string, uint64_t>> counters;
-  double executeMs = 0;
-};
-
-/// Runs the artifact on `inputFiles` in a separate process. Throws std::runtime_error with the
-/// runtime's one-line error, or a description of a crash or timeout.
-ExecOutcome execute(const RunConfig& config, const fs::path& artifact,
+/// Runs the artifact on `inputFiles` in a separate process (or through config.execute). Throws
+/// std::runtime_error with the runtime's one-line error, or a description of a crash or timeout.
+ExecOutcome execute(const RunConfig& config, const std::string& caseId, const fs::path& artifact,
                     const std::vector<fs::path>& inputFiles, const fs::path& outDir) {
+  if (config.execute)
+    return config.execute(caseId, artifact, inputFiles);
   std::vector<std::string> argv = {config.execPath.string(), artifact.string(), "--device", config.device,
                                    "--output-dir", outDir.string()};
   for (const auto& f : inputFiles) {
@@ -206,7 +201,7 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
         // Inputs are rewritten as read, so the runtime sees what the harness saw (quirks).
         fs::path caseDir = work / c.name;
         c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
-        ExecOutcome run = execute(config, artifact, c.inputFiles, caseDir / "out");
+        ExecOutcome run = execute(config, c.name, artifact, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, expected, cmpOpts);
@@ -262,9 +257,10 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
         continue;
       }
       try {
-        fs::path caseDir = work / ("binding_" + std::to_string(b));
+        const std::string caseId = "binding_" + std::to_string(b);
+        fs::path caseDir = work / caseId;
         c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
-        ExecOutcome run = execute(config, artifact, c.inputFiles, caseDir / "out");
+        ExecOutcome run = execute(config, caseId, artifact, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, ref, cmpOpts);

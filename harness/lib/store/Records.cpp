@@ -122,7 +122,9 @@ Build buildFrom(const json& j, const std::string& path) {
   return b;
 }
 
-json caseJson(const CaseRecord& c) {
+} // namespace
+
+nlohmann::json caseToJson(const CaseRecord& c) {
   json acc = json::array();
   for (const auto& a : c.accuracy)
     acc.push_back({{"comparison", a.comparison}, {"output", a.output}, {"verdict", a.verdict}, {"reason", a.reason},
@@ -143,7 +145,7 @@ json caseJson(const CaseRecord& c) {
           {"error", c.error}, {"params", c.params}, {"accuracy", acc}, {"samples", samples}, {"counters", c.counters}};
 }
 
-CaseRecord caseFrom(const json& j, const std::string& path) {
+CaseRecord caseFromJson(const nlohmann::json& j, const std::string& path) {
   Reader r(j, path);
   CaseRecord c;
   Reader m(r.at("model"), r.sub("model"));
@@ -208,15 +210,13 @@ CaseRecord caseFrom(const json& j, const std::string& path) {
   return c;
 }
 
-} // namespace
-
 nlohmann::json toJson(const std::vector<RunRecord>& runs) {
   json out = json::array();
   for (const auto& r : runs) {
     const Machine& m = r.machine;
     json cases = json::array();
     for (const auto& c : r.cases)
-      cases.push_back(caseJson(c));
+      cases.push_back(caseToJson(c));
     out.push_back({{"key", r.key}, {"kind", r.kind}, {"status", r.status}, {"started_at", r.startedAt},
                    {"ended_at", r.endedAt.empty() ? json(nullptr) : json(r.endedAt)},
                    {"command_line", r.commandLine}, {"device", r.device},
@@ -271,7 +271,7 @@ std::vector<RunRecord> runsFromJson(const nlohmann::json& doc) {
     run.params = r.strMap("params");
     const json& cases = r.array("cases");
     for (size_t k = 0; k < cases.size(); ++k)
-      run.cases.push_back(caseFrom(cases[k], r.sub("cases") + "[" + std::to_string(k) + "]"));
+      run.cases.push_back(caseFromJson(cases[k], r.sub("cases") + "[" + std::to_string(k) + "]"));
     runs.push_back(std::move(run));
   }
   return runs;

@@ -13,18 +13,28 @@ then dq-run runs every set on each --devices entry, and the outputs are compared
   max_abs = max |got - want|.
 Writes one JSON line per (model, set, device) to --json and a Markdown table to stdout.
 Exit code 1 when any fp32 output exceeds --tol (rel_l2) or any integer/bool output differs.
+
+With --manifest (a folder prepared by `dynqual qualify --prepare DIR`, docs/commands/qualify.md)
+it only runs, and compares nothing: every planned case once (--reps 0; --jobs at a time), then
+each model's timed case alone with the manifest's reps and warm-ups. It writes into --results
+one JSON line per dq-run call to results.jsonl -- the lines above without the comparisons, plus
+"index" (the model's manifest index), "timed", "output_dir" (relative to --results) and dq-run's
+own fields -- the outputs under outputs/INDEX/CASE[_timed]/, and a copy of manifest.json;
+`dynqual qualify --import-device-results` compares them with the CPU reference. Needs only the
+Python standard library. Exit code 0 when it ran (failed cases are results), 2 on a bad manifest.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 
-import numpy as np
-
 
 def tensor_from_pb(path):
+    import numpy as np
     import onnx
     from onnx import numpy_helper
     # np.array, not np.ascontiguousarray: the latter turns a rank-0 tensor into shape (1,).
@@ -33,6 +43,7 @@ def tensor_from_pb(path):
 
 def generated_set(model_dir, work):
     """Random inputs and onnxruntime outputs for a model without stored data sets."""
+    import numpy as np
     import onnx
     import onnxruntime as ort
     model = onnx.load(os.path.join(model_dir, "model.onnx"))
@@ -65,6 +76,7 @@ def generated_set(model_dir, work):
 
 
 def stored_sets(model_dir, work):
+    import numpy as np
     sets = []
     for ds in sorted(glob.glob(os.path.join(model_dir, "test_data_set_*"))):
         name = os.path.basename(ds)
@@ -82,6 +94,7 @@ def stored_sets(model_dir, work):
 
 
 def compare(got, want):
+    import numpy as np
     g = np.asarray(got, dtype=np.float64).ravel()
     w = np.asarray(want, dtype=np.float64).ravel()
     if g.shape != w.shape:
@@ -99,9 +112,92 @@ def compare(got, want):
             "nonfinite_match": bool(same_nonfinite)}
 
 
+def run_dq(dq_run, plan_dir, artifact, inputs, device, out_dir, reps, warmup, timeout):
+    """One dq-run call; returns (rc, parsed JSON line or None, stderr tail)."""
+    cmd = [dq_run, os.path.join(plan_dir, artifact), "--device", device, "--output-dir", out_dir,
+           "--reps", str(reps), "--warmup", str(warmup)]
+    for p in inputs:
+        cmd += ["--input", os.path.join(plan_dir, p)]
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, None, f"dq-run timed out after {timeout} s"
+    info = None
+    if r.returncode == 0:
+        try:
+            info = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return 1, None, "dq-run printed no JSON line: " + r.stdout[-200:]
+    return r.returncode, info, r.stderr.strip()[-400:]
+
+
+def run_manifest(args):
+    """The device side of `dynqual qualify --prepare`: runs every planned case, compares nothing."""
+    plan_dir = os.path.dirname(os.path.abspath(args.manifest))
+    with open(args.manifest) as f:
+        manifest = json.load(f)
+    if manifest.get("format") != "dynqual-device-plan" or manifest.get("version") != 1:
+        print(f"{args.manifest}: not a dynqual-device-plan version 1 manifest", file=sys.stderr)
+        return 2
+    device = args.device or manifest["device"]
+    settings = manifest["settings"]
+    os.makedirs(args.results, exist_ok=True)
+    shutil.copyfile(args.manifest, os.path.join(args.results, "manifest.json"))
+    jobs, timed = [], []
+    for m in manifest["models"]:
+        if m["status"] != "planned":
+            continue
+        for c in m["cases"]:
+            if c.get("unsupported"):
+                continue
+            jobs.append((m, c, False))
+            if c.get("timed"):
+                timed.append((m, c, True))
+
+    def one(job):
+        m, c, is_timed = job
+        rel = os.path.join("outputs", str(m["index"]), c["id"] + ("_timed" if is_timed else ""))
+        reps, warmup = (settings["reps"], settings["warmup"]) if is_timed else (0, 0)
+        rc, info, err = run_dq(args.dq_run, plan_dir, m["artifact"], c["inputs"], device,
+                               os.path.join(args.results, rel), reps, warmup,
+                               settings.get("exec_timeout_s", 120))
+        rec = {"model": m["name"], "index": m["index"], "set": c["id"], "device": device,
+               "timed": is_timed, "rc": rc, "output_dir": rel}
+        if info is None:
+            rec["error"] = err
+        else:
+            rec.update({k: v for k, v in info.items() if k not in rec})
+        return rec
+
+    lines = []
+    # Lines are written as they come, so a run stopped early still leaves its results.
+    with open(os.path.join(args.results, "results.jsonl"), "w") as f:
+        def keep(rec):
+            lines.append(rec)
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+        # Accuracy runs may share the device; timed runs go one at a time after them.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for rec in pool.map(one, jobs):
+                keep(rec)
+        for j in timed:
+            keep(one(j))
+    failed = [r for r in lines if r["rc"] != 0]
+    print(f"{len(lines)} dq-run calls on {device} ({len(timed)} timed): {len(lines) - len(failed)} ran, "
+          f"{len(failed)} failed")
+    for r in failed[:20]:
+        print(f"  {r['model']} {r['set']}: {r.get('error', '')[:200]}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", required=True)
+    ap.add_argument("--manifest", help="manifest.json of a `dynqual qualify --prepare` folder")
+    ap.add_argument("--results", help="with --manifest: folder for results.jsonl and the outputs")
+    ap.add_argument("--device", help="with --manifest: device to run on (default: the manifest's)")
+    ap.add_argument("--jobs", type=int, default=4, help="with --manifest: untimed runs at a time")
+    ap.add_argument("--models")
     ap.add_argument("--dq-run", required=True)
     ap.add_argument("--devices", default="sim,hip")
     ap.add_argument("--reps", type=int, default=50)
@@ -110,6 +206,13 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--json", default="device_check.jsonl")
     args = ap.parse_args()
+    if args.manifest:
+        if not args.results:
+            ap.error("--manifest needs --results")
+        return run_manifest(args)
+    if not args.models:
+        ap.error("--models (or --manifest) is required")
+    import numpy as np
     devices = args.devices.split(",")
     rows, ok = [], True
     jl = open(args.json, "w")

@@ -8,16 +8,22 @@
 // Runs the program once (outputs written to DIR/output_K.npy, K = output index, and the counters
 // of that run reported), then W untimed and N timed repetitions. Prints one JSON line on stdout:
 //   {"program":..., "device":..., "gpu":..., "outputs":[{"name","dtype","dims","file"}...],
-//    "counters":{...}, "warmup":W, "reps":N,
-//    "execute_ms":{"median","min","max","samples":[...]}, "total_ms":{...}}
+//    "counters":{...}, "session_ms":S, "first_infer_ms":F, "first_execute_ms":E, "warmup":W,
+//    "reps":N, "execute_ms":{"median","min","max","samples":[...]}, "total_ms":{...},
+//    "cpu_percent":C, "peak_host_bytes":P}
 // Timings are wall-clock milliseconds (RunResult: executeMs = first instruction to Return plus the
-// final synchronize; totalMs adds input upload and output download). Exit codes: 0 ran, 1 the run
-// failed (message on stderr), 2 usage or input error.
+// final synchronize; totalMs adds input upload and output download). session_ms: read the program
+// and inputs and create the device (on a GPU this includes creating the context); first_infer_ms:
+// the first runProgram call, first_execute_ms its executeMs; cpu_percent: 100 * (user + system
+// CPU s) / wall s over the N timed runs (docs/metrics/cpu-percent.md; 0 without timed runs);
+// peak_host_bytes: ru_maxrss of this process at the end, bytes (docs/metrics/peak-memory.md).
+// Exit codes: 0 ran, 1 the run failed (message on stderr), 2 usage or input error.
 #include "dq/runtime/Device.h"
 #include "dq/runtime/Error.h"
 #include "dq/runtime/Npy.h"
 #include "dq/runtime/ProgramIO.h"
 #include "dq/runtime/Runtime.h"
+#include "../common/JsonText.h"
 #ifdef DQ_WITH_HIP
 #include "dq/runtime/hip/HipDevice.h"
 #endif
@@ -28,57 +34,38 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <chrono>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <vector>
 
 namespace {
 
 using namespace dq::rt;
+using dq::tools::jsonNumber;
+using dq::tools::jsonString;
 
 constexpr int kRunFailed = 1, kUsage = 2;
 
-std::string jsonString(const std::string &s) {
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\t': o += "\\t"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        o += buf;
-      } else {
-        o += c;
-      }
-    }
-  }
-  return o + "\"";
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-std::string jsonNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
+/// User + system CPU seconds of this process so far.
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval &tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
-std::string stats(std::vector<double> v) {
-  std::ostringstream o;
-  o << "{";
-  if (!v.empty()) {
-    std::vector<double> s = v;
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    o << "\"median\":" << jsonNumber(median) << ",\"min\":" << jsonNumber(s.front())
-      << ",\"max\":" << jsonNumber(s.back()) << ",";
-  }
-  o << "\"samples\":[";
-  for (size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << jsonNumber(v[i]);
-  o << "]}";
-  return o.str();
+/// ru_maxrss of this process in bytes (Linux reports KiB).
+long long peakHostBytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<long long>(u.ru_maxrss) * 1024;
 }
 
 int usage(const std::string &problem) {
@@ -138,6 +125,7 @@ int main(int argc, char **argv) {
   Program program;
   std::vector<HostTensor> tensors;
   std::unique_ptr<Device> dev;
+  const Clock::time_point session0 = Clock::now();
   try {
     program = readProgram(programPath);
     for (const std::string &f : inputs) tensors.push_back(readNpy(f));
@@ -147,22 +135,30 @@ int main(int argc, char **argv) {
     std::cerr << "dq-run: " << e.what() << "\n";
     return kUsage;
   }
+  const double sessionMs = msSince(session0);
   ::mkdir(outDir.c_str(), 0777);
 
   RunOptions opts;
   opts.programName = programPath;
   std::vector<double> exec, total;
   RunResult first;
+  double firstInferMs = 0, cpuPercent = 0;
   try {
+    const Clock::time_point first0 = Clock::now();
     first = runProgram(program, *dev, tensors, opts);
+    firstInferMs = msSince(first0);
     for (size_t k = 0; k < first.outputs.size(); ++k)
       writeNpy(outDir + "/output_" + std::to_string(k) + ".npy", first.outputs[k]);
     for (int i = 0; i < warmup; ++i) runProgram(program, *dev, tensors, opts);
+    const double cpu0 = cpuSeconds();
+    const Clock::time_point wall0 = Clock::now();
     for (int i = 0; i < reps; ++i) {
       RunResult r = runProgram(program, *dev, tensors, opts);
       exec.push_back(r.executeMs);
       total.push_back(r.totalMs);
     }
+    const double wallS = msSince(wall0) / 1000.0;
+    if (reps > 0 && wallS > 0) cpuPercent = 100.0 * std::max(cpuSeconds() - cpu0, 0.0) / wallS;
   } catch (const std::exception &e) {
     std::cerr << "dq-run: " << e.what() << "\n";
     return kRunFailed;
@@ -188,8 +184,10 @@ int main(int argc, char **argv) {
     o << (firstItem ? "" : ",") << jsonString(name) << ":" << value;
     firstItem = false;
   }
-  o << "},\"warmup\":" << warmup << ",\"reps\":" << reps << ",\"execute_ms\":" << stats(exec)
-    << ",\"total_ms\":" << stats(total) << "}";
+  o << "},\"session_ms\":" << jsonNumber(sessionMs) << ",\"first_infer_ms\":" << jsonNumber(firstInferMs)
+    << ",\"first_execute_ms\":" << jsonNumber(first.executeMs) << ",\"warmup\":" << warmup << ",\"reps\":" << reps
+    << ",\"execute_ms\":" << dq::tools::jsonStats(exec) << ",\"total_ms\":" << dq::tools::jsonStats(total)
+    << ",\"cpu_percent\":" << jsonNumber(cpuPercent) << ",\"peak_host_bytes\":" << peakHostBytes() << "}";
   std::cout << o.str() << std::endl;
   return 0;
 }

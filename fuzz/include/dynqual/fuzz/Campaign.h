@@ -1,6 +1,10 @@
 #pragma once
-// A fuzz campaign shard: cases run in isolated worker processes (`dynqual fuzz-case`), several
-// at a time, each bounded in time and memory; findings recorded in SQLite as new or known.
+// A fuzz campaign shard: cases run in isolated worker processes, several at a time, each bounded
+// in time and memory; findings recorded in SQLite as new or known. By default each job keeps one
+// persistent worker (`dynqual fuzz-worker`) that serves case after case in process; a case that
+// crashes, hangs or exhausts it is run again in a one-shot worker (`dynqual fuzz-case`, which
+// compiles and runs in child processes) for its finding, and a fresh persistent worker takes the
+// next case. `oneShot` runs every case the one-shot way.
 #include "dynqual/fuzz/CaseRunner.h"
 
 #include <cstdint>
@@ -37,7 +41,9 @@ struct CampaignOptions {
   double caseTimeoutSeconds = 300;   ///< a worker past this is killed: a "case-hang" finding
   double compileTimeoutSeconds = 60; ///< per compile child: past it, a "compile-hang" finding
   double runTimeoutSeconds = 20;     ///< per run child: past it, a "run-hang" finding
-  uint64_t memoryMb = 4096;          ///< RLIMIT_AS of each worker (0 = none; not under ASan)
+  uint64_t memoryMb = 4096;          ///< memory limit of each worker, MiB (0 = none; run::runChild says how)
+  bool oneShot = false;              ///< a `dynqual fuzz-case` process per case (no persistent worker)
+  int compilesPerContext = 64;       ///< persistent worker: a fresh MLIRContext after this many compiles
   bool progress = false;             ///< live line on stderr
 };
 
@@ -58,7 +64,12 @@ struct CampaignSummary {
   int64_t newFindings = 0;
   double wallSeconds = 0;
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
-  double workerMs = 0;               ///< wall time of the worker processes
+  double workerMs = 0;               ///< wall time of the workers per case, summed, ms
+  bool persistentWorkers = false;    ///< !options.oneShot
+  int workerStarts = 0;              ///< persistent worker processes started (jobs + restarts)
+  /// Cases the persistent worker could not answer (crash, hang, out of memory, harness error),
+  /// each run again in a one-shot worker.
+  int64_t workerFailures = 0;
   std::string infraError;            ///< set when the campaign stopped on an infrastructure error
   int firstOwnFinding = -1;          ///< index of the finding that met stopOnlyOnVariant, else -1
 };
@@ -66,8 +77,12 @@ struct CampaignSummary {
 /// The store key of a shard: seed, shard, variants, knob, K and generator version.
 std::string campaignKey(const CampaignOptions& options);
 
-/// The argv of the worker for case seed `seed` (without the binary's folder checks).
+/// The argv of the one-shot worker for case seed `seed` (without the binary's folder checks).
 std::vector<std::string> workerArgv(const CampaignOptions& options, uint64_t seed, const std::filesystem::path& work);
+
+/// The argv of a persistent worker (`dynqual fuzz-worker`) serving this campaign's cases; its
+/// memory limit is applied by the campaign when it starts the process.
+std::vector<std::string> persistentWorkerArgv(const CampaignOptions& options);
 
 /// Runs the shard. Case index c of shard i/N has global index c*N + i and seed
 /// caseSeed(options.seed, c*N + i). Throws std::runtime_error for a store that cannot be opened.

@@ -1,9 +1,11 @@
 #pragma once
 // The multi-binding oracle: a generated case is valid when libonnx's checker and shape inference
 // accept it and the CPU reference runs it on all K bindings; it is then compiled once per variant
-// and run on every binding through the executor (child processes with limits), and every
-// difference is a finding (docs/fuzz/oracles.md).
+// and run on every binding, through the executor (child processes with limits) or through an
+// in-process engine (the persistent worker), and every difference is a finding
+// (docs/fuzz/oracles.md).
 #include "dynqual/exec/Executor.h"
+#include "dynqual/fuzz/CaseEngine.h"
 #include "dynqual/exec/Variant.h"
 #include "dynqual/run/ShapeBindings.h"
 #include "dynqual/tensor/Tensor.h"
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +71,9 @@ struct OracleConfig {
   double runTimeoutSeconds = 20;
   bool ortOracle = false;             ///< also run ort:cpu; reference vs ORT differences are findings
   std::vector<std::string> env;       ///< NAME=VALUE for the child processes
+  /// Set: dq variants compile and run through this engine, in this process, and no case files
+  /// are written unless an ort variant needs them. Unset: child processes (exec::Executor).
+  std::shared_ptr<CaseEngine> engine;
 };
 
 /// One finding of one case.
@@ -86,11 +92,12 @@ struct OracleResult {
   std::vector<Finding> findings;  ///< at most one per (variant, symptom)
   /// Device counters of the first dq variant, summed over its bindings (compiler paths).
   std::map<std::string, uint64_t> counters;
-  double compileMs = 0;  ///< compile children, wall ms
-  double runMs = 0;      ///< run children, wall ms
+  double compileMs = 0;  ///< compiles (children or in-process), wall ms
+  double runMs = 0;      ///< runs (children or in-process), wall ms
 };
 
-/// Compiles `pc` once per variant under `workDir` and runs it on every binding. Throws
+/// Compiles `pc` once per variant under `workDir` and runs it on every binding. With
+/// config.engine set and env empty, dq variants go through the engine. Throws
 /// exec::ExecError with Stage::Infra when a variant cannot run here at all (binaries missing,
 /// runner not installed); every other failure is a Finding.
 OracleResult runOracle(const PreparedCase& pc, const OracleConfig& config, const std::filesystem::path& workDir);

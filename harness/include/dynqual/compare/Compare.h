@@ -16,9 +16,27 @@ struct CompareOptions {
   bool bitExact = false;
   /// Pass when relL2 <= relL2Gate (docs/metrics/relative-l2.md).
   double relL2Gate = 1e-5;
+  /// Gates of f16 and bf16 outputs; a negative value means relL2Gate applies (the default).
+  double relL2GateF16 = -1;
+  double relL2GateBF16 = -1;
+  /// The relative-L2 gate of an output of dtype `t`.
+  double relL2GateFor(DType t) const {
+    if (t == DType::Float16 && relL2GateF16 >= 0)
+      return relL2GateF16;
+    if (t == DType::BFloat16 && relL2GateBF16 >= 0)
+      return relL2GateBF16;
+    return relL2Gate;
+  }
   /// When ||expected|| = 0 the relative L2 is undefined; pass when l2 <= absL2GateZeroNorm.
   double absL2GateZeroNorm = 1e-6;
 };
+
+/// The gates of accuracy reports on `device` (docs/metrics/relative-l2.md, "Device gates"):
+/// "sim" computes like the reference (double, rounded once) and keeps the defaults (1e-5 for
+/// every float dtype); every other device ("hip", and "sim-elem", the sim's element-type
+/// precision mode) computes in fp32 with fp32 accumulation: relL2 <= 1e-4 for f32 and f64,
+/// 5e-3 for f16, 4e-2 for bf16.
+CompareOptions gatesForDevice(const std::string& device);
 
 enum class Verdict { Pass, Fail };
 

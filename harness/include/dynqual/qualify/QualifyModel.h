@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,13 +19,6 @@ namespace dynqual::qualify {
 /// Compiles like run::CompileFn and returns the per-pass wall-clock times in ms, in pass order.
 using TimedCompileFn = std::function<std::vector<std::pair<std::string, double>>(
     const onnx::ModelProto& model, const std::string& pipeline, const std::filesystem::path& artifactPath)>;
-
-/// Settings of one qualification.
-struct QualifyConfig {
-  run::RunConfig run;  ///< device, pipeline, bindings, seed, dynqual-exec, work folder
-  int warmup = 1;      ///< untimed runs after the first inference
-  int reps = 10;       ///< timed repetitions (>= 1)
-};
 
 /// Timed repetitions of one case (docs/metrics/).
 struct PerfResult {
@@ -38,6 +32,17 @@ struct PerfResult {
   std::vector<std::pair<std::string, uint64_t>> counters;  ///< device counters of the last rep
 };
 
+/// Settings of one qualification.
+struct QualifyConfig {
+  run::RunConfig run;  ///< device, pipeline, bindings, seed, dynqual-exec, work folder
+  int warmup = 1;      ///< untimed runs after the first inference
+  int reps = 10;       ///< timed repetitions (>= 1)
+  /// When set, the timed repetitions come from here (device results carried from another
+  /// machine, DevicePlan.h) instead of a dynqual-exec process; called with the model and its
+  /// timed case.
+  std::function<PerfResult(const run::ModelResult&, const run::CaseResult&)> measure;
+};
+
 /// Everything learned about one model.
 struct ModelQualification {
   run::ModelResult result;                             ///< compile, data sets, bindings
@@ -45,7 +50,9 @@ struct ModelQualification {
   std::string compilerVersion;                         ///< from the artifact ("" without one)
   std::string pipelineSpec;                            ///< exact spec the artifact records
   PerfResult perf;
-  int64_t peakHostBytes = 0;  ///< ru_maxrss of this process (compile, reference and timing), bytes
+  /// ru_maxrss of the process that qualified the model (compile, reference and timing), bytes;
+  /// unset when unknown (a replay of device results that carry none).
+  std::optional<int64_t> peakHostBytes;
 };
 
 /// Qualifies one model folder. Never throws: problems become a failed result or a perf error.
@@ -62,7 +69,9 @@ nlohmann::json accuracySummary(const run::ModelResult& result, double relL2Gate)
 
 /// JSON the qualify-one process prints: {"model": <dynqual-run model object>, "accuracy": ...,
 /// "compile": {"total_ms", "passes": [{"pass","ms"}]}, "compiler_version", "pipeline_spec", "perf": {...},
-/// "peak_host_bytes"}.
+/// "peak_host_bytes", "records": [<store case>...]}, where "records" is caseRecords(q, config)
+/// (QualifyRecords.h) in the store's exchange format (store::caseToJson). Throws what
+/// caseRecords throws.
 nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config);
 
 } // namespace dynqual::qualify

@@ -26,13 +26,24 @@ std::vector<std::filesystem::path> embeddedSuite(const std::filesystem::path& se
 /// and <source>/corpus/decoder_tiny, each only when it exists. A perf suite, not the node tests,
 /// which are a correctness suite.
 std::vector<std::filesystem::path> perfSuite(const std::filesystem::path& selfExe);
+/// What the parent keeps of one model's process: the report the tables and `--format json` show,
+/// and the store cases to record.
+struct ModelEntry {
+  /// QualifyModel.h toJson without "records", or for a process that did not finish, a failed
+  /// entry whose accuracy verdict is "crash" or "timeout".
+  nlohmann::json report;
+  std::vector<store::CaseRecord> cases;
+};
+
 /// Runs `argv` (the qualify-one command line, model folder included) as a child with a wall
-/// limit of `timeoutSeconds` and returns its JSON (QualifyModel.h toJson). A crash, a timeout or
-/// output that is not that JSON becomes a failed entry for `modelDir` whose accuracy verdict is
-/// "crash" or "timeout" and whose detail names the signal, the limit or the child's stderr.
-/// Never throws.
-nlohmann::json qualifyInChild(const std::vector<std::string>& argv, const std::filesystem::path& modelDir,
-                              double timeoutSeconds);
+/// limit of `timeoutSeconds`. A finished child's JSON is the report and its "records" are decoded
+/// (store::caseFromJson) into the cases. A crash, a timeout, or output that is not that JSON (its
+/// records included) becomes a failed entry for `modelDir`: accuracy verdict "crash" or
+/// "timeout", detail naming the signal, the limit, the child's stderr or the malformed record;
+/// its one whole-model case has status "FAIL", that detail as error, and params verdict and
+/// perf_error. Never throws.
+ModelEntry qualifyInChild(const std::vector<std::string>& argv, const std::filesystem::path& modelDir,
+                          double timeoutSeconds);
 
 /// True when the entry failed accuracy, crashed or timed out (skipped models are not failures).
 bool entryFailed(const nlohmann::json& entry);
@@ -40,13 +51,5 @@ bool entryFailed(const nlohmann::json& entry);
 /// Prints the L2 accuracy table, the performance table (tried models only), failure details and
 /// a totals line ("N models: P passed, F failed, S skipped (reason=count, ...)").
 void renderTables(std::ostream& os, const std::vector<nlohmann::json>& entries);
-
-/// Store cases of one entry: the `dynqual run` cases (store::casesFromRunModel) with the
-/// whole-model case extended by the qualify samples (qps 1/s, session_s s, first_infer_ms ms,
-/// latency_ms ms per repetition, cpu_percent %, peak_host_bytes bytes), the device counters of
-/// the timed run, params warmup, reps, timed_case and pass_ms.<pass>, and param verdict
-/// ("timeout" or "crash") when the model's process did not finish (qualifyInChild). Throws
-/// std::runtime_error naming the field for a malformed entry.
-std::vector<store::CaseRecord> casesFromEntry(const nlohmann::json& entry, uint64_t seed);
 
 } // namespace dynqual::qualify

@@ -20,6 +20,21 @@ namespace dynqual::run {
 using CompileFn = std::function<void(const onnx::ModelProto& model, const std::string& pipeline,
                                      const std::filesystem::path& artifactPath)>;
 
+/// Outputs and counters of one execution of a compiled case.
+struct ExecOutcome {
+  std::vector<Tensor> outputs;                              ///< graph output order
+  std::vector<std::pair<std::string, uint64_t>> counters;   ///< device counters of the run
+  double executeMs = 0;                                     ///< RunResult::executeMs, ms
+};
+
+/// Runs one case somewhere other than a local dynqual-exec process (device results carried from
+/// another machine: docs/commands/qualify.md). `caseId` names the case within its model:
+/// the data-set folder name ("test_data_set_0") or "binding_N" for the N-th generated binding.
+/// `inputFiles` are the input_K.pb files just written for it. Throws std::runtime_error with one
+/// line when the case has no outputs (that becomes the case's error).
+using ExecuteFn = std::function<ExecOutcome(const std::string& caseId, const std::filesystem::path& artifact,
+                                            const std::vector<std::filesystem::path>& inputFiles)>;
+
 /// Settings shared by every model of one `dynqual run`.
 struct RunConfig {
   std::string device = "sim";
@@ -30,6 +45,8 @@ struct RunConfig {
   std::filesystem::path execPath;     ///< the dynqual-exec binary
   std::filesystem::path workDir;      ///< artifacts, generated inputs and outputs go here
   compare::CompareOptions compare;    ///< bitExact is set per model (data-movement graphs)
+  /// When set, cases run through this instead of a dynqual-exec process (execPath is unused).
+  ExecuteFn execute;
 };
 
 /// One stored data set or one generated binding.

@@ -130,6 +130,14 @@ nlohmann::json toJson(const std::vector<RunRecord>& runs);
 /// unsupported format/version ("unsupported: dynqual-store version 7; this build reads 1").
 std::vector<RunRecord> runsFromJson(const nlohmann::json& doc);
 
+/// One case in the exchange format (an element of a run's "cases"); non-finite numbers become
+/// the strings "inf", "-inf", "nan", so caseFromJson gives back the same values.
+nlohmann::json caseToJson(const CaseRecord& c);
+
+/// Parses one case written by caseToJson. Throws std::runtime_error naming `path` and the first
+/// problem ("records[1].samples[0]: missing 'unit'").
+CaseRecord caseFromJson(const nlohmann::json& j, const std::string& path);
+
 /// Content key of a machine: sha256 hex of its descriptive fields joined by '\n'.
 std::string machineFingerprint(const Machine& m);
 /// Content key of a build: sha256 hex over revision, dirty, compiler, version, and artifacts.

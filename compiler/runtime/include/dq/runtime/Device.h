@@ -126,7 +126,8 @@ public:
   virtual void resetCounters() = 0;
 };
 
-/// Creates a device by name: "sim" or "null". Throws RuntimeError for "hip" (not built into this
+/// Creates a device by name: "sim" (exact precision), "sim-elem" (sim in the element-type
+/// precision mode, SimDevice.h), "null", and "hip" in a HIP build. Throws RuntimeError for "hip" (not built into this
 /// runtime) and for unknown names, listing the available ones.
 std::unique_ptr<Device> createDevice(const std::string &name);
 /// Names createDevice accepts.

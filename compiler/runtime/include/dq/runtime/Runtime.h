@@ -6,6 +6,7 @@
 #include "dq/runtime/Program.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ struct OutputRequest {
 /// device; the caller keeps ownership (the runtime never frees it).
 using OutputAllocator = std::function<BufferHandle(Device &, const OutputRequest &)>;
 
+/// Device buffers of a program's constants kept across runs (see dq/runtime/Resident.h). The VM
+/// uploads constant K on its first use into buffers[K] and reuses it on later runs; the owner
+/// frees the buffers. `bytes` is the sum of their sizes.
+struct ResidentConstants {
+  std::map<int64_t, BufferHandle> buffers;
+  uint64_t bytes = 0;
+};
+
 /// Options for one run.
 struct RunOptions {
   /// Empty: the runtime allocates Device memory, copies every output back to a HostTensor
@@ -34,6 +43,13 @@ struct RunOptions {
   bool copyOutputsToHost = true;
   /// Names the program in errors (e.g. the .dqp path).
   std::string programName = "<program>";
+  /// Set: constants live in these caller-owned device buffers across runs instead of being
+  /// uploaded and freed by every run.
+  ResidentConstants *residentConstants = nullptr;
+  /// False: the run returns once its work is queued, without the final synchronize (executeMs is
+  /// then the time to queue it); the caller synchronizes, e.g. through a readback. Only valid
+  /// with an outputAllocator and copyOutputsToHost false.
+  bool synchronizeAtEnd = true;
 };
 
 /// A finished run. Timings are wall-clock milliseconds (std::chrono::steady_clock).
@@ -57,5 +73,13 @@ void validateInputs(const Program &program, const std::vector<HostTensor> &input
 /// device.resetCounters(), so RunResult::counters covers exactly this run.
 RunResult runProgram(const Program &program, Device &device, const std::vector<HostTensor> &inputs,
                      const RunOptions &options = {});
+
+/// Like runProgram, but the inputs are already on the device: each view must be a contiguous
+/// view at offset 0 of a live Device or HostMapped allocation, with the dtype, rank and static
+/// dims the program declares (errors name the input, as validateInputs does). Nothing is
+/// uploaded; the caller keeps ownership of the input buffers. totalMs then covers execution and
+/// output download only.
+RunResult runProgramOnDevice(const Program &program, Device &device,
+                             const std::vector<BufferView> &inputs, const RunOptions &options = {});
 
 }  // namespace dq::rt

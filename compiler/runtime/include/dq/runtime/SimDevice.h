@@ -7,6 +7,13 @@
 
 namespace dq::rt {
 
+/// How sim kernels round floats (docs/devices.md, "Precision modes").
+///  - Exact: compute in double and round once to the output type, as the CPU reference does; the
+///    default, and what makes bit-exact oracles possible.
+///  - ElementType: f32, f16 and bf16 compute in fp32 with fp32 accumulation, rounding after every
+///    step, as the hip kernels and cuBLAS do; f64 and integers are unchanged. Device name "sim-elem".
+enum class SimPrecision { Exact, ElementType };
+
 /// Executes on the CPU, but keeps Device, Host and HostMapped memory distinct the way a discrete
 /// GPU does, and checks every access (see docs/devices.md):
 ///  - hostLoad/hostStore of Device memory is an error ("host load touches device memory");
@@ -18,11 +25,13 @@ namespace dq::rt {
 ///    host only at the next synchronize() (readback() synchronizes); a hostLoad of such bytes
 ///    before it is an error ("unsynchronized read ... buffer #N").
 /// Kernels compute floats in double and round once to the output type (f16/bf16 to nearest
-/// even); integers wrap to the output width.
+/// even) in the Exact mode, in fp32 in the ElementType mode; integers wrap to the output width.
 class SimDevice final : public Device {
 public:
-  SimDevice() = default;
-  std::string name() const override { return "sim"; }
+  explicit SimDevice(SimPrecision precision = SimPrecision::Exact) : precision_(precision) {}
+  /// "sim" (Exact) or "sim-elem" (ElementType).
+  std::string name() const override { return precision_ == SimPrecision::Exact ? "sim" : "sim-elem"; }
+  SimPrecision precision() const { return precision_; }
   BufferHandle allocate(MemSpace space, uint64_t bytes, AllocPurpose purpose) override;
   void free(BufferHandle buffer) override;
   void poison(BufferHandle buffer, uint64_t offset, uint64_t bytes) override;
@@ -74,6 +83,7 @@ private:
   void markDeviceWrite(BufferHandle buffer, Allocation &a, uint64_t begin, uint64_t end);
   void markDeviceWrite(const BufferView &v);
 
+  SimPrecision precision_ = SimPrecision::Exact;
   std::map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
   std::vector<BufferHandle> pendingBuffers_;  // allocations with a non-empty `pending`

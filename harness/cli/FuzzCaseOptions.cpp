@@ -1,0 +1,74 @@
+#include "FuzzCaseOptions.h"
+#include "Commands.h"
+
+#include "dq/Pipeline/InjectKnobs.h"
+#include "dynqual/exec/Executor.h"
+#include "dynqual/fuzz/Campaign.h"
+
+#include <sys/resource.h>
+
+namespace dynqual::cli {
+
+std::string fuzzVariantWithKnob(const std::string& variant, const std::string& knob) {
+  try {
+    return fuzz::variantWithKnob(variant, knob);
+  } catch (const exec::VariantError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void checkInjectKnob(const std::string& knob) {
+  if (knob.empty() || dq::parseInjectKnob(knob))
+    return;
+  std::string names;
+  for (const auto& [k, n] : dq::kInjectKnobs)
+    names += (names.empty() ? "" : ", ") + std::string(n);
+  throw UsageError("unknown inject knob '" + knob + "' (knobs: " + names + ")");
+}
+
+void limitOwnMemory(uint64_t mb) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)mb;
+#else
+  if (mb == 0)
+    return;
+  rlimit r{};
+  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(mb) * 1024 * 1024;
+  setrlimit(RLIMIT_AS, &r);
+#endif
+}
+
+void addFuzzCaseOptions(CLI::App* cmd, FuzzCaseOpts& o) {
+  cmd->add_option("--bindings", o.bindings, "shape bindings (K)")->capture_default_str();
+  cmd->add_option("--variant", o.variants, "variant, repeatable (default dq:production@sim)");
+  cmd->add_option("--inject", o.inject, "apply inject=KNOB to the dq:production variants");
+  cmd->add_option("--oracle", o.oracle, "'ort' adds onnxruntime as a second opinion")->check(CLI::IsMember({"ort"}));
+  cmd->add_option("--corpus-out", o.corpusOut, "write minimized findings here");
+  cmd->add_option("--knob", o.knob, "knob recorded in meta.json (the variants carry it already)");
+  cmd->add_option("--memory-mb", o.memoryMb, "address-space limit, MiB (0 = none)");
+  cmd->add_option("--compile-timeout", o.compileTimeout, "seconds per compile")->capture_default_str();
+  cmd->add_option("--run-timeout", o.runTimeout, "seconds per run of one binding")->capture_default_str();
+  cmd->add_flag("--no-minimize", o.noMinimize, "report findings as generated");
+}
+
+fuzz::CaseRequest fuzzCaseRequest(const FuzzCaseOpts& o) {
+  checkInjectKnob(o.inject);
+  fuzz::CaseRequest req;
+  req.bindings = o.bindings;
+  req.minimize = !o.noMinimize;
+  req.knob = o.knob.empty() ? o.inject : o.knob;
+  std::vector<std::string> variants = o.variants.empty() ? std::vector<std::string>{"dq:production@sim"} : o.variants;
+  req.oracle.variants.clear();
+  for (const auto& v : variants)
+    req.oracle.variants.push_back(exec::parseVariant(fuzzVariantWithKnob(v, o.inject)));
+  req.oracle.ortOracle = o.oracle == "ort";
+  req.oracle.binDir = exec::selfBinDir();
+  req.oracle.compileTimeoutSeconds = o.compileTimeout;
+  req.oracle.runTimeoutSeconds = o.runTimeout;
+  req.corpusOut = o.corpusOut;
+  return req;
+}
+
+} // namespace dynqual::cli

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Tests of the generation scripts' host-side parts (no numpy, torch or onnxruntime needed):
+the prompt and TTFT/TPS definitions of scripts/peers/generate_common.py against hand-computed
+values and dq-bench's SplitMix64 constant, a peer document in the dq-bench layout, and
+scripts/generation_table.py on the report fixture."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "peers"))
+import generate_common as gc  # noqa: E402
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+# SplitMix64 of seed 0 starts with 0xe220a8397b1dcdaf (Steele, Lea, Flood 2014), as dq-bench's test.
+check(gc.prompt_tokens(1000, 1, 0) == [0xE220A8397B1DCDAF % 1000], "prompt token 0 of seed 0")
+check(len(gc.prompt_tokens(7, 5, 9)) == 5 and all(0 <= t < 7 for t in gc.prompt_tokens(7, 5, 9)), "prompt range")
+# TTFT = 107.5 - 100 = 7.5 ms; TPS = 4 tokens / 0.040 s = 100.
+times = [107.5, 117.5, 127.5, 137.5, 147.5]
+check(gc.ttft_ms(100.0, times) == 7.5, "ttft")
+check(abs(gc.tokens_per_second(times) - 100.0) < 1e-9, "tps")
+for bad in (lambda: gc.tokens_per_second([5.0]), lambda: gc.ttft_ms(0.0, []), lambda: gc.ttft_ms(9.0, [5.0])):
+    try:
+        bad()
+        check(False, "an invalid timing is refused")
+    except ValueError:
+        pass
+
+# A peer document: two repetitions, limit from a measured copy bandwidth.
+runs = [(0.0, [10.0, 20.0, 30.0], [1, 2, 3]), (0.0, [12.0, 22.0, 42.0], [1, 2, 3])]
+doc = gc.document("torch-eager generate", "torch test", "m", "", "m/model.onnx", "cuda", "GPU", {
+    "prompt_len": 4, "gen_tokens": 3, "warmup": 0, "reps": 2, "seed": 1, "batch": 1}, 64, "float16", 2000,
+    [1, 2, 3, 4], runs, peak_device_bytes=123, copy_gbps=0.004)
+check(doc["ttft_ms"]["samples"] == [10.0, 12.0], "ttft samples")
+check(doc["tps"]["samples"] == [100.0, 2 / 0.030], "tps samples: 2 / 0.020 s and 2 / 0.030 s")
+check(abs(doc["limits"]["bandwidth_limit_tps"] - 2000.0) < 1e-9, "bandwidth limit = 4e6 B/s / 2000 B = 2000 tok/s")
+check(doc["tokens_same_every_rep"] is True and doc["tokens"] == [1, 2, 3], "tokens")
+json.dumps(doc, allow_nan=False)
+
+# The quick-look table reads the report fixture.
+fixture = os.path.join(ROOT, "reports", "test", "fixtures", "generation", "dq-bench-generate.jsonl")
+out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_table.py"), fixture],
+                     capture_output=True, text=True)
+check(out.returncode == 0, "generation_table.py runs: " + out.stderr)
+check("| tiny_decoder | dynqual | hip | 7 | 9 | 3 | 11.00 | 50.0 | 4000.0 | 104.17 | 48 | 1000.0 | 200.0 | launch | 25.0 |"
+      in out.stdout, "generation_table.py row: " + out.stdout)
+
+# The peers and helper scripts at least compile (their GPU parts run on the GPU machine).
+for f in ("scripts/peers/torch_generate.py", "harness/runners/ort-python/ort_generate.py",
+          "scripts/decoder_weights.py", "scripts/assemble_sidecar.py"):
+    r = subprocess.run([sys.executable, "-m", "py_compile", os.path.join(ROOT, f)], capture_output=True, text=True)
+    check(r.returncode == 0, f + " compiles: " + r.stderr)
+
+# Write a peer line for the import test of bench_generate_e2e.sh when asked.
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as f:
+        f.write(json.dumps(doc) + "\n")
+sys.exit(1 if FAILS else 0)
