@@ -7,6 +7,8 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
+#include "ShellTestUtil.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -17,33 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Shell {
-  int code = -1;
-  std::string out;
-};
+using fuzztest::Shell;
+using fuzztest::sh;
 
-Shell sh(const std::string& cmd) {
-  Shell r;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen((cmd + " 2>&1").c_str(), "r"), pclose);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p.get())) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p.release());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/dynqual-fuzz-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+/// Scratch folder of one test.
+struct TempDir : fuzztest::TempDir {
+  TempDir() : fuzztest::TempDir("dynqual-fuzz-test") {}
 };
 
 TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
