@@ -136,17 +136,20 @@ void benchGenerate(const GenerateOpts& o) {
   // One run per machine: a file from the GPU machine records that machine, and dynqual's rows and
   // its peers' (each case names its own engine and device) share the run, so one report shows
   // them in one table. The run's device is dq-bench's.
+  // The host decides the machine: peers describe the same GPU in their own words (or not at all,
+  // on the CPU), so the GPU name is not part of the key.
   std::map<std::string, std::vector<const json*>> groups;
   for (const json& d : docs)
-    groups[store::generationMachine(d).fingerprint].push_back(&d);
+    groups[d.value("host", json::object()).dump()].push_back(&d);
   for (const auto& [key, members] : groups) {
-    const json& first = *members.front();
-    std::string device = first.value("device", "");
+    const json* lead = members.front();
     for (const json* d : members)
       if (d->value("tool", "") == "dq-bench generate") {
-        device = d->value("device", "");
+        lead = d;
         break;
       }
+    const json& first = *lead;
+    std::string device = first.value("device", "");
     std::map<std::string, std::string> params = {{"source", o.imports.empty() ? "dq-bench" : "import"}};
     store::RunRecord header = store::newRunHeader("generate", device, o.pipeline, {selfExe(), dqBenchPath(o)}, params);
     if (!o.imports.empty()) {

@@ -57,7 +57,7 @@ python3 - "$SRC/reports/test/fixtures/generation/dq-bench-generate.jsonl" "$T/pe
 import json, sys
 dq = json.loads(open(sys.argv[1]).readline())
 peer = json.loads(open(sys.argv[2]).readline())
-peer["host"], peer["gpu"] = dq["host"], dq["gpu"]
+peer["host"] = dq["host"]  # the GPU named in its own words
 open(sys.argv[3], "w").write(json.dumps(peer) + "\n")
 PY
 "$DYNQUAL" bench generate --import "$SRC/reports/test/fixtures/generation/dq-bench-generate.jsonl" \
