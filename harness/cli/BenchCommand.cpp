@@ -54,7 +54,7 @@ void benchStats(const StatsOpts& o) {
     throw UsageError(fmt::format("run {} is a {} run, not a calibration", runId, run.kind));
   // Residuals of every model pooled, each model centred on its own location first.
   std::vector<double> residuals;
-  for (auto [model, r] : diff::logRatiosByModel(run.samples)) {
+  for (auto [model, r] : diff::logRatiosByModel(run.samples, diff::policyFromParams(run.params).roundValue)) {
     if (r.size() < 2)
       continue;
     double centre = stats::hodgesLehmann(r);

@@ -120,11 +120,13 @@ TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
   EXPECT_EQ(p.doc["measurement"]["interleave"], "process");
   EXPECT_EQ(p.doc["measurement"]["pin_cpu"], -1);
   EXPECT_EQ(p.doc["samples"].size(), 48u);
-  // Without --looks, sample interleaving plans looks from 16 to 128 rounds; a 1 s budget ends the
-  // run before the first of them.
+  // Without --looks, sample interleaving plans looks from 16 to 256 rounds and values a round by
+  // the lower-half mean; a 1 s budget ends the run before the first look.
   Outcome planned = run({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--budget", "1", "--no-db", "--format", "json"});
   ASSERT_FALSE(planned.doc.is_discarded()) << planned.err;
-  EXPECT_EQ(planned.doc["policy"]["looks"], json::parse("[16,24,32,48,64,96,128]"));
+  EXPECT_EQ(planned.doc["policy"]["looks"], json::parse("[16,24,32,48,64,96,128,192,256]"));
+  EXPECT_EQ(planned.doc["policy"]["round_value"], "lower-half-mean");
+  EXPECT_EQ(p.doc["policy"]["round_value"], "min");
   EXPECT_EQ(planned.doc["measurement"]["samples_per_position"], 20);
   EXPECT_EQ(planned.doc["measurement"]["min_sample_ms"], 4.0);
   // dq arms cannot serve samples.
