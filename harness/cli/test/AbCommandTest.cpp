@@ -237,6 +237,26 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   fs::remove(db);
 }
 
+TEST(BenchStats, SimulatesTheScheduleAndRoundValueTheCalibrationPlanned) {
+  fs::path db = fs::temp_directory_path() / ("bench-stats-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  Outcome c = run({"calibrate", "--variant", "dq", kSlice, "--looks", "12", "--samples", "1", "--warmup", "0",
+                   "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(c.doc.is_discarded()) << c.err;
+  ASSERT_TRUE(c.code == 0 || c.code == 3) << c.err;
+  // A 50 % slowdown against a few per cent of A/A noise is found in every trial.
+  dynqual::run::ChildResult out = dynqual::run::runChild(
+      {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5"}, 120);
+  ASSERT_EQ(out.exitCode, 0) << out.err;
+  EXPECT_NE(out.out.find("looks at rounds 12 as the calibration planned"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("round value min"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("slowdown  50.0%: detected 100.00%"), std::string::npos) << out.out;
+  dynqual::run::ChildResult other = dynqual::run::runChild(
+      {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5", "--looks", "12,16"}, 120);
+  EXPECT_NE(other.out.find("looks at rounds 12,16, Holm"), std::string::npos) << other.out;
+  fs::remove(db);
+}
+
 TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   fs::path db = fs::temp_directory_path() / ("gate-compile-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
