@@ -134,12 +134,12 @@ bool cutAfter(const onnx::ModelProto& m, const std::string& value, onnx::ModelPr
   return true;
 }
 
-/// The graph with node `k` removed and its first output replaced by its first input.
-bool bypass(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
+/// The graph with node `k` removed and its first output replaced by its input `i`.
+bool bypass(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out) {
   const auto& n = m.graph().node(k);
-  if (n.input_size() == 0 || n.output_size() == 0 || n.input(0).empty())
+  if (n.input_size() <= i || n.output_size() == 0 || n.input(i).empty())
     return false;
-  std::string from = n.output(0), to = n.input(0);
+  std::string from = n.output(0), to = n.input(i);
   auto types = valueTypes(m);
   bool isOutput = false;
   for (const auto& o : m.graph().output())
@@ -165,13 +165,13 @@ bool bypass(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
   return true;
 }
 
-/// The graph with node `k`'s first input made a graph input of its inferred type (unknown dims
-/// get fresh dim_params), so everything that only computed it dies.
-bool promoteInput(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
+/// The graph with node `k`'s input `i` made a graph input of its inferred type (unknown dims get
+/// fresh dim_params), so everything that only computed it dies.
+bool promoteInput(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out) {
   const auto& n = m.graph().node(k);
-  if (n.input_size() == 0 || n.input(0).empty() || isGraphInput(m, n.input(0)))
+  if (n.input_size() <= i || n.input(i).empty() || isGraphInput(m, n.input(i)))
     return false;
-  const std::string value = n.input(0);
+  const std::string value = n.input(i);
   for (const auto& t : m.graph().initializer())
     if (t.name() == value)
       return false;
@@ -187,7 +187,8 @@ bool promoteInput(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
   auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
   for (int d = 0; d < shape->dim_size(); ++d)
     if (!shape->dim(d).has_dim_value() && !shape->dim(d).has_dim_param())
-      shape->mutable_dim(d)->set_dim_param("p" + std::to_string(k) + "_" + std::to_string(d));
+      shape->mutable_dim(d)->set_dim_param("p" + std::to_string(k) + (i ? "i" + std::to_string(i) : "") + "_" +
+                                           std::to_string(d));
   // The producer of `value` must go: drop that output's node (dead-node removal does the rest).
   for (int j = 0; j < g->node_size(); ++j)
     for (const auto& o : g->node(j).output())
@@ -239,12 +240,16 @@ onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& still
         changed = true;
         continue;
       }
-      if (bypass(best, k, c) && attempt(c)) {
-        changed = true;
-        continue;
-      }
-      if (k < best.graph().node_size() && promoteInput(best, k, c) && attempt(c))
-        changed = true;
+      // Each input in turn: the first is the data operand of most ops, later ones carry shapes,
+      // bounds and indices whose computing chains promotion can cut away.
+      bool done = false;
+      for (int i = 0; !done && i < best.graph().node(k).input_size() && s.tries < maxTries; ++i)
+        done = bypass(best, k, i, c) && attempt(c);
+      for (int i = 0; !done && k < best.graph().node_size() && i < best.graph().node(k).input_size() &&
+                      s.tries < maxTries;
+           ++i)
+        done = promoteInput(best, k, i, c) && attempt(c);
+      changed |= done;
     }
   }
   s.nodesAfter = best.graph().node_size();
