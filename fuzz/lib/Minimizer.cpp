@@ -228,28 +228,31 @@ onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& still
         break;
     }
   }
-  bool changed = true;
-  while (changed && s.tries < maxTries) {
-    changed = false;
-    for (int k = best.graph().node_size() - 1; k >= 0 && s.tries < maxTries; --k) {
-      if (k >= best.graph().node_size())
-        continue;
-      onnx::ModelProto c;
-      if (k + 1 < best.graph().node_size() && cutAfter(best, best.graph().node(k).output(0), c) &&
-          c.graph().node_size() < best.graph().node_size() && attempt(c)) {
-        changed = true;
-        continue;
+  // Two rounds to a fixpoint each: first the first input only, then every input. The later
+  // inputs carry shapes, bounds, conditions and indices whose computing chains only the second
+  // round can cut away; starting it from the first round's graph keeps what that round reaches
+  // (greedy reduction from the full set of moves at once can settle in a larger local minimum).
+  for (bool everyInput : {false, true}) {
+    bool changed = true;
+    while (changed && s.tries < maxTries) {
+      changed = false;
+      for (int k = best.graph().node_size() - 1; k >= 0 && s.tries < maxTries; --k) {
+        if (k >= best.graph().node_size())
+          continue;
+        onnx::ModelProto c;
+        if (k + 1 < best.graph().node_size() && cutAfter(best, best.graph().node(k).output(0), c) &&
+            c.graph().node_size() < best.graph().node_size() && attempt(c)) {
+          changed = true;
+          continue;
+        }
+        const int inputs = everyInput ? best.graph().node(k).input_size() : 1;
+        bool done = false;
+        for (int i = 0; !done && i < inputs && s.tries < maxTries; ++i)
+          done = bypass(best, k, i, c) && attempt(c);
+        for (int i = 0; !done && k < best.graph().node_size() && i < inputs && s.tries < maxTries; ++i)
+          done = promoteInput(best, k, i, c) && attempt(c);
+        changed |= done;
       }
-      // Each input in turn: the first is the data operand of most ops, later ones carry shapes,
-      // bounds and indices whose computing chains promotion can cut away.
-      bool done = false;
-      for (int i = 0; !done && i < best.graph().node(k).input_size() && s.tries < maxTries; ++i)
-        done = bypass(best, k, i, c) && attempt(c);
-      for (int i = 0; !done && k < best.graph().node_size() && i < best.graph().node(k).input_size() &&
-                      s.tries < maxTries;
-           ++i)
-        done = promoteInput(best, k, i, c) && attempt(c);
-      changed |= done;
     }
   }
   s.nodesAfter = best.graph().node_size();
