@@ -243,7 +243,9 @@ TEST(BenchStats, SimulatesTheScheduleAndRoundValueTheCalibrationPlanned) {
   Outcome c = run({"calibrate", "--variant", "dq", kSlice, "--looks", "12", "--samples", "1", "--warmup", "0",
                    "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(c.doc.is_discarded()) << c.err;
-  ASSERT_TRUE(c.code == 0 || c.code == 3) << c.err;
+  // Any verdict will do (12 rounds of one sample on a loaded machine can even flag): only the stored
+  // plan matters here, not an infrastructure or usage error.
+  ASSERT_TRUE(c.code != 2 && c.code != 4) << c.err;
   // A 50 % slowdown against a few per cent of A/A noise is found in every trial.
   dynqual::run::ChildResult out = dynqual::run::runChild(
       {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5"}, 120);
