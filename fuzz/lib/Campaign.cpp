@@ -23,6 +23,25 @@ namespace dynqual::fuzz {
 
 namespace {
 
+/// True when the worker ended because the CPU reference outlived its watchdog: the reference
+/// cannot run the case, so it is invalid (docs/fuzz/oracles.md), not a finding.
+bool referenceTimedOut(const run::ChildResult& child) {
+  return !child.timedOut && child.signal == 0 && child.exitCode == kReferenceTimeoutExit;
+}
+
+CaseReport invalidByReferenceTimeout(uint64_t seed, const run::ChildResult& child) {
+  CaseReport r;
+  r.seed = seed;
+  r.valid = false;
+  std::string tail = child.err;
+  size_t cut = tail.find_last_not_of("\n ");
+  tail = cut == std::string::npos ? "" : tail.substr(0, cut + 1);
+  if (auto nl = tail.rfind('\n'); nl != std::string::npos)
+    tail = tail.substr(nl + 1);
+  r.invalidReason = "reference timed out: " + tail;
+  return r;
+}
+
 /// A worker that did not return a report: its crash, hang or memory exhaustion is a finding.
 CaseReport workerFailure(const CampaignOptions& o, uint64_t seed, const run::ChildResult& child,
                          const std::vector<std::string>& argv) {
@@ -118,6 +137,10 @@ void addCaseFlags(const CampaignOptions& o, std::vector<std::string>& argv) {
   argv.insert(argv.end(), {"--bindings", std::to_string(o.bindings), "--compile-timeout",
                            std::to_string(o.compileTimeoutSeconds), "--run-timeout",
                            std::to_string(o.runTimeoutSeconds)});
+  if (o.referenceSeconds != kReferenceSecondsLimit)
+    argv.insert(argv.end(), {"--reference-timeout", std::to_string(o.referenceSeconds)});
+  if (o.referenceMaxElements != kReferenceElementLimit)
+    argv.insert(argv.end(), {"--reference-max-elements", std::to_string(o.referenceMaxElements)});
   for (const auto& v : o.variants)
     argv.insert(argv.end(), {"--variant", v});
   if (!o.corpusOut.empty())
@@ -174,6 +197,10 @@ OneShot runOneShot(const CampaignOptions& o, uint64_t seed, const fs::path& work
   }
   if (!child.started) {
     one.infra = "cannot start the fuzz worker " + argv[0] + ": " + child.error;
+    return one;
+  }
+  if (referenceTimedOut(child)) {
+    one.report = invalidByReferenceTimeout(seed, child);
     return one;
   }
   one.report = workerFailure(o, seed, child, argv);
@@ -338,6 +365,9 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
         if (!ran && infra.empty()) {
           if (!w.failure.started && !w.failure.error.empty()) {
             infra = w.why;
+          } else if (referenceTimedOut(w.failure)) {
+            r = invalidByReferenceTimeout(seed, w.failure);
+            ran = true;
           } else {
             // Confirm in isolation, with the one-shot worker's per-stage child processes: its
             // report is the finding, as a one-shot campaign would have recorded it.
@@ -348,7 +378,8 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
             infra = one.infra;
             r = std::move(one.report);
             ran = infra.empty();
-            if (ran && r.findings.empty())
+            // An invalid rerun means the reference cannot run the case: invalid, not a finding.
+            if (ran && r.valid && r.findings.empty())
               r.findings.push_back(unreproducedFailure(o, w, c));
             std::lock_guard<std::mutex> lock(mu);
             ++s.workerFailures;

@@ -1,6 +1,7 @@
 #include "dynqual/fuzz/CaseRunner.h"
 
 #include "dynqual/fuzz/Minimizer.h"
+#include "dynqual/fuzz/StageWatchdog.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/TensorProtoIO.h"
@@ -201,11 +202,19 @@ CaseReport runCase(const CaseRequest& req) {
   rep.nodes = gc.nodes;
   rep.opCounts = gc.opCounts;
   PreparedCase pc;
-  try {
-    pc = prepareCase(gc.model, req.bindings, req.seed);
-  } catch (const InvalidCase& e) {
-    rep.invalidReason = e.what();
-    return rep;
+  {
+    std::optional<StageWatchdog> watchdog;
+    if (req.referenceWatchdogSeconds > 0) {
+      watchdog.emplace();
+      watchdog->arm(req.referenceWatchdogSeconds, "reference of seed " + std::to_string(req.seed),
+                    kReferenceTimeoutExit);
+    }
+    try {
+      pc = prepareCase(gc.model, req.bindings, req.seed, -1, true, req.referenceLimits);
+    } catch (const InvalidCase& e) {
+      rep.invalidReason = e.what();
+      return rep;
+    }
   }
   rep.valid = true;
   rep.checkMs = pc.checkMs;
@@ -242,7 +251,7 @@ CaseReport runCase(const CaseRequest& req) {
     };
     auto stillFails = [&](const onnx::ModelProto& candidate) {
       try {
-        return failsLike(prepareCase(candidate, req.bindings, req.seed, binding));
+        return failsLike(prepareCase(candidate, req.bindings, req.seed, binding, true, req.referenceLimits));
       } catch (const InvalidCase&) {
       }
       return false;
@@ -259,7 +268,7 @@ CaseReport runCase(const CaseRequest& req) {
     const int dataIndex = binding >= 0 ? binding : 0;
     std::optional<onnxio::DimBinding> dims;
     try {
-      dims = prepareCase(small, req.bindings, req.seed, dataIndex).bindings.at(0).binding;
+      dims = prepareCase(small, req.bindings, req.seed, dataIndex, true, req.referenceLimits).bindings.at(0).binding;
     } catch (const InvalidCase&) {
     }
     if (dims) {
@@ -270,7 +279,7 @@ CaseReport runCase(const CaseRequest& req) {
             small, *dims,
             [&](const onnx::ModelProto& m, const onnxio::DimBinding& b) {
               try {
-                return failsLike(prepareCaseOn(m, b, req.seed, dataIndex));
+                return failsLike(prepareCaseOn(m, b, req.seed, dataIndex, true, req.referenceLimits));
               } catch (const InvalidCase&) {
               }
               return false;
@@ -282,8 +291,8 @@ CaseReport runCase(const CaseRequest& req) {
     }
     // The reduced case on its (shrunk) binding.
     auto reduced = [&]() {
-      return dims ? prepareCaseOn(small, *dims, req.seed, dataIndex)
-                  : prepareCase(small, req.bindings, req.seed, dataIndex);
+      return dims ? prepareCaseOn(small, *dims, req.seed, dataIndex, true, req.referenceLimits)
+                  : prepareCase(small, req.bindings, req.seed, dataIndex, true, req.referenceLimits);
     };
     std::set<std::string> ops;
     for (const auto& n : small.graph().node())

@@ -65,11 +65,18 @@ private:
   std::string constInts(const std::vector<int64_t>& v, bool scalar = false) {
     return g_.ints("c" + std::to_string(consts_++), v, scalar);
   }
-  int newAtom(bool mayBeZero) {
-    atoms_.push_back({"s" + std::to_string(atoms_.size()), false, mayBeZero});
+  /// An opaque extent cut from something at most `bound` (for the element cap, see fits()).
+  int newAtom(bool mayBeZero, const Poly& bound) {
+    atoms_.push_back({"s" + std::to_string(atoms_.size()), false, mayBeZero, bound.maxValue(atoms_)});
     return static_cast<int>(atoms_.size()) - 1;
   }
   bool mayBeZero(const Poly& p) const { return p.minValue(atoms_) == 0; }
+  /// A value of these dims stays within kMaxValueElements on every binding whose symbols are at
+  /// most kSymbolBound. The ops that multiply extents (Tile, Expand, Concat) check it, so chains
+  /// of them cannot make values that the reference cannot hold.
+  bool fits(const std::vector<Poly>& dims) const {
+    return product(dims, 0, dims.size()).maxValue(atoms_) <= kMaxValueElements;
+  }
   Poly product(const std::vector<Poly>& dims, size_t from, size_t to) const {
     Poly p = Poly::constant(1);
     for (size_t i = from; i < to; ++i)
@@ -206,7 +213,7 @@ private:
         if (rng_.chance(0.7)) {
           auto s = static_cast<size_t>(rng_.range(0, symbols - 1));
           if (symbolAtom[s] < 0) {
-            atoms_.push_back({"N" + std::to_string(s), true, false});
+            atoms_.push_back({"N" + std::to_string(s), true, false, kSymbolBound});
             symbolAtom[s] = static_cast<int>(atoms_.size()) - 1;
           }
           dims.push_back(Poly::atom(symbolAtom[s]));
@@ -398,7 +405,7 @@ private:
       else if (s == 0 && e == kMax && st == 1)
         out = d;
       else
-        out = Poly::atom(newAtom(d.minValue(atoms_) <= s));
+        out = Poly::atom(newAtom(d.minValue(atoms_) <= s, d));
       break;
     }
     case 2: { // end from Shape arithmetic: dim - 1
@@ -408,20 +415,20 @@ private:
       start = constInts({0});
       end = g_.node("Sub", {piece, constInts({1})});
       step = constInts({1});
-      out = constDim ? Poly::constant(std::max<int64_t>(c - 1, 0)) : Poly::atom(newAtom(d.minValue(atoms_) <= 1));
+      out = constDim ? Poly::constant(std::max<int64_t>(c - 1, 0)) : Poly::atom(newAtom(d.minValue(atoms_) <= 1, d));
       break;
     }
     case 3: // negative stride over the clamped whole dim
       start = constInts({kMax});
       end = constInts({kMin});
       step = constInts({-2});
-      out = constDim ? Poly::constant(clampedCount(c, kMax, kMin, -2)) : Poly::atom(newAtom(mayBeZero(d)));
+      out = constDim ? Poly::constant(clampedCount(c, kMax, kMin, -2)) : Poly::atom(newAtom(mayBeZero(d), d));
       break;
     case 4: // end from a data tensor: the compiler cannot resolve it on the host
       start = constInts({0});
       end = boundInput();
       step = constInts({1});
-      out = Poly::atom(newAtom(true));
+      out = Poly::atom(newAtom(true, d));
       break;
     default: { // bounds computed from data, as a KV cache's past length: the readback of a device result
       std::string piece = rng_.chance(0.5) ? dimPiece(d) : "";
@@ -440,7 +447,7 @@ private:
         end = piece.empty() ? g_.node("Sub", {boundInput(), constInts({1})}) : g_.node("Sub", {piece, boundInput()});
         break;
       }
-      out = Poly::atom(newAtom(true));
+      out = Poly::atom(newAtom(true, d));
       break;
     }
     }
@@ -558,7 +565,7 @@ private:
         target.push_back(d);
       }
     }
-    if (!changed)
+    if (!changed || !fits(target))
       return false;
     std::string shape;
     for (const Val& v : pool_)
@@ -595,6 +602,8 @@ private:
     size_t j = partners[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(partners.size()) - 1))];
     std::vector<Poly> dims = x.dims;
     dims[axis] = x.dims[axis] + pool_[j].dims[axis];
+    if (!fits(dims))
+      return false;
     int64_t axisValue = static_cast<int64_t>(axis) - (rng_.chance(0.3) ? static_cast<int64_t>(x.dims.size()) : 0);
     std::string name = g_.node("Concat", {x.name, pool_[j].name}, {intAttr("axis", axisValue)});
     use(i);
@@ -675,7 +684,7 @@ private:
         return false;
       inputs.push_back(g_.node("Concat", {constInts({1}), g_.node("Sub", {piece, constInts({1})})}, {intAttr("axis", 0)}));
       first = Poly::constant(1);
-      second = Poly::atom(newAtom(d.minValue(atoms_) <= 1));
+      second = Poly::atom(newAtom(d.minValue(atoms_) <= 1, d));
     } else {
       return false;
     }
@@ -724,7 +733,8 @@ private:
     std::string idx = g_.node("NonZero", {src});
     std::string name = g_.node("Cast", {idx}, {intAttr("to", kFloat)});
     use(i);
-    add(name, {Poly::constant(static_cast<int64_t>(x.dims.size())), Poly::atom(newAtom(true))});
+    add(name, {Poly::constant(static_cast<int64_t>(x.dims.size())),
+               Poly::atom(newAtom(true, product(x.dims, 0, x.dims.size())))});
     return true;
   }
 
@@ -770,14 +780,14 @@ private:
       int64_t axisValue = static_cast<int64_t>(axis) - (rng_.chance(0.3) ? static_cast<int64_t>(x.dims.size()) : 0);
       name = g_.node("Compress", {x.name, cond}, {intAttr("axis", axisValue)});
       dims = x.dims;
-      dims[axis] = Poly::atom(newAtom(true));
+      dims[axis] = Poly::atom(newAtom(true, x.dims[axis]));
     } else {
       // Reshape to [-1] is safe even for zero elements: there is no other entry to divide by.
       std::string flat = x.dims.size() == 1 ? x.name : g_.node("Reshape", {x.name, constInts({-1})});
       std::string cond = g_.node(rng_.chance(0.5) ? "Greater" : "Less",
                                  {flat, g_.floatScalar("t" + std::to_string(consts_++), 0.0)});
       name = g_.node("Compress", {x.name, cond});
-      dims = {Poly::atom(newAtom(true))};
+      dims = {Poly::atom(newAtom(true, product(x.dims, 0, x.dims.size())))};
     }
     use(i);
     add(name, dims);
@@ -800,16 +810,20 @@ private:
         r[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 1))] = 2;
       for (size_t k = 0; k < r.size(); ++k)
         dims[k] = dims[k] * Poly::constant(r[k]);
+      if (!fits(dims))
+        return false;
       repeats = constInts(r);
     } else {
       Poly by = randomDim();
+      dims[pick] = dims[pick] * by;
+      if (!fits(dims))
+        return false;
       std::string piece = dimPiece(by);
       if (piece.empty())
         return false;
       std::vector<std::string> pieces;
       for (size_t k = 0; k < x.dims.size(); ++k)
         pieces.push_back(k == pick ? piece : constInts({1}));
-      dims[pick] = dims[pick] * by;
       repeats = pieces.size() == 1 ? pieces[0] : g_.node("Concat", pieces, {intAttr("axis", 0)});
     }
     std::string name = g_.node("Tile", {x.name, repeats});
@@ -841,7 +855,7 @@ private:
         std::string piece = dimPiece(x.dims[k]);
         if (!piece.empty()) {
           pieces[k] = g_.node("Sub", {piece, constInts({1})});
-          dims[k] = Poly::atom(newAtom(false));
+          dims[k] = Poly::atom(newAtom(false, Poly::constant(2) * x.dims[k]));
           computed = any = true;
           continue;
         }

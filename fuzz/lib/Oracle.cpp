@@ -1,6 +1,7 @@
 #include "dynqual/fuzz/Oracle.h"
 
 #include "dynqual/compare/Compare.h"
+#include "dynqual/exec/FaultInjection.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/InputGenerator.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -85,13 +87,17 @@ std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProt
 
 /// Inputs (seeded per binding index, `dataIndex[b]`) and reference outputs of every binding.
 void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, uint64_t seed,
-                const std::vector<size_t>& dataIndex) {
+                const std::vector<size_t>& dataIndex, const reference::EvaluateLimits& limits) {
   auto t1 = std::chrono::steady_clock::now();
   for (size_t b = 0; b < pc.bindings.size(); ++b) {
     try {
       auto shapes = onnxio::bindShapes(specs, pc.bindings[b].binding);
       pc.inputs.push_back(onnxio::generateInputs(specs, shapes, seed + 101 * (dataIndex[b] + 1)));
-      pc.expected.push_back(reference::evaluate(pc.model, pc.inputs.back()));
+      exec::applyFault(exec::FaultStage::Reference, pc.model.graph().name());
+      pc.expected.push_back(reference::evaluate(pc.model, pc.inputs.back(), limits));
+    } catch (const std::bad_alloc&) {
+      // The reference cannot run it: the case is invalid, whatever the compiled program does.
+      throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': out of memory (std::bad_alloc)");
     } catch (const std::exception& e) {
       throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
     }
@@ -101,7 +107,8 @@ void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, u
 
 } // namespace
 
-PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check) {
+PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check,
+                         const reference::EvaluateLimits& limits) {
   PreparedCase pc;
   std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
   std::vector<run::NamedBinding> all = run::makeBindings(specs, {}, k + 1, seed);
@@ -119,7 +126,7 @@ PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, in
     pc.bindings = {pc.bindings[static_cast<size_t>(onlyBinding)]};
     dataIndex = {static_cast<size_t>(onlyBinding)};
   }
-  finishCase(pc, specs, seed, dataIndex);
+  finishCase(pc, specs, seed, dataIndex, limits);
   return pc;
 }
 
@@ -134,11 +141,11 @@ std::string describeBinding(const onnxio::DimBinding& binding) {
 }
 
 PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
-                           int dataIndex, bool check) {
+                           int dataIndex, bool check, const reference::EvaluateLimits& limits) {
   PreparedCase pc;
   std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
   pc.bindings.push_back({"shrunk", describeBinding(binding), binding});
-  finishCase(pc, specs, seed, {static_cast<size_t>(std::max(dataIndex, 0))});
+  finishCase(pc, specs, seed, {static_cast<size_t>(std::max(dataIndex, 0))}, limits);
   return pc;
 }
 

@@ -18,8 +18,9 @@ StageWatchdog::~StageWatchdog() {
 // arm() and disarm() never wake the watching thread: a wake-up per stage costs a context switch
 // each, and on a busy machine the worker then waits for the CPU again (thousands per second).
 // The thread looks every kPoll instead, so a limit is enforced up to kPoll late.
-void StageWatchdog::arm(double seconds, const std::string& what) {
+void StageWatchdog::arm(double seconds, const std::string& what, int exitCode) {
   std::lock_guard<std::mutex> lock(mu_);
+  exitCode_ = exitCode;
   armed_ = seconds > 0;
   seconds_ = seconds;
   what_ = what;
@@ -41,7 +42,7 @@ void StageWatchdog::watch() {
                          std::to_string(static_cast<int>(seconds_)) + " s\n";
       ssize_t ignored = write(2, line.data(), line.size());
       (void)ignored;
-      _exit(kStageTimeoutExit);
+      _exit(exitCode_);
     }
   }
 }

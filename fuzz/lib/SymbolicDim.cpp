@@ -51,6 +51,20 @@ int64_t Poly::minValue(const std::vector<Atom>& table) const {
   return evaluate(v);
 }
 
+int64_t Poly::maxValue(const std::vector<Atom>& table) const {
+  auto mul = [](int64_t a, int64_t b) {
+    return a != 0 && b > kMaxValueSaturation / a ? kMaxValueSaturation : std::min(a * b, kMaxValueSaturation);
+  };
+  int64_t sum = 0;
+  for (const auto& [m, c] : terms_) {
+    int64_t t = std::min(c, kMaxValueSaturation);
+    for (int a : m)
+      t = mul(t, table.at(static_cast<size_t>(a)).maxValue);
+    sum = std::min(sum + t, kMaxValueSaturation);
+  }
+  return sum;
+}
+
 int64_t Poly::evaluate(const std::vector<int64_t>& values) const {
   int64_t sum = 0;
   for (const auto& [m, c] : terms_) {

@@ -71,6 +71,42 @@ TEST(FuzzCampaign, AHangingRuntimeIsARunHangFinding) {
   EXPECT_NE(r.out.find("timed out after 1 s"), std::string::npos) << r.out;
 }
 
+// The oracle's rule (docs/fuzz/oracles.md): a case the CPU reference cannot run on a binding is
+// invalid, whatever the compiled program does; a compiled run that fails on a case the reference
+// runs is a finding. One test per side, each with a compiled run that fails.
+TEST(FuzzCampaign, ACaseTheReferenceCannotRunIsInvalidNotAFinding) {
+  // Every compiled run aborts, but a reference limit of one element rejects every case first.
+  Shell r = sh("DYNQUAL_TEST_FAULT=run-abort " DYNQUAL_BIN " fuzz --cases 3 --seed 3 --bindings 1 --no-minimize "
+               "--reference-max-elements 1");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("cases 3 (valid 0, 0.0%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x reference on binding"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("findings: 0 "), std::string::npos) << r.out;
+}
+
+TEST(FuzzCampaign, ACompiledRunOutOfMemoryOnACaseTheReferenceRunsIsAFinding) {
+  // The reference runs the case within its limits; the compiled run allocates until it fails.
+  Shell r = sh("DYNQUAL_TEST_FAULT=run-oom " DYNQUAL_BIN " fuzz --cases 1 --seed 3 --bindings 1 --no-minimize "
+               "--memory-mb 2048");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("cases 1 (valid 1, 100.0%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run-crash|"), std::string::npos) << r.out;
+}
+
+TEST(FuzzCampaign, AReferenceStuckInANodeIsInvalidInEitherKindOfWorker) {
+  // The reference's own time check runs between nodes; one stuck inside a node ends the worker
+  // through the watchdog ((K + 1) * 1 s + 10 s here), which the campaign counts as invalid.
+  for (const char* mode : {"", " --one-shot"}) {
+    Shell r = sh(std::string("DYNQUAL_TEST_FAULT=reference-hang " DYNQUAL_BIN
+                             " fuzz --cases 1 --seed 3 --bindings 1 --no-minimize --reference-timeout 1") +
+                 mode);
+    EXPECT_EQ(r.code, 0) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("cases 1 (valid 0, 0.0%)"), std::string::npos) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("x reference timed out"), std::string::npos) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("findings: 0 "), std::string::npos) << mode << "\n" << r.out;
+  }
+}
+
 TEST(FuzzCampaign, UsageErrorsExitTwo) {
   EXPECT_EQ(sh(DYNQUAL_BIN " fuzz --cases 1 --inject no-such-knob").code, 2);
   EXPECT_EQ(sh(DYNQUAL_BIN " fuzz --cases 1 --shard 3/2").code, 2);

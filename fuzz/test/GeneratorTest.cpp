@@ -3,6 +3,7 @@
 #include "dynqual/fuzz/Oracle.h"
 #include "dynqual/fuzz/SymbolicDim.h"
 #include "dynqual/modelgen/GraphBuilder.h"
+#include "dynqual/onnx/ModelLoader.h"
 #include "dynqual/onnx/TensorProtoIO.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,53 @@ TEST(SymbolicDim, PolynomialsCompareByValueForEveryBinding) {
   EXPECT_EQ((n0 * s).minValue(atoms), 0);
   EXPECT_EQ((n0 + s + Poly::constant(2)).minValue(atoms), 3);
   EXPECT_EQ((Poly::constant(2) * n0 * n1).text(atoms), "2*N0*N1");
+}
+
+TEST(SymbolicDim, MaxValueIsTheValueWithEveryAtomAtItsBound) {
+  // N0, N1 <= 9; s2 cut from 2*N0 (<= 18).
+  std::vector<Atom> atoms = {{"N0", true, false, kSymbolBound}, {"N1", true, false, kSymbolBound},
+                             {"s2", false, true, 18}};
+  Poly n0 = Poly::atom(0), n1 = Poly::atom(1), s = Poly::atom(2);
+  EXPECT_EQ((n0 * n1).maxValue(atoms), 81);
+  EXPECT_EQ((Poly::constant(3) * n0 + s + Poly::constant(2)).maxValue(atoms), 27 + 18 + 2);
+  // Saturates instead of overflowing: 18^20 is far past 2^40.
+  Poly big = Poly::constant(1);
+  for (int k = 0; k < 20; ++k)
+    big = big * s;
+  EXPECT_EQ(big.maxValue(atoms), kMaxValueSaturation);
+}
+
+TEST(Generator, TileChainsStayWithinTheReferenceLimit) {
+  // shapegen-2 made this seed a chain of Tiles whose output on N0 = N1 = 7 neither the compiled
+  // run nor the reference could allocate (data/tile_chain_shapegen2.onnx, next test). With the
+  // element cap (kMaxValueElements) the same seed is a graph the reference runs on every binding.
+  GeneratedCase c = generate(11686076036525725629ull);
+  try {
+    PreparedCase pc = prepareCase(c.model, 4, c.seed);
+    EXPECT_EQ(pc.bindings.size(), 4u);
+  } catch (const InvalidCase& e) {
+    ADD_FAILURE() << e.what();
+  }
+}
+
+TEST(Oracle, ACaseOverTheReferenceLimitIsInvalidOnItsBinding) {
+  // The shapegen-2 graph of that seed: on the "larger" binding (every symbol 7) the reference
+  // holds more than kReferenceElementLimit elements, so the case is invalid there, not a
+  // finding, and the message names the binding, the node and the limit.
+  onnx::ModelProto m = onnxio::loadModel(DYNQUAL_FUZZ_TEST_DATA "/tile_chain_shapegen2.onnx");
+  std::string error;
+  try {
+    prepareCase(m, 4, 11686076036525725629ull);
+  } catch (const InvalidCase& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("reference on binding 'N0=7 N1=7'"), std::string::npos) << error;
+  EXPECT_NE(error.find("(Tile)"), std::string::npos) << error;
+  // Tile checks its output (282,374,416 elements) before allocating it, so this takes no memory.
+  EXPECT_NE(error.find("an output of shape [282374416] would pass the element limit"), std::string::npos) << error;
+  // The bindings before it (ones, asymmetric) run: a limit of their size would not reject them.
+  PreparedCase first = prepareCase(m, 4, 11686076036525725629ull, 0);
+  EXPECT_EQ(first.bindings.at(0).kind, "ones");
 }
 
 TEST(Generator, SameSeedSameBytesOtherSeedOtherGraph) {

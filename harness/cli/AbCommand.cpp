@@ -67,7 +67,7 @@ void addCalibrateCommand(CLI::App& app) {
       options.base = makeArm("base", o->variant, "--variant");
       options.head = makeArm("head", o->variant, "--variant");
       auto after = [&](int64_t runId, const diff::AbResult& r, const std::string& machine) {
-        auto noise = diff::estimateNoise(r.samples);
+        auto noise = diff::estimateNoise(r.samples, r.roundValue);
         store::Store db(o->flags.db.empty() ? store::defaultDbPath() : std::filesystem::path(o->flags.db));
         for (const auto& n : noise) {
           auto history = diff::noiseHistory(db, machine, n.model, diff::timingMetric(r.clock));

@@ -38,7 +38,7 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
       ->check(CLI::Range(0.0, 0.5))->capture_default_str();
   cmd->add_option("--looks", f.looks,
                   "rounds at which the data is analysed, fixed in advance (default 12,16,24,32,48,64; "
-                  "16,24,32,48,64,96,128 with --interleave sample)")
+                  "16,24,32,48,64,96,128,192,256 with --interleave sample)")
       ->delimiter(',');
   cmd->add_option("--budget", f.budget, "seconds of timed rounds; may only cut looks short")
       ->check(CLI::PositiveNumber)->capture_default_str();
@@ -70,6 +70,11 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "round, both on one CPU, sampled in alternation; runner arms of runner protocol 3), or auto "
                   "(sample when both arms can serve, else process); docs/metrics/gate-decision.md")
       ->check(CLI::IsMember({"auto", "process", "sample"}))->capture_default_str();
+  cmd->add_option("--round-value", f.roundValue,
+                  "each arm's value in a round: min (the fastest sample), lower-half-mean (the mean of the "
+                  "fastest half), or auto (lower-half-mean with --interleave sample, else min); "
+                  "docs/metrics/round-value.md")
+      ->check(CLI::IsMember({"auto", "min", "lower-half-mean"}))->capture_default_str();
   cmd->add_option("--pin-cpu", f.pinCpu,
                   "CPU both arms run on when interleaving samples: auto (the last CPU this process may use), "
                   "none, or a CPU number")
@@ -253,7 +258,7 @@ std::vector<std::string> sizingFromCalibration(store::Store& db, const std::stri
 /// than its history, so an inconclusive verdict says more about the machine than the change.
 std::vector<std::string> noisierThanHistory(store::Store& db, const std::string& machine, const diff::AbResult& r) {
   std::vector<std::string> notes;
-  for (const auto& n : diff::estimateNoise(r.samples)) {
+  for (const auto& n : diff::estimateNoise(r.samples, r.roundValue)) {
     auto history = diff::noiseHistory(db, machine, n.model, diff::timingMetric(r.clock));
     if (history.empty())
       continue;
@@ -346,6 +351,11 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     o.measure.minSampleMs = sampleInterleave ? 4.0 : 1.0;
   if (f.looks.empty() && sampleInterleave)
     o.policy.looks = stats::kSampleInterleaveLookRounds;
+  // Sample interleaving takes 40 short samples per arm and round: their fastest half is a steadier
+  // round value than their single fastest (docs/metrics/round-value.md).
+  o.policy.roundValue = f.roundValue == "auto"
+                            ? (sampleInterleave ? diff::RoundValue::LowerHalfMean : diff::RoundValue::Min)
+                            : diff::parseRoundValue(f.roundValue);
 
   auto params = diff::policyParams(o.policy, o.measure);
   params["base"] = o.base.variant.text();

@@ -25,6 +25,7 @@ struct AbFlags {
   std::string clock = "auto";  ///< auto | wall | thread-cpu | process-cpu
   std::string interleave = "auto";  ///< auto | process | sample
   std::string pinCpu = "auto";      ///< auto | none | CPU number (sample interleaving only)
+  std::string roundValue = "auto";  ///< auto | min | lower-half-mean
   bool noDb = false;
   bool compileTime = false;
   double compileTimeout = 600, runTimeout = 300;
@@ -33,7 +34,7 @@ struct AbFlags {
 /// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
 /// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
 /// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock, --interleave,
-/// --pin-cpu).
+/// --pin-cpu, --round-value).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
 /// Runs one A/B comparison of `base` against `head` with the flags, prints the report in

@@ -30,7 +30,7 @@ struct StatsOpts {
   std::string db, calibration = "latest";
   int trials = 2000, suite = 20;
   double alpha = 0.05, margin = 0.02;
-  std::vector<int> looks = stats::kDefaultLookRounds;
+  std::vector<int> looks;  ///< empty: the looks the calibration run itself planned
   std::vector<double> effects = {0.01, 0.02, 0.03, 0.05, 0.10};
   uint64_t seed = 1;
   double drift = 0, outlierRate = 0, outlierMagnitude = 0, tailDf = 0;
@@ -54,7 +54,9 @@ void benchStats(const StatsOpts& o) {
     throw UsageError(fmt::format("run {} is a {} run, not a calibration", runId, run.kind));
   // Residuals of every model pooled, each model centred on its own location first.
   std::vector<double> residuals;
-  for (auto [model, r] : diff::logRatiosByModel(run.samples)) {
+  const diff::Policy calibrated = diff::policyFromParams(run.params);
+  const std::vector<int> looks = o.looks.empty() ? calibrated.looks : o.looks;
+  for (auto [model, r] : diff::logRatiosByModel(run.samples, calibrated.roundValue)) {
     if (r.size() < 2)
       continue;
     double centre = stats::hodgesLehmann(r);
@@ -70,7 +72,7 @@ void benchStats(const StatsOpts& o) {
   base.trials = o.trials;
   base.alpha = o.alpha;
   base.margin = o.margin;
-  base.schedule.rounds = o.looks;
+  base.schedule.rounds = looks;
   base.seed = o.seed;
   base.driftPerRound = o.drift;
   base.outlierRate = o.outlierRate;
@@ -80,9 +82,11 @@ void benchStats(const StatsOpts& o) {
   std::cout << fmt::format("dynqual bench stats: residuals of calibration run {} ({} per-round log ratios, scaled MAD "
                            "{:.3f}%)\n",
                            runId, residuals.size(), stats::scaledMad(residuals) * 100);
-  std::cout << fmt::format("policy: alpha {} over the suite (Bonferroni over {} looks at rounds {}, Holm over the "
-                           "models), margin {}%, {} trials per point, seed {}\n",
-                           o.alpha, o.looks.size(), fmt::join(o.looks, ","), o.margin * 100, o.trials, o.seed);
+  std::cout << fmt::format("policy: alpha {} over the suite (Bonferroni over {} looks at rounds {}{}, Holm over the "
+                           "models), margin {}%, round value {}, {} trials per point, seed {}\n",
+                           o.alpha, looks.size(), fmt::join(looks, ","),
+                           o.looks.empty() ? " as the calibration planned" : "", o.margin * 100,
+                           diff::roundValueName(calibrated.roundValue), o.trials, o.seed);
   std::cout << fmt::format("perturbations: drift {} log/round, outlier rate {} x {} log, t tails df {}\n", o.drift,
                            o.outlierRate, o.outlierMagnitude, o.tailDf);
   std::cout << "rates with Clopper-Pearson 95% intervals, in %\n\n";
@@ -130,7 +134,8 @@ void addBenchCommand(CLI::App& app) {
   st->add_option("--suite", o->suite, "models per suite for the per-suite rate")->check(CLI::Range(1, 1000))->capture_default_str();
   st->add_option("--alpha", o->alpha, "suite-level alpha")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
   st->add_option("--margin", o->margin, "no-change margin")->check(CLI::Range(0.0, 0.5))->capture_default_str();
-  st->add_option("--looks", o->looks, "rounds at each look")->delimiter(',')->capture_default_str();
+  st->add_option("--looks", o->looks, "rounds at each look (default: the looks the calibration run planned)")
+      ->delimiter(',');
   st->add_option("--effects", o->effects, "true slowdowns to simulate (0.03 = 3%)")->delimiter(',')->capture_default_str();
   st->add_option("--seed", o->seed, "simulation seed")->capture_default_str();
   st->add_option("--drift", o->drift, "log-ratio drift added per round")->capture_default_str();

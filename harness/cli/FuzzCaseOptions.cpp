@@ -50,6 +50,14 @@ void addFuzzCaseOptions(CLI::App* cmd, FuzzCaseOpts& o) {
   cmd->add_option("--memory-mb", o.memoryMb, "address-space limit, MiB (0 = none)");
   cmd->add_option("--compile-timeout", o.compileTimeout, "seconds per compile")->capture_default_str();
   cmd->add_option("--run-timeout", o.runTimeout, "seconds per run of one binding")->capture_default_str();
+  cmd->add_option("--reference-timeout", o.referenceTimeout,
+                  "seconds the CPU reference may take per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--reference-max-elements", o.referenceMaxElements,
+                  "elements the CPU reference may hold per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--no-minimize", o.noMinimize, "report findings as generated");
 }
 
@@ -68,6 +76,9 @@ fuzz::CaseRequest fuzzCaseRequest(const FuzzCaseOpts& o) {
   req.oracle.compileTimeoutSeconds = o.compileTimeout;
   req.oracle.runTimeoutSeconds = o.runTimeout;
   req.corpusOut = o.corpusOut;
+  req.referenceLimits = {o.referenceMaxElements, o.referenceTimeout};
+  // Each binding may take up to the reference's own limit, then one node more.
+  req.referenceWatchdogSeconds = (o.bindings + 1) * o.referenceTimeout + 10;
   return req;
 }
 

@@ -19,10 +19,13 @@ struct FuzzCaseOpts {
   std::vector<std::string> variants;
   std::string oracle, corpusOut, knob, inject;
   bool noMinimize = false;
+  double referenceTimeout = fuzz::kReferenceSecondsLimit;
+  int64_t referenceMaxElements = fuzz::kReferenceElementLimit;
 };
 
 /// Adds --bindings, --variant, --inject, --oracle, --corpus-out, --knob, --memory-mb,
-/// --compile-timeout, --run-timeout and --no-minimize to `cmd`, stored in `o`.
+/// --compile-timeout, --run-timeout, --reference-timeout, --reference-max-elements and
+/// --no-minimize to `cmd`, stored in `o`.
 void addFuzzCaseOptions(CLI::App* cmd, FuzzCaseOpts& o);
 
 /// The request of every case (seed and workDir left for the caller). Throws UsageError for an

@@ -83,6 +83,8 @@ struct FuzzOpts {
   int jobs = 1, bindings = 4;
   uint64_t seed = 1, memoryMb = 4096;
   double caseTimeout = 300, compileTimeout = 60, runTimeout = 20;
+  double referenceTimeout = fuzz::kReferenceSecondsLimit;
+  int64_t referenceMaxElements = fuzz::kReferenceElementLimit;
   std::vector<std::string> variants;
   bool resume = false, selftest = false, noMinimize = false, oneShot = false;
   int compilesPerContext = 64;
@@ -126,6 +128,8 @@ fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
   c.caseTimeoutSeconds = o.caseTimeout;
   c.compileTimeoutSeconds = o.compileTimeout;
   c.runTimeoutSeconds = o.runTimeout;
+  c.referenceSeconds = o.referenceTimeout;
+  c.referenceMaxElements = o.referenceMaxElements;
   c.binDir = exec::selfBinDir();
   std::vector<std::string> variants = o.variants;
   if (o.target == "ort") {
@@ -235,6 +239,14 @@ void addFuzzCommand(CLI::App& app) {
   cmd->add_option("--run-timeout", o->runTimeout, "seconds per run of one binding (past it: run-hang)")
       ->capture_default_str();
   cmd->add_option("--memory-mb", o->memoryMb, "address-space limit of each worker, MiB (0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--reference-timeout", o->referenceTimeout,
+                  "seconds the CPU reference may take per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--reference-max-elements", o->referenceMaxElements,
+                  "elements the CPU reference may hold per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--no-minimize", o->noMinimize, "keep findings as generated");
   cmd->add_flag("--one-shot", o->oneShot,

@@ -155,3 +155,50 @@ TEST(ScatterElements, AxisReductionsAndDuplicates) {
                 .find("reduction 'none'"),
             std::string::npos);
 }
+
+TEST(EvaluateLimits, ElementLimitCountsInputsAndNodeOutputs) {
+  // x [2] tiled 1000 times: the evaluation holds 2 (input x) + 1 (input repeats) + 2000 (output)
+  // = 2003 elements, so 2003 is within the limit and 2002 is past it. Tile checks before it
+  // allocates: 2002 - 3 = 1999 elements are left for its output of 2000.
+  std::vector<Tensor> inputs = {f32({2}, {1, 2}), i64({1}, {1000})};
+  onnx::ModelProto m = singleNodeModel("Tile", inputs, 13);
+  reference::EvaluateLimits within{2003, 0};
+  EXPECT_EQ(reference::evaluate(m, inputs, within)[0].numel(), 2000);
+  reference::EvaluateLimits past{2002, 0};
+  std::string error;
+  try {
+    reference::evaluate(m, inputs, past);
+  } catch (const reference::LimitExceeded& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("(Tile): an output of shape [2000] would pass the element limit (1999 elements left)"),
+            std::string::npos)
+      << error;
+  // No limit (the default): runs.
+  EXPECT_EQ(reference::evaluate(m, inputs)[0].numel(), 2000);
+
+  // Add checks nothing itself (its output is as large as its inputs): the check after the node
+  // sees 3 + 3 + 3 = 9 elements held.
+  std::vector<Tensor> pair = {f32({3}, {1, 2, 3}), f32({3}, {4, 5, 6})};
+  onnx::ModelProto add = singleNodeModel("Add", pair, 13);
+  EXPECT_EQ(reference::evaluate(add, pair, reference::EvaluateLimits{9, 0})[0].toDoubles(),
+            (std::vector<double>{5, 7, 9}));
+  error = errorOf([&] { reference::evaluate(add, pair, reference::EvaluateLimits{8, 0}); });
+  EXPECT_NE(error.find("(Add): the values computed so far hold 9 elements, over the limit of 8"), std::string::npos)
+      << error;
+  // The inputs alone count: 6 elements past a limit of 5, before any node.
+  error = errorOf([&] { reference::evaluate(add, pair, reference::EvaluateLimits{5, 0}); });
+  EXPECT_NE(error.find("hold 6 elements, over the limit of 5"), std::string::npos) << error;
+}
+
+TEST(EvaluateLimits, TimeLimitIsCheckedAfterEachNode) {
+  std::vector<Tensor> inputs = {f32({2}, {1, 2}), i64({1}, {3})};
+  onnx::ModelProto m = singleNodeModel("Tile", inputs, 13);
+  // A nanosecond is over before the first node has run.
+  reference::EvaluateLimits tiny{0, 1e-9};
+  std::string error = errorOf([&] { reference::evaluate(m, inputs, tiny); });
+  EXPECT_NE(error.find("over the limit of"), std::string::npos) << error;
+  EXPECT_NE(error.find(" s"), std::string::npos) << error;
+  reference::EvaluateLimits generous{0, 60};
+  EXPECT_EQ(reference::evaluate(m, inputs, generous)[0].toDoubles(), (std::vector<double>{1, 2, 1, 2, 1, 2}));
+}

@@ -66,6 +66,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"head", ctx.headLabel},
           {"policy", {{"alpha", ctx.policy.alpha}, {"margin", ctx.policy.margin}, {"looks", ctx.policy.looks},
                       {"bootstrap_resamples", ctx.policy.bootstrapResamples}, {"seed", ctx.policy.seed},
+                      {"round_value", diff::roundValueName(ctx.policy.roundValue)},
                       {"family_correction", "holm"}, {"alpha_spending", "bonferroni over looks"}}},
           {"measurement", {{"samples_per_position", ctx.measure.samplesPerPosition}, {"warmup", ctx.measure.warmup},
                            {"min_sample_ms", ctx.measure.minSampleMs}, {"budget_s", ctx.measure.budgetSeconds},

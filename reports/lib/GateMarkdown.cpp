@@ -53,8 +53,10 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
                         flag);
     }
-    md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios; CI at each "
-                      "comparison's Holm level (alpha {:.3g} over the suite, margin {:.3g}%).\n\n",
+    md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
+                      "round value: {}); CI at each comparison's Holm level (alpha {:.3g} over the suite, "
+                      "margin {:.3g}%).\n\n",
+                      ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
   }
 

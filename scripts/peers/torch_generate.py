@@ -172,11 +172,15 @@ def main():
         dst.copy_(src)
         sync()
         reps = 20
-        t0 = gc.now_ms()
-        for _ in range(reps):
-            dst.copy_(src)
-        sync()
-        copy_gbps = 2.0 * n * 4 * reps / ((gc.now_ms() - t0) / 1000.0) / 1e9
+        # The best of three batches: one batch read 599 GB/s right after the 0.85 B decoder's
+        # weights were loaded, against 4100+ GB/s on every other model.
+        for _ in range(3):
+            t0 = gc.now_ms()
+            for _ in range(reps):
+                dst.copy_(src)
+            sync()
+            gbps = 2.0 * n * 4 * reps / ((gc.now_ms() - t0) / 1000.0) / 1e9
+            copy_gbps = gbps if copy_gbps is None else max(copy_gbps, gbps)
         del src, dst
         torch.cuda.reset_peak_memory_stats()
 

@@ -120,11 +120,13 @@ TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
   EXPECT_EQ(p.doc["measurement"]["interleave"], "process");
   EXPECT_EQ(p.doc["measurement"]["pin_cpu"], -1);
   EXPECT_EQ(p.doc["samples"].size(), 48u);
-  // Without --looks, sample interleaving plans looks from 16 to 128 rounds; a 1 s budget ends the
-  // run before the first of them.
+  // Without --looks, sample interleaving plans looks from 16 to 256 rounds and values a round by
+  // the lower-half mean; a 1 s budget ends the run before the first look.
   Outcome planned = run({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--budget", "1", "--no-db", "--format", "json"});
   ASSERT_FALSE(planned.doc.is_discarded()) << planned.err;
-  EXPECT_EQ(planned.doc["policy"]["looks"], json::parse("[16,24,32,48,64,96,128]"));
+  EXPECT_EQ(planned.doc["policy"]["looks"], json::parse("[16,24,32,48,64,96,128,192,256]"));
+  EXPECT_EQ(planned.doc["policy"]["round_value"], "lower-half-mean");
+  EXPECT_EQ(p.doc["policy"]["round_value"], "min");
   EXPECT_EQ(planned.doc["measurement"]["samples_per_position"], 20);
   EXPECT_EQ(planned.doc["measurement"]["min_sample_ms"], 4.0);
   // dq arms cannot serve samples.
@@ -232,6 +234,26 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
   EXPECT_EQ(r.doc["comparisons"][0]["p"], g.doc["comparisons"][0]["p"]);
   EXPECT_EQ(r.doc["comparisons"][0]["verdict"], g.doc["comparisons"][0]["verdict"]);
+  fs::remove(db);
+}
+
+TEST(BenchStats, SimulatesTheScheduleAndRoundValueTheCalibrationPlanned) {
+  fs::path db = fs::temp_directory_path() / ("bench-stats-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  Outcome c = run({"calibrate", "--variant", "dq", kSlice, "--looks", "12", "--samples", "1", "--warmup", "0",
+                   "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(c.doc.is_discarded()) << c.err;
+  ASSERT_TRUE(c.code == 0 || c.code == 3) << c.err;
+  // A 50 % slowdown against a few per cent of A/A noise is found in every trial.
+  dynqual::run::ChildResult out = dynqual::run::runChild(
+      {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5"}, 120);
+  ASSERT_EQ(out.exitCode, 0) << out.err;
+  EXPECT_NE(out.out.find("looks at rounds 12 as the calibration planned"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("round value min"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("slowdown  50.0%: detected 100.00%"), std::string::npos) << out.out;
+  dynqual::run::ChildResult other = dynqual::run::runChild(
+      {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5", "--looks", "12,16"}, 120);
+  EXPECT_NE(other.out.find("looks at rounds 12,16, Holm"), std::string::npos) << other.out;
   fs::remove(db);
 }
 

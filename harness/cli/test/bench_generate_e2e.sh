@@ -52,6 +52,21 @@ grep -q "| tiny\\\\_decoder / prompt\\\\_7 | dynqual | hip | 1 | 3 | 7 | 9 | lau
   "$T/report2.md" || fail "imported dq-bench row: $(grep -A4 'Generation Results' "$T/report2.md")"
 grep -q "| m / prompt\\\\_4 | torch test | cuda | 0 | 2 | 4 | 3 | bandwidth | 11.00 | 83.3 | 2000.0 | - |" \
   "$T/report2.md" || fail "imported peer row: $(grep -A4 'Generation Results' "$T/report2.md")"
+# A peer measured on the same machine as dq-bench goes into the same run, so one report holds both.
+python3 - "$SRC/reports/test/fixtures/generation/dq-bench-generate.jsonl" "$T/peer.jsonl" "$T/same.jsonl" <<'PY'
+import json, sys
+dq = json.loads(open(sys.argv[1]).readline())
+peer = json.loads(open(sys.argv[2]).readline())
+peer["host"] = dq["host"]  # the GPU named in its own words
+open(sys.argv[3], "w").write(json.dumps(peer) + "\n")
+PY
+"$DYNQUAL" bench generate --import "$SRC/reports/test/fixtures/generation/dq-bench-generate.jsonl" \
+  "$T/same.jsonl" --db "$T/g.db" > "$T/same.txt" || fail "import same machine: $(cat "$T/same.txt")"
+grep -q "recorded run 4 (2 models)" "$T/same.txt" || fail "one run per machine: $(cat "$T/same.txt")"
+"$DYNQUAL" report 4 --db "$T/g.db" > "$T/report4.md"
+grep -q "| tiny\\\\_decoder / prompt\\\\_7 | dynqual | hip |" "$T/report4.md" &&
+  grep -q "| m / prompt\\\\_4 | torch test | cuda |" "$T/report4.md" ||
+  fail "dq-bench and peer rows in one report: $(grep -A5 'Generation Results' "$T/report4.md")"
 # A malformed document is refused before anything is written.
 echo '{"tool":"dq-bench generate","version":1}' > "$T/bad.jsonl"
 if "$DYNQUAL" bench generate --import "$T/bad.jsonl" --db "$T/g.db" 2> "$T/bad.txt"; then fail "bad import accepted"; fi

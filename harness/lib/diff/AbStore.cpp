@@ -79,6 +79,7 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"looks", joinInts(p.looks)},
           {"bootstrap_resamples", std::to_string(p.bootstrapResamples)},
           {"seed", std::to_string(p.seed)},
+          {"round_value", roundValueName(p.roundValue)},
           {"samples_per_position", std::to_string(m.samplesPerPosition)},
           {"warmup", std::to_string(m.warmup)},
           {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
@@ -115,7 +116,10 @@ Policy policyFromParams(const std::map<std::string, std::string>& params) {
     p.looks = splitInts(get("looks"));
     p.bootstrapResamples = std::stoi(get("bootstrap_resamples"));
     p.seed = std::stoull(get("seed"));
-  } catch (const std::logic_error& e) {
+    // Runs recorded before the round value was a policy used the minimum.
+    if (auto it = params.find("round_value"); it != params.end())
+      p.roundValue = parseRoundValue(it->second);
+  } catch (const std::logic_error& e) {  // std::invalid_argument is one
     throw std::runtime_error(std::string("malformed A/B run parameter: ") + e.what());
   }
   return p;
@@ -269,20 +273,20 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
   return out;
 }
 
-std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples) {
+std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples, RoundValue value) {
   std::map<std::string, std::vector<double>> out;
   std::map<std::string, bool> seen;
   for (const auto& s : samples)
     seen[s.model] = true;
   for (const auto& [model, _] : seen)
-    for (const auto& [round, bh] : roundValues(samples, model))
+    for (const auto& [round, bh] : roundValues(samples, model, value))
       out[model].push_back(std::log(bh.second / bh.first));
   return out;
 }
 
-std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples) {
+std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples, RoundValue value) {
   std::vector<NoiseEstimate> out;
-  for (const auto& [model, r] : logRatiosByModel(samples)) {
+  for (const auto& [model, r] : logRatiosByModel(samples, value)) {
     if (r.size() < 2)
       continue;
     double m = stats::mean(r), ss = 0;

@@ -11,16 +11,29 @@
 
 namespace dynqual::diff {
 
-std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model) {
+const char* roundValueName(RoundValue v) { return v == RoundValue::Min ? "min" : "lower-half-mean"; }
+
+RoundValue parseRoundValue(const std::string& text) {
+  if (text == "min")
+    return RoundValue::Min;
+  if (text == "lower-half-mean")
+    return RoundValue::LowerHalfMean;
+  throw std::invalid_argument("round value '" + text + "' is not one of min, lower-half-mean");
+}
+
+std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model,
+                                                     RoundValue value) {
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> byRound;
   for (const auto& s : samples)
     if (s.model == model)
       (s.arm == "base" ? byRound[s.round].first : byRound[s.round].second).push_back(s.valueMs);
+  auto of = [&](const std::vector<double>& v) {
+    return value == RoundValue::Min ? *std::min_element(v.begin(), v.end()) : stats::lowerHalfMean(v);
+  };
   std::map<int, std::pair<double, double>> out;
   for (const auto& [round, v] : byRound)
     if (!v.first.empty() && !v.second.empty())
-      out[round] = {*std::min_element(v.first.begin(), v.first.end()),
-                    *std::min_element(v.second.begin(), v.second.end())};
+      out[round] = {of(v.first), of(v.second)};
   return out;
 }
 
@@ -43,9 +56,9 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   };
   std::vector<Series> series;
   for (const auto& m : models)
-    series.push_back({m, metric, roundValues(samples, m)});
+    series.push_back({m, metric, roundValues(samples, m, policy.roundValue)});
   for (const auto& m : models) {
-    auto v = roundValues(compileSamples, m);
+    auto v = roundValues(compileSamples, m, policy.roundValue);
     if (!v.empty())
       series.push_back({m, compileMetricName, std::move(v)});
   }

@@ -65,6 +65,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   };
   AbResult r;
   r.clock = o.measure.clock;
+  r.roundValue = o.policy.roundValue;
   r.envStart = captureEnvironment();
   if (o.base.variant.kind == exec::Variant::Kind::Dq && o.head.variant.kind == exec::Variant::Kind::Dq)
     for (const char* bin : {"dynqual", "dynqual-exec"}) {
@@ -228,7 +229,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       c.model = name;
       c.metric = timingMetric(o.measure.clock);
       c.unit = "ms";
-      auto v = roundValues(r.samples, name);
+      auto v = roundValues(r.samples, name, o.policy.roundValue);
       c.rounds = static_cast<int>(v.size());
       std::vector<double> b, h;
       for (const auto& [round, bh] : v) {

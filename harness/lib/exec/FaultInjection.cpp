@@ -25,7 +25,7 @@ void applyFault(FaultStage stage, const std::string& path) {
     return;
   }
   std::string st = spec.substr(0, dash), kind = spec.substr(dash + 1);
-  if (st != (stage == FaultStage::Compile ? "compile" : "run"))
+  if (st != (stage == FaultStage::Compile ? "compile" : stage == FaultStage::Run ? "run" : "reference"))
     return;
   if (!filter.empty() && path.find(filter) == std::string::npos)
     return;

@@ -44,6 +44,7 @@ std::vector<Tensor> constantOfShape(const OpContext& ctx) {
     if (value.numel() != 1)
       ctx.fail("attribute 'value' must hold one element, has " + std::to_string(value.numel()));
   }
+  ctx.checkOutputSize(dims);
   Tensor out(value.dtype(), dims);
   for (int64_t i = 0; i < out.numel(); ++i)
     copyElement(value, 0, out, i);
@@ -71,6 +72,7 @@ std::vector<Tensor> range(const OpContext& ctx) {
     const double count = std::max(std::ceil((l - s) / d), 0.0);
     if (count > 1e12)
       ctx.fail("output of " + std::to_string(count) + " elements is too large");
+    ctx.checkOutputSize({static_cast<int64_t>(count)});
     Tensor out(start.dtype(), {static_cast<int64_t>(count)});
     for (int64_t i = 0; i < out.numel(); ++i)
       out.setDouble(i, s + static_cast<double>(i) * d);
@@ -89,6 +91,7 @@ std::vector<Tensor> range(const OpContext& ctx) {
   }
   if (count > (int64_t{1} << 40))
     ctx.fail("output is too large");
+  ctx.checkOutputSize({static_cast<int64_t>(count)});
   Tensor out(start.dtype(), {static_cast<int64_t>(count)});
   for (int64_t i = 0; i < out.numel(); ++i)
     out.setInt(i, static_cast<int64_t>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d)));

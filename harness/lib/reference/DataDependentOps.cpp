@@ -135,6 +135,7 @@ std::vector<Tensor> tile(const OpContext& ctx) {
       ctx.fail("repeats[" + std::to_string(d) + "] = " + std::to_string(repeats[d]) + " is negative");
     outDims[d] *= repeats[d];
   }
+  ctx.checkOutputSize(outDims);
   Tensor out(x.dtype(), outDims);
   const std::vector<int64_t> inStrides = rowMajorStrides(x.dims()), outStrides = rowMajorStrides(outDims);
   for (int64_t o = 0; o < out.numel(); ++o) {
@@ -210,6 +211,7 @@ std::vector<Tensor> pad(const OpContext& ctx) {
     if (outDims[a] < 0)
       ctx.fail("pads make axis " + std::to_string(a) + " negative");
   }
+  ctx.checkOutputSize(outDims);
   Tensor out(x.dtype(), outDims);
   const std::vector<int64_t> inStrides = rowMajorStrides(x.dims()), outStrides = rowMajorStrides(outDims);
   for (int64_t o = 0; o < out.numel(); ++o) {

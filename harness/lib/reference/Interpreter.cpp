@@ -5,6 +5,7 @@
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/reference/OpRegistry.h"
 
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -32,6 +33,25 @@ std::string nodeLabel(const onnx::NodeProto& node) {
 } // namespace
 
 std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Tensor>& inputs) {
+  return evaluate(model, inputs, EvaluateLimits{});
+}
+
+std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Tensor>& inputs,
+                             const EvaluateLimits& limits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t held = 0;
+  auto account = [&](int64_t elements, const std::string& where) {
+    held += elements;
+    if (limits.maxElements > 0 && held > limits.maxElements)
+      throw LimitExceeded(where + ": the values computed so far hold " + std::to_string(held) +
+                          " elements, over the limit of " + std::to_string(limits.maxElements));
+    if (limits.maxSeconds > 0) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s > limits.maxSeconds)
+        throw LimitExceeded(where + ": evaluation ran " + std::to_string(s) + " s, over the limit of " +
+                            std::to_string(limits.maxSeconds) + " s");
+    }
+  };
   const onnx::GraphProto& graph = model.graph();
   const int64_t opset = onnxio::defaultOpsetVersion(model);
   std::map<std::string, Tensor> values;
@@ -46,6 +66,7 @@ std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Te
   for (std::size_t i = 0; i < specs.size(); ++i) {
     checkInput(specs[i], inputs[i]);
     values[specs[i].name] = inputs[i];
+    account(inputs[i].numel(), "input '" + specs[i].name + "'");
   }
 
   const OpRegistry& registry = OpRegistry::builtin();
@@ -69,13 +90,19 @@ std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Te
       operands.push_back(&it->second);
     }
     OpContext ctx(node, opset, std::move(operands));
+    if (limits.maxElements > 0)
+      ctx.setElementBudget(limits.maxElements - held);
     std::vector<Tensor> results = (*evaluator)(ctx);
     if (results.size() < static_cast<std::size_t>(node.output_size()))
       ctx.fail("evaluator produced " + std::to_string(results.size()) + " outputs, node declares " +
                std::to_string(node.output_size()));
+    int64_t produced = 0;
     for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty())
+      if (!node.output(i).empty()) {
+        produced += results[i].numel();
         values[node.output(i)] = std::move(results[i]);
+      }
+    account(produced, nodeLabel(node) + " (" + node.op_type() + ")");
   }
 
   std::vector<Tensor> outputs;

@@ -61,6 +61,23 @@ std::string OpContext::describe() const {
 
 void OpContext::fail(const std::string& message) const { throw std::runtime_error(describe() + ": " + message); }
 
+void OpContext::checkOutputSize(const std::vector<int64_t>& dims) const {
+  if (budget_ < 0)
+    return;
+  // Saturating product: dims from data can overflow int64.
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) {
+      n = 0;
+      break;
+    }
+    n = n > budget_ / d ? budget_ + 1 : n * d;
+  }
+  if (n > budget_)
+    throw LimitExceeded(describe() + ": an output of shape " + shapeToString(dims) +
+                        " would pass the element limit (" + std::to_string(budget_) + " elements left)");
+}
+
 void OpRegistry::add(const std::string& opType, OpEvaluator evaluator) {
   if (!evaluators_.emplace(opType, std::move(evaluator)).second)
     throw std::logic_error("op '" + opType + "' registered twice");

@@ -85,6 +85,7 @@ std::vector<Tensor> oneHot(const OpContext& ctx) {
   outDims.insert(outDims.begin() + axis, depth);
   const int64_t outer = shapeNumel({indices.dims().begin(), indices.dims().begin() + axis});
   const int64_t inner = shapeNumel({indices.dims().begin() + axis, indices.dims().end()});
+  ctx.checkOutputSize(outDims);
   Tensor out(values.dtype(), outDims);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {

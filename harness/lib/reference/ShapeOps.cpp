@@ -58,6 +58,7 @@ std::vector<Tensor> expand(const OpContext& ctx) {
     if (d < 0)
       ctx.fail("negative dim in shape " + shapeToString(shape));
   const std::vector<int64_t> outDims = broadcastShape(ctx, {data.dims(), shape});
+  ctx.checkOutputSize(outDims);
   Tensor out(data.dtype(), outDims);
   forEachBroadcast(outDims, {broadcastStrides(data.dims(), outDims)},
                    [&](int64_t o, const std::vector<int64_t>& off) { copyElement(data, off[0], out, o); });

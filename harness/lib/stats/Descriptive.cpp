@@ -38,6 +38,16 @@ double mean(const std::vector<double>& x) {
   return s / static_cast<double>(x.size());
 }
 
+double lowerHalfMean(std::vector<double> x) {
+  checkNoNaN(x, "lowerHalfMean");
+  const size_t keep = (x.size() + 1) / 2;
+  std::sort(x.begin(), x.end());
+  double s = 0;
+  for (size_t i = 0; i < keep; ++i)
+    s += x[i];
+  return s / static_cast<double>(keep);
+}
+
 double quantile(std::vector<double> x, double p) {
   checkNoNaN(x, "quantile");
   if (!(p >= 0 && p <= 1))

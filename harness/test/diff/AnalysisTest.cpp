@@ -51,6 +51,21 @@ TEST(RoundValues, MinimumOfEachArmInTheRound) {
   EXPECT_DOUBLE_EQ(v.at(0).second, 4);
 }
 
+TEST(RoundValues, LowerHalfMeanOfEachArmInTheRound) {
+  // Base samples 5, 1, 9, 3 -> the fastest half {1, 3}, mean 2; head samples 8, 4, 6 -> the
+  // fastest ceil(3/2) = 2 {4, 6}, mean 5. The minimum would give 1 and 4.
+  std::vector<Sample> s = {{"m", "base", 0, 0, 0, 5, 1}, {"m", "base", 0, 3, 0, 1, 1}, {"m", "base", 0, 0, 1, 9, 1},
+                           {"m", "base", 0, 3, 1, 3, 1}, {"m", "head", 0, 1, 0, 8, 1}, {"m", "head", 0, 2, 0, 4, 1},
+                           {"m", "head", 0, 1, 1, 6, 1}};
+  auto v = roundValues(s, "m", RoundValue::LowerHalfMean);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_DOUBLE_EQ(v.at(0).first, 2);
+  EXPECT_DOUBLE_EQ(v.at(0).second, 5);
+  EXPECT_DOUBLE_EQ(roundValues(s, "m").at(0).first, 1);
+  EXPECT_EQ(parseRoundValue(roundValueName(RoundValue::LowerHalfMean)), RoundValue::LowerHalfMean);
+  EXPECT_THROW(parseRoundValue("median"), std::invalid_argument);
+}
+
 TEST(Analysis, CompileTimeIsASecondComparisonInTheSameFamily) {
   // Run time equal on both arms; compile time of the head 20% slower. Both have +-0.5% noise, so
   // by construction the run is "no change" and the compile a regression (CI near [1.19, 1.21]).
@@ -142,6 +157,7 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
   fs::path dbPath = fs::temp_directory_path() / ("ab-store-" + std::to_string(::getpid()) + ".db");
   fs::remove(dbPath);
   Policy p = policy({12, 16});
+  p.roundValue = RoundValue::LowerHalfMean;  // stored with the run, so the replay uses it too
   Measurement m;
   AbResult r;
   r.samples = make("slow", 16, 1.05, 0.01, 5);
@@ -176,6 +192,7 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
   EXPECT_EQ(s.checks.at(0).headCounters.at("syncs"), 4u);
   Policy back = policyFromParams(s.params);
   EXPECT_EQ(back.looks, p.looks);
+  EXPECT_EQ(back.roundValue, RoundValue::LowerHalfMean);
   std::vector<std::string> models = {s.comparisons[0].model, s.comparisons[1].model};
   auto again = analyze(s.samples, models, back).comparisons;
   for (size_t i = 0; i < 2; ++i) {
@@ -197,7 +214,7 @@ TEST(Noise, ScaledMadOfPerRoundLogRatios) {
     s.push_back({"m", "base", i, 0, 0, 10.0, 1});
     s.push_back({"m", "head", i, 1, 0, 10.0 * std::exp(r[i]), 1});
   }
-  auto n = estimateNoise(s);
+  auto n = estimateNoise(s, RoundValue::Min);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].rounds, 4);
   EXPECT_NEAR(n[0].scaledMad, 0.014826, 1e-9);

@@ -32,6 +32,17 @@ TEST(Descriptive, MeanAndQuantileDefinition7) {
   EXPECT_THROW(stats::quantile({}, 0.5), std::invalid_argument);
 }
 
+// By hand: {4, 1, 9, 2, 7} sorted is 1 2 4 7 9; ceil(5/2) = 3 kept: (1 + 2 + 4) / 3 = 7/3.
+// {5, 3, 8, 1}: 2 kept, (1 + 3) / 2 = 2. One or two values: the minimum.
+TEST(Descriptive, LowerHalfMeanKeepsTheSmallestHalf) {
+  EXPECT_DOUBLE_EQ(stats::lowerHalfMean({4, 1, 9, 2, 7}), 7.0 / 3.0);
+  EXPECT_DOUBLE_EQ(stats::lowerHalfMean({5, 3, 8, 1}), 2.0);
+  EXPECT_DOUBLE_EQ(stats::lowerHalfMean({6}), 6.0);
+  EXPECT_DOUBLE_EQ(stats::lowerHalfMean({6, 2}), 2.0);
+  EXPECT_THROW(stats::lowerHalfMean({}), std::invalid_argument);
+  EXPECT_THROW(stats::lowerHalfMean({1, std::nan("")}), std::invalid_argument);
+}
+
 TEST(Descriptive, MadRawAndScaled) {
   // median 3; |x - 3| = 2 1 0 1 97 -> median 1.
   EXPECT_DOUBLE_EQ(stats::mad({1, 2, 3, 4, 100}), 1);

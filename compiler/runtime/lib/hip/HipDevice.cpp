@@ -3,6 +3,7 @@
 #include "dq/runtime/hip/HipDevice.h"
 
 #include "HipKernels.h"
+#include "HipProfile.h"
 #include "dq/runtime/Error.h"
 #include "dq/runtime/HostTensor.h"
 #include "dq/runtime/hip/HipCompat.h"
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 
 namespace dq::rt {
 namespace {
@@ -289,9 +291,11 @@ public:
     if (hipblasCreate(&blas_) != HIPBLAS_STATUS_SUCCESS) throw RuntimeError("hip: hipblasCreate failed");
     hipblasSetStream(blas_, stream_);
     dqHipblasStrictFp32(blas_);
+    if (HipProfile::requested()) profile_ = std::make_unique<HipProfile>(stream_);
   }
 
   ~HipDevice() override {
+    profile_.reset();
     (void)hipStreamSynchronize(stream_);
     for (auto &[h, a] : allocations_)
       if (!a.freed) release(a);
@@ -306,6 +310,7 @@ public:
   BufferHandle allocate(MemSpace space, uint64_t bytes, AllocPurpose purpose) override {
     if (static_cast<uint8_t>(space) > 2)
       throw RuntimeError("allocate: unknown memory space " + std::to_string(static_cast<int>(space)));
+    HipProfile::Scope timed(profile_.get(), "(allocate)", false);
     Allocation a;
     a.space = space;
     a.size = bytes;
@@ -341,6 +346,7 @@ public:
   }
 
   void free(BufferHandle buffer) override {
+    HipProfile::Scope timed(profile_.get(), "(free)", false);
     auto it = allocations_.find(buffer);
     if (it == allocations_.end()) throw RuntimeError("free: unknown " + bufferName(buffer));
     Allocation &a = it->second;
@@ -474,8 +480,23 @@ public:
           fail(kernel, o.label + " has stride 0 on dim " + std::to_string(d) +
                            ": an output may not write an element twice");
     gKernel = kernel;
-    dispatch(kernel, inOps, outOps, args);
+    {
+      HipProfile::Scope timed(profile_.get(), profile_ ? profileLabel(kernel, inOps, outOps) : std::string(), true);
+      dispatch(kernel, inOps, outOps, args);
+    }
+    if (profile_ && profile_->full()) syncQuiet();
     for (const BufferView &o : outs) markDeviceWrite(o);
+  }
+
+  static std::string profileLabel(const std::string &kernel, const std::vector<Operand> &ins,
+                                  const std::vector<Operand> &outs) {
+    if (kernel != "matmul" || ins.size() != 2 || outs.size() != 1 || outs[0].sizes.size() < 2) return kernel;
+    const std::vector<int64_t> &o = outs[0].sizes;
+    int64_t batch = 1;
+    for (size_t d = 0; d + 2 < o.size(); ++d) batch *= o[d];
+    if (batch > 1) return "matmul " + dtypeName(ins[0].dtype) + " batched";
+    return "matmul " + dtypeName(ins[0].dtype) + " M" + std::to_string(o[o.size() - 2]) + " K" +
+           std::to_string(ins[0].sizes.back()) + " N" + std::to_string(o.back());
   }
 
   void synchronize() override {
@@ -601,8 +622,12 @@ private:
 
   /// Waits for the stream without counting a sync (host access to memory the GPU may touch).
   void syncQuiet() {
-    check(hipStreamSynchronize(stream_), "hipStreamSynchronize");
+    {
+      HipProfile::Scope timed(profile_.get(), "(synchronize)", false);
+      check(hipStreamSynchronize(stream_), "hipStreamSynchronize");
+    }
     pending_ = false;
+    if (profile_) profile_->resolve();
   }
   void waitForHost() {
     if (pending_) syncQuiet();
@@ -1464,6 +1489,7 @@ private:
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
   hipStream_t stream_ = nullptr;
+  std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
   hipk::DevError *errHost_ = nullptr, *errDev_ = nullptr;
   bool pending_ = false;  ///< work was enqueued since the last stream synchronization

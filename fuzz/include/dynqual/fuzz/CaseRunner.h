@@ -25,6 +25,12 @@ struct CaseRequest {
   bool minimize = true;
   int minimizeTries = 60;             ///< predicate calls per finding
   int shrinkTries = 20;               ///< predicate calls per finding for dims and the binding
+  /// The reference's limits per binding; past one, the case is invalid (docs/fuzz/oracles.md).
+  reference::EvaluateLimits referenceLimits = defaultReferenceLimits();
+  /// > 0: a reference stuck inside one node (which the limits above cannot interrupt) ends the
+  /// process with kReferenceTimeoutExit after this many seconds, which the campaign counts as an
+  /// invalid case. Only for processes that exist to run cases (fuzz-case, fuzz-worker).
+  double referenceWatchdogSeconds = 0;
 };
 
 /// A minimized finding.

@@ -7,6 +7,7 @@
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/CaseEngine.h"
 #include "dynqual/exec/Variant.h"
+#include "dynqual/reference/Interpreter.h"
 #include "dynqual/run/ShapeBindings.h"
 #include "dynqual/tensor/Tensor.h"
 
@@ -29,6 +30,22 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Most elements the reference may hold on one binding (graph inputs plus every node output,
+/// summed; at most 8 bytes each, so 256 MiB): a case past it is invalid, not a finding. Far
+/// above what the generator's graphs need (docs/fuzz/generator.md caps each value at 2^20
+/// elements), and low enough that the compiled run, the reference's outputs of all K bindings
+/// and the worker fit in the worker's memory limit (4 GiB by default) together, so that the
+/// compiled run running out of memory on a case within it is a finding of its own.
+inline constexpr int64_t kReferenceElementLimit = int64_t{1} << 25;
+/// Most seconds the reference may take on one binding (checked after each node): half the
+/// default run timeout, so that a compiled run that hangs is told from a slow reference.
+inline constexpr double kReferenceSecondsLimit = 10;
+
+/// The limits prepareCase applies by default.
+inline reference::EvaluateLimits defaultReferenceLimits() {
+  return {kReferenceElementLimit, kReferenceSecondsLimit};
+}
+
 /// A case made ready to run: the model plus K bindings with their inputs and the reference's
 /// expected outputs.
 struct PreparedCase {
@@ -50,15 +67,18 @@ void checkModel(const onnx::ModelProto& model);
 /// onnxio::generateInputs (seeded by `seed`), and reference outputs. A model without dynamic dims
 /// gets one binding. `onlyBinding` >= 0 keeps only that binding (minimization). Throws
 /// InvalidCase when any step rejects the model. `check` = false leaves the checker and shape
-/// inference out (replaying hand-written corpus models).
+/// inference out (replaying hand-written corpus models). The reference runs within `limits`:
+/// past one, or when it fails in any other way (an error, std::bad_alloc) on any binding, the
+/// case is an InvalidCase, never a finding.
 PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1,
-                         bool check = true);
+                         bool check = true, const reference::EvaluateLimits& limits = defaultReferenceLimits());
 
 /// As prepareCase with exactly one given binding (a shrunk one), its inputs seeded as binding
 /// `dataIndex` of prepareCase would be, so an unchanged binding keeps its input values. Dims
 /// of `model` that `binding` leaves unbound are an InvalidCase.
 PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
-                           int dataIndex, bool check = true);
+                           int dataIndex, bool check = true,
+                           const reference::EvaluateLimits& limits = defaultReferenceLimits());
 
 /// "N0=2 N1=3" (labels, then unnamed dims as input<i>[<axis>]=v), or "static" when empty.
 std::string describeBinding(const onnxio::DimBinding& binding);

@@ -11,6 +11,9 @@ namespace dynqual::fuzz {
 
 /// Exit status of a worker whose stage outlived its limit (as timeout(1) uses).
 inline constexpr int kStageTimeoutExit = 124;
+/// Exit status of a worker whose CPU reference outlived its limit: the case is invalid (the
+/// reference cannot run it), not a hang of the compiled program.
+inline constexpr int kReferenceTimeoutExit = 125;
 
 /// A thread that watches one stage at a time. arm() starts the clock for a stage; if disarm()
 /// does not come within the limit (checked every 50 ms), the process writes "dynqual fuzz-worker: WHAT timed out
@@ -23,8 +26,9 @@ public:
   StageWatchdog(const StageWatchdog&) = delete;
   StageWatchdog& operator=(const StageWatchdog&) = delete;
 
-  /// Starts watching `what` (one line) for `seconds` (> 0; <= 0 watches nothing).
-  void arm(double seconds, const std::string& what);
+  /// Starts watching `what` (one line) for `seconds` (> 0; <= 0 watches nothing); past it the
+  /// process ends with `exitCode`.
+  void arm(double seconds, const std::string& what, int exitCode = kStageTimeoutExit);
   /// The stage ended in time.
   void disarm();
 
@@ -35,6 +39,7 @@ private:
   bool armed_ = false, stop_ = false;
   std::chrono::steady_clock::time_point deadline_;
   double seconds_ = 0;
+  int exitCode_ = kStageTimeoutExit;
   std::string what_;
   std::thread thread_;
 };

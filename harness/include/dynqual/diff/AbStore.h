@@ -50,8 +50,9 @@ struct NoiseEstimate {
   int rounds = 0;
   double scaledMad = 0, sd = 0;
 };
-/// Computes the noise of every model with at least two rounds in `samples`.
-std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples);
+/// Computes the noise of every model with at least two rounds in `samples`, each round valued by
+/// `value` (the run's Policy::roundValue).
+std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples, RoundValue value);
 /// Stores calibration noise of the timed `metric` for run `runId` on the run's machine, in one
 /// transaction.
 void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimate>& noise,
@@ -61,7 +62,8 @@ void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimat
 std::vector<NoiseEstimate> noiseHistory(store::Store& db, const std::string& machineFingerprint,
                                         const std::string& model, const std::string& metric);
 
-/// Per-round log ratios of each model of a stored run, in round order (for bench stats).
-std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples);
+/// Per-round log ratios of each model of a stored run, in round order, each round valued by
+/// `value` (for bench stats).
+std::map<std::string, std::vector<double>> logRatiosByModel(const std::vector<Sample>& samples, RoundValue value);
 
 } // namespace dynqual::diff

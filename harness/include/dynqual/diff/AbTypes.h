@@ -15,12 +15,22 @@
 namespace dynqual::diff {
 
 /// The comparison policy. Nothing a run measures can change it (docs/metrics/gate-decision.md).
+/// Which statistic of an arm's samples in a round is that round's value
+/// (docs/metrics/round-value.md): the minimum, or the lower-half mean (stats::lowerHalfMean).
+enum class RoundValue { Min, LowerHalfMean };
+
+/// "min" or "lower-half-mean".
+const char* roundValueName(RoundValue v);
+/// The inverse of roundValueName; throws std::invalid_argument naming any other text.
+RoundValue parseRoundValue(const std::string& text);
+
 struct Policy {
   double alpha = 0.05;    ///< suite-level family-wise error rate, split over looks, Holm over the suite
   double margin = 0.02;   ///< m: changes within [1-m, 1+m] of the ratio are "no change"
   std::vector<int> looks = stats::kDefaultLookRounds;  ///< rounds at which the data is analysed
   int bootstrapResamples = 2000;
   uint64_t seed = 1;      ///< bootstrap and generated-input seed
+  RoundValue roundValue = RoundValue::Min;  ///< per-round value of each arm
 };
 
 /// How the two arms' timing samples are interleaved (docs/metrics/gate-decision.md).
@@ -159,6 +169,7 @@ struct AbResult {
   /// Sizes of the arms' binaries (dq arms): file name -> (base bytes, head bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
   exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
+  RoundValue roundValue = RoundValue::Min;            ///< Policy::roundValue of the run
   int rounds = 0;
   int looksDone = 0;             ///< looks analysed (the last one decided)
   bool budgetExhausted = false;

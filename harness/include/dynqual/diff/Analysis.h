@@ -5,12 +5,15 @@
 
 namespace dynqual::diff {
 
-/// Per-round value of one arm of one model: the minimum of that arm's samples in that round (its
-/// two ABBA positions), in ms. The minimum, because interference on a shared machine only adds
-/// time: the samples are bounded below by the cost of the code and skewed to the right, and the
-/// minimum of several is the least disturbed estimate of that bound (docs/metrics/gate-decision.md
-/// gives the measured effect). Returns round -> (base, head); a round missing either arm is absent.
-std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model);
+/// Per-round value of one arm of one model, in ms: by default the minimum of that arm's samples in
+/// that round (its two ABBA positions), because interference on a shared machine only adds time:
+/// the samples are bounded below by the cost of the code and skewed to the right, and the minimum
+/// of several is the least disturbed estimate of that bound. RoundValue::LowerHalfMean averages
+/// the fastest half instead (stats::lowerHalfMean), which is less noisy when a round holds many
+/// short samples (docs/metrics/round-value.md gives the measured effect of both). Returns
+/// round -> (base, head); a round missing either arm is absent.
+std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model,
+                                                     RoundValue value = RoundValue::Min);
 
 /// The verdicts of a run and how far its looks got.
 struct AnalysisOutcome {

@@ -1,10 +1,12 @@
 #pragma once
 // The independent CPU reference interpreter: plain C++ evaluation of an ONNX graph.
 
+#include "dynqual/reference/OpRegistry.h"
 #include "dynqual/tensor/Tensor.h"
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -30,5 +32,23 @@ public:
 /// a rank or a static dim does not match the declaration, a node's input is undefined, an op
 /// rejects its operands, or a graph output is never produced.
 std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Tensor>& inputs);
+
+/// Bounds on one evaluation, so that a caller can tell "the reference cannot run this" from an
+/// answer. Both are checked after every node (a single node is not interrupted); the element
+/// limit also before the ops whose output size comes from data allocate it
+/// (OpContext::checkOutputSize), so that it holds before the memory is taken.
+struct EvaluateLimits {
+  /// Most elements the evaluation may hold: the graph inputs plus every node output computed so
+  /// far, summed (the interpreter keeps every value to the end, so this bounds its memory:
+  /// elements times at most 8 bytes). 0 = no limit.
+  int64_t maxElements = 0;
+  /// Most wall-clock seconds the evaluation may take. 0 = no limit.
+  double maxSeconds = 0;
+};
+
+/// As evaluate(model, inputs), within `limits`: throws LimitExceeded (OpRegistry.h) past either
+/// limit.
+std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Tensor>& inputs,
+                             const EvaluateLimits& limits);
 
 } // namespace dynqual::reference

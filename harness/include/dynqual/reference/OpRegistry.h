@@ -13,6 +13,13 @@
 
 namespace dynqual::reference {
 
+/// Thrown when an evaluation passes a limit it was given (reference::EvaluateLimits); the
+/// message names the node, the amount and the limit.
+class LimitExceeded : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// One node being evaluated: its NodeProto, the model's default-domain opset version and its
 /// input tensors (nullptr for an omitted optional input, i.e. an empty input name).
 class OpContext {
@@ -48,10 +55,19 @@ public:
   /// Throws std::runtime_error "<describe()>: <message>".
   [[noreturn]] void fail(const std::string& message) const;
 
+  /// Elements the node's outputs may have in all before the evaluation passes its element limit;
+  /// negative = no limit (the default).
+  void setElementBudget(int64_t elements) { budget_ = elements; }
+  /// Called by evaluators whose output size comes from data or attributes (Tile, Expand, Pad,
+  /// ConstantOfShape, Range, OneHot) before they allocate it: throws LimitExceeded when an output
+  /// of `dims` would pass the element budget, so that the limit holds before the memory is taken.
+  void checkOutputSize(const std::vector<int64_t>& dims) const;
+
 private:
   const onnx::NodeProto& node_;
   int64_t opset_;
   std::vector<const Tensor*> inputs_;
+  int64_t budget_ = -1;
 };
 
 /// An op evaluator: computes all of the node's outputs (one Tensor per declared output; the

@@ -15,8 +15,8 @@ namespace dynqual::stats {
 /// the exact test can reach from 12 rounds on (minRoundsForAlpha(0.05 / 60) == 12).
 inline const std::vector<int> kDefaultLookRounds = {12, 16, 24, 32, 48, 64};
 /// The default schedule under sample interleaving (runner arms in serve mode), where a round costs
-/// two process starts and no compile, so twice the rounds fit the same budget.
-inline const std::vector<int> kSampleInterleaveLookRounds = {16, 24, 32, 48, 64, 96, 128};
+/// two process starts and no compile, so four times the rounds fit the same budget.
+inline const std::vector<int> kSampleInterleaveLookRounds = {16, 24, 32, 48, 64, 96, 128, 192, 256};
 
 /// How the total alpha is spread over the looks.
 enum class AlphaSpending {
