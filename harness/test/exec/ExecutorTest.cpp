@@ -183,6 +183,25 @@ TEST_F(ExecutorTest, ArmProtocolsOneAndTwoAreSpokenOthersRefused) {
   EXPECT_NE(msg.find("'3'"), std::string::npos) << msg;
 }
 
+// A sanitizer report ends in a stack trace or memory map; the error quotes its headline instead.
+TEST_F(ExecutorTest, RuntimeSanitizerReportIsQuotedByItsHeadline) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  fs::path dir = work / "sanitized-arm";
+  fs::create_directories(dir);
+  std::ofstream(dir / "dynqual-exec") << "#!/bin/sh\n"
+                                         "if [ \"$1\" = --protocol-version ]; then echo 2; exit 0; fi\n"
+                                         "echo '==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x10' >&2\n"
+                                         "echo '    #0 0x10 in f x.cpp:1' >&2\n"
+                                         "echo '==7==ABORTING' >&2\n"
+                                         "exit 1\n";
+  fs::permissions(dir / "dynqual-exec", fs::perms::owner_all);
+  m.arm.binDir = dir;
+  std::string msg;
+  EXPECT_EQ(stageOf([&] { executor->execute(m, inputs(), {}, work / "o"); }, msg), Stage::Run);
+  EXPECT_NE(msg.find("==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x10"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("ABORTING"), std::string::npos) << msg;
+}
+
 TEST_F(ExecutorTest, RunOutOfMemoryIsARunFailureUnderTheChildLimit) {
   PreparedModel m = executor->prepare(arm, kModel);
   ExecConfig small = executor->config();
