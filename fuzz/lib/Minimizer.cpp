@@ -134,12 +134,12 @@ bool cutAfter(const onnx::ModelProto& m, const std::string& value, onnx::ModelPr
   return true;
 }
 
-/// The graph with node `k` removed and its first output replaced by its first input.
-bool bypass(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
+/// The graph with node `k` removed and its first output replaced by its input `i`.
+bool bypass(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out) {
   const auto& n = m.graph().node(k);
-  if (n.input_size() == 0 || n.output_size() == 0 || n.input(0).empty())
+  if (n.input_size() <= i || n.output_size() == 0 || n.input(i).empty())
     return false;
-  std::string from = n.output(0), to = n.input(0);
+  std::string from = n.output(0), to = n.input(i);
   auto types = valueTypes(m);
   bool isOutput = false;
   for (const auto& o : m.graph().output())
@@ -165,13 +165,13 @@ bool bypass(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
   return true;
 }
 
-/// The graph with node `k`'s first input made a graph input of its inferred type (unknown dims
-/// get fresh dim_params), so everything that only computed it dies.
-bool promoteInput(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
+/// The graph with node `k`'s input `i` made a graph input of its inferred type (unknown dims get
+/// fresh dim_params), so everything that only computed it dies.
+bool promoteInput(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out) {
   const auto& n = m.graph().node(k);
-  if (n.input_size() == 0 || n.input(0).empty() || isGraphInput(m, n.input(0)))
+  if (n.input_size() <= i || n.input(i).empty() || isGraphInput(m, n.input(i)))
     return false;
-  const std::string value = n.input(0);
+  const std::string value = n.input(i);
   for (const auto& t : m.graph().initializer())
     if (t.name() == value)
       return false;
@@ -187,7 +187,8 @@ bool promoteInput(const onnx::ModelProto& m, int k, onnx::ModelProto& out) {
   auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
   for (int d = 0; d < shape->dim_size(); ++d)
     if (!shape->dim(d).has_dim_value() && !shape->dim(d).has_dim_param())
-      shape->mutable_dim(d)->set_dim_param("p" + std::to_string(k) + "_" + std::to_string(d));
+      shape->mutable_dim(d)->set_dim_param("p" + std::to_string(k) + (i ? "i" + std::to_string(i) : "") + "_" +
+                                           std::to_string(d));
   // The producer of `value` must go: drop that output's node (dead-node removal does the rest).
   for (int j = 0; j < g->node_size(); ++j)
     for (const auto& o : g->node(j).output())
@@ -227,24 +228,31 @@ onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& still
         break;
     }
   }
-  bool changed = true;
-  while (changed && s.tries < maxTries) {
-    changed = false;
-    for (int k = best.graph().node_size() - 1; k >= 0 && s.tries < maxTries; --k) {
-      if (k >= best.graph().node_size())
-        continue;
-      onnx::ModelProto c;
-      if (k + 1 < best.graph().node_size() && cutAfter(best, best.graph().node(k).output(0), c) &&
-          c.graph().node_size() < best.graph().node_size() && attempt(c)) {
-        changed = true;
-        continue;
+  // Two rounds to a fixpoint each: first the first input only, then every input. The later
+  // inputs carry shapes, bounds, conditions and indices whose computing chains only the second
+  // round can cut away; starting it from the first round's graph keeps what that round reaches
+  // (greedy reduction from the full set of moves at once can settle in a larger local minimum).
+  for (bool everyInput : {false, true}) {
+    bool changed = true;
+    while (changed && s.tries < maxTries) {
+      changed = false;
+      for (int k = best.graph().node_size() - 1; k >= 0 && s.tries < maxTries; --k) {
+        if (k >= best.graph().node_size())
+          continue;
+        onnx::ModelProto c;
+        if (k + 1 < best.graph().node_size() && cutAfter(best, best.graph().node(k).output(0), c) &&
+            c.graph().node_size() < best.graph().node_size() && attempt(c)) {
+          changed = true;
+          continue;
+        }
+        const int inputs = everyInput ? best.graph().node(k).input_size() : 1;
+        bool done = false;
+        for (int i = 0; !done && i < inputs && s.tries < maxTries; ++i)
+          done = bypass(best, k, i, c) && attempt(c);
+        for (int i = 0; !done && k < best.graph().node_size() && i < inputs && s.tries < maxTries; ++i)
+          done = promoteInput(best, k, i, c) && attempt(c);
+        changed |= done;
       }
-      if (bypass(best, k, c) && attempt(c)) {
-        changed = true;
-        continue;
-      }
-      if (k < best.graph().node_size() && promoteInput(best, k, c) && attempt(c))
-        changed = true;
     }
   }
   s.nodesAfter = best.graph().node_size();

@@ -49,6 +49,48 @@ TEST(Minimizer, ReducesToAFewNodesKeepingTheProperty) {
   EXPECT_EQ(reduced, 5) << "too few generated cases hold a Transpose";
 }
 
+// y = Compress(x, Less(x, 0)). A bug that needs only the Compress keeps the Less under cuts and
+// bypasses of first inputs (x is already a graph input, and Less's output is the condition, the
+// second input); promoting the condition to a graph input leaves the Compress alone.
+TEST(Minimizer, PromotesAnyInputNotOnlyTheFirst) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("compress");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("N");
+  auto* zero = g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(onnx::TensorProto::FLOAT);
+  zero->add_float_data(0.0f);
+  auto* less = g->add_node();
+  less->set_op_type("Less");
+  less->add_input("x");
+  less->add_input("zero");
+  less->add_output("c");
+  auto* compress = g->add_node();
+  compress->set_op_type("Compress");
+  compress->add_input("x");
+  compress->add_input("c");
+  compress->add_output("y");
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  ASSERT_TRUE(needs("Compress")(m));
+  MinimizeStats st;
+  onnx::ModelProto small = minimize(m, needs("Compress"), 50, &st);
+  ASSERT_EQ(small.graph().node_size(), 1);
+  EXPECT_EQ(small.graph().node(0).op_type(), "Compress");
+  bool conditionIsInput = false;
+  for (const auto& in : small.graph().input())
+    conditionIsInput |= in.name() == "c";
+  EXPECT_TRUE(conditionIsInput);
+}
+
 TEST(Minimizer, ReturnsTheInputWhenNothingSmallerFails) {
   GeneratedCase c = generate(caseSeed(9, 1));
   int calls = 0;

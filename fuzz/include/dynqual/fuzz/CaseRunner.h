@@ -23,7 +23,7 @@ struct CaseRequest {
   std::filesystem::path corpusOut;    ///< findings are written under here; empty = not written
   std::string knob;                   ///< inject knob of the variants, recorded in meta.json
   bool minimize = true;
-  int minimizeTries = 60;             ///< predicate calls per finding
+  int minimizeTries = 200;            ///< predicate calls per finding
   int shrinkTries = 20;               ///< predicate calls per finding for dims and the binding
   /// The reference's limits per binding; past one, the case is invalid (docs/fuzz/oracles.md).
   reference::EvaluateLimits referenceLimits = defaultReferenceLimits();
