@@ -39,8 +39,22 @@ uint64_t fileBytes(const fs::path& p) {
   return ec ? 0 : n;
 }
 
-/// One line of a child's stderr (its last non-empty line), for error messages.
+/// One line of a child's stderr for error messages: the headline of a sanitizer report when there
+/// is one, else the last non-empty line. A sanitizer report ends in a stack trace or a memory map,
+/// so its last line never says what went wrong; the headline does (`==PID==ERROR: AddressSanitizer:
+/// heap-use-after-free ...`, `==PID==AddressSanitizer: hard rss limit exhausted ...`, or UBSan's
+/// `FILE:LINE:COL: runtime error: ...`).
 std::string lastLine(const std::string& text) {
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if ((line.rfind("==", 0) == 0 && line.find("Sanitizer: ") != std::string::npos) ||
+        line.find(": runtime error: ") != std::string::npos)
+      return line;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
   size_t end = text.find_last_not_of("\n ");
   if (end == std::string::npos)
     return "";
