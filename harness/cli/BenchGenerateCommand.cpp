@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -135,23 +136,18 @@ void benchGenerate(const GenerateOpts& o) {
   store::Store db(o.db.empty() ? store::defaultDbPath() : fs::path(o.db));
   // One run per machine: a file from the GPU machine records that machine, and dynqual's rows and
   // its peers' (each case names its own engine and device) share the run, so one report shows
-  // them in one table. The run's device is dq-bench's.
-  // The host decides the machine: peers describe the same GPU in their own words (or not at all,
-  // on the CPU), so the GPU name is not part of the key.
+  // them in one table. The host is the key, since peers name the same GPU in their own words (or
+  // not at all, on the CPU); the run's device and machine are dq-bench's.
   std::map<std::string, std::vector<const json*>> groups;
   for (const json& d : docs)
     groups[d.value("host", json::object()).dump()].push_back(&d);
   for (const auto& [key, members] : groups) {
-    const json* lead = members.front();
-    for (const json* d : members)
-      if (d->value("tool", "") == "dq-bench generate") {
-        lead = d;
-        break;
-      }
-    const json& first = *lead;
-    std::string device = first.value("device", "");
+    auto dqBench = std::find_if(members.begin(), members.end(),
+                                [](const json* d) { return d->value("tool", "") == "dq-bench generate"; });
+    const json& first = dqBench == members.end() ? *members.front() : **dqBench;
     std::map<std::string, std::string> params = {{"source", o.imports.empty() ? "dq-bench" : "import"}};
-    store::RunRecord header = store::newRunHeader("generate", device, o.pipeline, {selfExe(), dqBenchPath(o)}, params);
+    store::RunRecord header = store::newRunHeader("generate", first.value("device", ""), o.pipeline,
+                                                  {selfExe(), dqBenchPath(o)}, params);
     if (!o.imports.empty()) {
       header.machine = store::generationMachine(first);
       header.startedAt = first.value("started_at", header.startedAt);

@@ -40,6 +40,17 @@ void limitOwnMemory(uint64_t mb) {
 #endif
 }
 
+void addReferenceLimitOptions(CLI::App* cmd, double& seconds, int64_t& elements) {
+  cmd->add_option("--reference-timeout", seconds,
+                  "seconds the CPU reference may take per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--reference-max-elements", elements,
+                  "elements the CPU reference may hold per binding (past it: an invalid case)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void addFuzzCaseOptions(CLI::App* cmd, FuzzCaseOpts& o) {
   cmd->add_option("--bindings", o.bindings, "shape bindings (K)")->capture_default_str();
   cmd->add_option("--variant", o.variants, "variant, repeatable (default dq:production@sim)");
@@ -50,14 +61,7 @@ void addFuzzCaseOptions(CLI::App* cmd, FuzzCaseOpts& o) {
   cmd->add_option("--memory-mb", o.memoryMb, "address-space limit, MiB (0 = none)");
   cmd->add_option("--compile-timeout", o.compileTimeout, "seconds per compile")->capture_default_str();
   cmd->add_option("--run-timeout", o.runTimeout, "seconds per run of one binding")->capture_default_str();
-  cmd->add_option("--reference-timeout", o.referenceTimeout,
-                  "seconds the CPU reference may take per binding (past it: an invalid case)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--reference-max-elements", o.referenceMaxElements,
-                  "elements the CPU reference may hold per binding (past it: an invalid case)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  addReferenceLimitOptions(cmd, o.referenceTimeout, o.referenceMaxElements);
   cmd->add_flag("--no-minimize", o.noMinimize, "report findings as generated");
 }
 

@@ -23,6 +23,11 @@ struct FuzzCaseOpts {
   int64_t referenceMaxElements = fuzz::kReferenceElementLimit;
 };
 
+/// Adds --reference-timeout and --reference-max-elements (the CPU reference's limits per binding;
+/// past either, a case is invalid) to `cmd`, stored in `seconds` and `elements`. Campaigns and
+/// workers take the same two.
+void addReferenceLimitOptions(CLI::App* cmd, double& seconds, int64_t& elements);
+
 /// Adds --bindings, --variant, --inject, --oracle, --corpus-out, --knob, --memory-mb,
 /// --compile-timeout, --run-timeout, --reference-timeout, --reference-max-elements and
 /// --no-minimize to `cmd`, stored in `o`.

@@ -240,14 +240,7 @@ void addFuzzCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--memory-mb", o->memoryMb, "address-space limit of each worker, MiB (0 = none)")
       ->capture_default_str();
-  cmd->add_option("--reference-timeout", o->referenceTimeout,
-                  "seconds the CPU reference may take per binding (past it: an invalid case)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--reference-max-elements", o->referenceMaxElements,
-                  "elements the CPU reference may hold per binding (past it: an invalid case)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  addReferenceLimitOptions(cmd, o->referenceTimeout, o->referenceMaxElements);
   cmd->add_flag("--no-minimize", o->noMinimize, "keep findings as generated");
   cmd->add_flag("--one-shot", o->oneShot,
                 "a worker process per case that compiles and runs in child processes (default: one\n"

@@ -75,7 +75,7 @@ public:
     pending_.clear();
   }
 
-  /// Too many events in flight: wait for them (counted in the table as 'profile waits').
+  /// Too many events in flight: the device then synchronizes (counted in '(synchronize)').
   bool full() const { return pending_.size() >= 8192; }
 
 private:
