@@ -10,7 +10,9 @@ foreach(file IN LISTS FILES)
   if(hits)
     list(GET hits 0 first)
     list(LENGTH hits n)
-    message(FATAL_ERROR "${file} has ${n} compiler symbols, e.g.: ${first}")
+    # The fixed words first: CMake word-wraps the message, and a long path before them would
+    # split them across lines, which the canary test's regular expression reads.
+    message(FATAL_ERROR "compiler symbols, e.g.: ${first} (${n} in ${file})")
   endif()
   message(STATUS "${file}: no compiler symbols")
 endforeach()
