@@ -430,9 +430,28 @@ TEST_F(HipKernels, ElementwiseAndReductionTail) {
     for (int64_t last : {0, 1}) {
       compare(k, {{F32, {3, 4, 5}}}, I64, {3, 1, 5}, attrs({1, last}), Tol::Exact);
       compare(k, {{I8, {3, 4, 5}}}, I64, {3, 4, 1}, attrs({2, last}), Tol::Exact);
+      // Lines longer than a block, full of ties between threads' shares.
+      compare(k, {{F32, {2, 1000}, Gen::SmallNonNeg}}, I64, {2, 1}, attrs({1, last}), Tol::Exact);
+      compare(k, {{I8, {700, 3}}}, I64, {1, 3}, attrs({0, last}), Tol::Exact);
     }
   compare("one_hot", {{I64, {3, 4}, Gen::Index, 6}, {F32, {2}}}, F32, {3, 5, 4}, attrs({1}), Tol::Exact);
   compare("one_hot", {{I32, {4}, Gen::Index, 3}, {I64, {2}}}, I64, {4, 3}, attrs({1}), Tol::Exact);
+}
+
+// arg_max over 1000 elements, 7 at every i % 9 == 8 and a NaN at 300 and 700: by the sequential
+// scan's rule a NaN beats every number, so the answer is 300, or 700 with select_last_index.
+TEST_F(HipKernels, ArgMaxLongLineKeepsTheScanOrder) {
+  std::vector<float> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 9 == 8 ? 7 : i % 5);
+  std::vector<Placed> noNaN{layoutOf(HostTensor::fromValues<float>(F32, {1000}, v), 0)};
+  Placed out = layoutOf(HostTensor(I64, {1}), 0);
+  EXPECT_EQ(runOn(*hip, "arg_max", noNaN, out, attrs({0, 0})).values<int64_t>()[0], 8);
+  EXPECT_EQ(runOn(*hip, "arg_max", noNaN, out, attrs({0, 1})).values<int64_t>()[0], 998);
+  v[300] = v[700] = std::nanf("");
+  std::vector<Placed> withNaN{layoutOf(HostTensor::fromValues<float>(F32, {1000}, v), 0)};
+  EXPECT_EQ(runOn(*hip, "arg_max", withNaN, out, attrs({0, 0})).values<int64_t>()[0], 300);
+  EXPECT_EQ(runOn(*hip, "arg_max", withNaN, out, attrs({0, 1})).values<int64_t>()[0], 700);
+  EXPECT_EQ(runOn(*hip, "arg_min", withNaN, out, attrs({0, 0})).values<int64_t>()[0], 300);
 }
 
 TEST_F(HipKernels, ErrorsMatchTheSim) {

@@ -291,6 +291,7 @@ public:
     if (hipblasCreate(&blas_) != HIPBLAS_STATUS_SUCCESS) throw RuntimeError("hip: hipblasCreate failed");
     hipblasSetStream(blas_, stream_);
     dqHipblasStrictFp32(blas_);
+    if (const char *m = std::getenv("DQ_HIP_BLAS_MATH"); m && std::string(m) == "default") dqHipblasDefaultMath(blas_);
     if (HipProfile::requested()) profile_ = std::make_unique<HipProfile>(stream_);
   }
 
@@ -1067,7 +1068,14 @@ private:
     default: t = HIPBLAS_R_64F; ct = HIPBLAS_COMPUTE_64F; alpha = &oned; beta = &zerod; break;
     }
     const int64_t batchCount = std::max<int64_t>(1, numel(batch));
-    hipblasStatus_t st = hipblasGemmStridedBatchedEx(
+    hipblasStatus_t st;
+    static const bool single = std::getenv("DQ_HIP_GEMM_SINGLE") != nullptr;
+    if (batchCount == 1 && single)
+      st = hipblasGemmEx(blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N,
+                         static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t,
+                         static_cast<int>(gb.ld), ga.ptr, t, static_cast<int>(ga.ld), beta, gc.ptr, t,
+                         static_cast<int>(gc.ld), ct, HIPBLAS_GEMM_DEFAULT);
+    else st = hipblasGemmStridedBatchedEx(
         blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N,
         static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t,
         static_cast<int>(gb.ld), gb.batchStride, ga.ptr, t, static_cast<int>(ga.ld), ga.batchStride, beta,

@@ -522,34 +522,58 @@ __global__ void kLeakyRelu(Opd out, Opd in, Shape shape, double alpha) {
   }
 }
 
-// One thread per line.
+// One block per line: each thread scans a strided share of the line in index order, then the
+// block combines the candidates. The combination keeps the sequential scan's answer: any NaN beats
+// every number (the first NaN, or the last with select_last_index), equal values go to the lower
+// index (the higher with select_last_index).
+struct ArgCand {
+  double f;
+  long long i;
+  long long at;
+  bool nan;
+};
+
+__device__ bool argBetter(const ArgCand &x, const ArgCand &y, bool fl, bool isMax, bool last) {
+  if (y.at < 0) return x.at >= 0;
+  if (x.at < 0) return false;
+  bool better, tie;
+  if (fl) {
+    better = y.nan ? false : x.nan ? true : (isMax ? x.f > y.f : x.f < y.f);
+    tie = (x.nan && y.nan) || (!x.nan && !y.nan && x.f == y.f);
+  } else {
+    better = isMax ? x.i > y.i : x.i < y.i;
+    tie = x.i == y.i;
+  }
+  return better || (tie && (last ? x.at > y.at : x.at < y.at));
+}
+
 __global__ void kArgExtreme(Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax, bool last) {
+  __shared__ ArgCand sh[kThreads];
   int64_t c[kMaxRank];
   const bool fl = isFloatT(in.dtype);
-  for (int64_t li = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; li < lines.count;
-       li += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t li = blockIdx.x; li < lines.count; li += gridDim.x) {
     coords(lines, li, c);
     const int64_t bi = offsetOf(in, c, lines.rank);
-    long long best = 0;
-    double fb = fl ? loadF(in, bi) : 0.0;
-    long long ib = fl ? 0 : loadI(in, bi);
-    for (int64_t j = 1; j < n; ++j) {
-      bool better, tie;
+    ArgCand best{0.0, 0, -1, false};
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      ArgCand v{0.0, 0, j, false};
       if (fl) {
-        const double v = loadF(in, bi + j * si);
-        const bool vn = isnan(v), bn = isnan(fb);
-        better = bn ? false : vn ? true : (isMax ? v > fb : v < fb);
-        tie = (vn && bn) || (!vn && !bn && v == fb);
-        if (better || (last && tie)) fb = v;
+        v.f = loadF(in, bi + j * si);
+        v.nan = isnan(v.f);
       } else {
-        const long long v = loadI(in, bi + j * si);
-        better = isMax ? v > ib : v < ib;
-        tie = v == ib;
-        if (better || (last && tie)) ib = v;
+        v.i = loadI(in, bi + j * si);
       }
-      if (better || (last && tie)) best = j;
+      if (argBetter(v, best, fl, isMax, last)) best = v;
     }
-    storeI(out, offsetOf(out, c, lines.rank), best);
+    sh[threadIdx.x] = best;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half >>= 1) {
+      if (threadIdx.x < half && argBetter(sh[threadIdx.x + half], sh[threadIdx.x], fl, isMax, last))
+        sh[threadIdx.x] = sh[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) storeI(out, offsetOf(out, c, lines.rank), sh[0].at);
+    __syncthreads();
   }
 }
 
@@ -677,7 +701,7 @@ hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha) 
 hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax,
                       bool last) {
   if (lines.count == 0 || n == 0) return hipSuccess;
-  hipLaunchKernelGGL(kArgExtreme, dim3(blocksFor(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
+  hipLaunchKernelGGL(kArgExtreme, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
                      isMax, last);
   return hipGetLastError();
 }
