@@ -361,6 +361,19 @@ TEST_F(HipKernels, Matmul) {
   compare("matmul", {{I64, {3, 4}}, {I64, {4, 2}}}, I64, {3, 2}, {}, Tol::Exact);
   compare("matmul", {{I32, {2, 3, 4}}, {I32, {4, 2}}}, I32, {2, 3, 2}, {}, Tol::Exact);
   compare("matmul", {{F32, {3, 0}}, {F32, {0, 2}}}, F32, {3, 2}, {}, Tol::Exact);
+  // Grouped-query attention: b broadcast over the innermost batch dim, which joins M when a's
+  // and out's rows run on across it (layout 0); other layouts keep the batch.
+  compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate, 16);
+  compare("matmul", {{F16, {2, 3, 2, 16}}, {F16, {2, 1, 16, 24}}}, F16, {2, 3, 2, 24}, {}, Tol::Accumulate, 16);
+  compare("matmul", {{F32, {3, 2, 5, 7}}, {F32, {7, 4}}}, F32, {3, 2, 5, 4}, {}, Tol::Accumulate, 7);
+  // One activation row times a [1, K, N] weight: in layout 3 every operand is contiguous and
+  // aligned, so the decode GEMV runs (split over K when K is long); other layouts take the BLAS.
+  compare("matmul", {{F16, {1, 1, 2048}}, {F16, {1, 2048, 512}}}, F16, {1, 1, 512}, {}, Tol::Accumulate, 2048);
+  compare("matmul", {{F16, {1, 1, 64}}, {F16, {1, 64, 4096}}}, F16, {1, 1, 4096}, {}, Tol::Accumulate, 64);
+  compare("matmul", {{BF16, {1, 1, 300}}, {BF16, {1, 300, 40}}}, BF16, {1, 1, 40}, {}, Tol::Accumulate, 300);
+  compare("matmul", {{F32, {1, 1, 1000}}, {F32, {1, 1000, 132}}}, F32, {1, 1, 132}, {}, Tol::Accumulate, 1000);
+  compare("matmul", {{F32, {1, 1, 5}}, {F32, {1, 5, 4}}}, F32, {1, 1, 4}, {}, Tol::Accumulate, 5);
+  compare("matmul", {{F16, {1, 1, 9}}, {F16, {1, 9, 12}}}, F16, {1, 1, 12}, {}, Tol::Accumulate, 9);
 }
 
 TEST_F(HipKernels, NormalizationsAndScans) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <memory>
 
 namespace dq::rt {
@@ -291,8 +292,11 @@ public:
     if (hipblasCreate(&blas_) != HIPBLAS_STATUS_SUCCESS) throw RuntimeError("hip: hipblasCreate failed");
     hipblasSetStream(blas_, stream_);
     dqHipblasStrictFp32(blas_);
-    if (const char *m = std::getenv("DQ_HIP_BLAS_MATH"); m && std::string(m) == "default") dqHipblasDefaultMath(blas_);
     if (HipProfile::requested()) profile_ = std::make_unique<HipProfile>(stream_);
+    hipDeviceProp_t prop;
+    if (hipGetDeviceProperties(&prop, 0) == hipSuccess) multiprocessors_ = prop.multiProcessorCount;
+    const char *gemv = std::getenv("DQ_HIP_GEMV");
+    gemvEnabled_ = !(gemv && std::string(gemv) == "off");
   }
 
   ~HipDevice() override {
@@ -300,6 +304,9 @@ public:
     (void)hipStreamSynchronize(stream_);
     for (auto &[h, a] : allocations_)
       if (!a.freed) release(a);
+    dropFreeBlocks();
+    if (gemvPartials_) (void)hipFreeAsync(gemvPartials_, stream_);
+    if (gemvCounters_) (void)hipFreeAsync(gemvCounters_, stream_);
     (void)hipStreamSynchronize(stream_);
     hipblasDestroy(blas_);
     (void)hipHostFree(errHost_);
@@ -317,7 +324,15 @@ public:
     a.size = bytes;
     if (bytes > 0) {
       if (space == MemSpace::Device) {
-        hipError_t e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), bytes, stream_);
+        hipError_t e = hipSuccess;
+        if (!reuseBlock(bytes, a.ptr)) {
+          e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), bytes, stream_);
+          if (e != hipSuccess && freeBlockBytes_ > 0) {
+            (void)hipGetLastError();
+            dropFreeBlocks();
+            e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), bytes, stream_);
+          }
+        }
         if (e != hipSuccess)
           throw RuntimeError("allocate: " + std::to_string(bytes) + " bytes of device memory: " +
                              hipGetErrorString(e));
@@ -564,10 +579,32 @@ private:
     char *devPtr = nullptr;  ///< what kernels use
   };
 
+  /// Takes a cached freed block of exactly `bytes` (see freeBlocks_), or returns false.
+  bool reuseBlock(uint64_t bytes, char *&ptr) {
+    auto it = freeBlocks_.find(bytes);
+    if (it == freeBlocks_.end() || it->second.empty()) return false;
+    ptr = it->second.back();
+    it->second.pop_back();
+    freeBlockBytes_ -= bytes;
+    return true;
+  }
+
+  void dropFreeBlocks() {
+    for (auto &[bytes, blocks] : freeBlocks_)
+      for (char *p : blocks) (void)hipFreeAsync(p, stream_);
+    freeBlocks_.clear();
+    freeBlockBytes_ = 0;
+  }
+
   void release(Allocation &a) {
     if (!a.ptr) return;
     if (a.space == MemSpace::Device) {
-      (void)hipFreeAsync(a.ptr, stream_);
+      if (freeBlockBytes_ + a.size <= kFreeBlockCap) {
+        freeBlocks_[a.size].push_back(a.ptr);
+        freeBlockBytes_ += a.size;
+      } else {
+        (void)hipFreeAsync(a.ptr, stream_);
+      }
     } else {
       syncQuiet();
       if (a.space == MemSpace::Host) std::free(a.ptr);
@@ -994,6 +1031,43 @@ private:
     return t;
   }
 
+  /// One activation row times a row-major weight (the decode step's matmuls): the project's GEMV
+  /// kernel instead of the BLAS, whose per-call host cost exceeds the kernel's time at M = 1
+  /// (docs/devices.md, "Decode GEMV"). False when the operands do not fit its preconditions.
+  bool tryGemv(const Operand &a, const Operand &b, Operand &out, int64_t M, int64_t K, int64_t N,
+               const std::vector<int64_t> &batch) {
+    if (!gemvEnabled_ || M != 1 || numel(batch) != 1) return false;
+    if (a.dtype != DType::F32 && a.dtype != DType::F16 && a.dtype != DType::BF16) return false;
+    const int t = static_cast<int>(a.dtype);
+    const int64_t vec = hipk::gemvVectorWidth(t);
+    const size_t rb = b.sizes.size(), ro = out.sizes.size(), ra = a.sizes.size();
+    const int64_t ldw = K == 1 ? N : b.strides[rb - 2];
+    const size_t es = dtypeSize(a.dtype);
+    const char *w = b.base + b.offset * static_cast<int64_t>(es);
+    if (N % vec != 0 || b.strides[rb - 1] != 1 || ldw < N || ldw % vec != 0 || out.strides[ro - 1] != 1 ||
+        reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > INT32_MAX || N > INT32_MAX)
+      return false;
+    const hipk::GemvPlan plan = hipk::gemvPlan(t, K, N, multiprocessors_);
+    if (plan.partialFloats > gemvPartialCap_) {
+      if (gemvPartials_) check(hipFreeAsync(gemvPartials_, stream_), "GEMV workspace");
+      gemvPartials_ = nullptr;
+      check(hipMallocAsync(reinterpret_cast<void **>(&gemvPartials_), plan.partialFloats * sizeof(float), stream_),
+            "GEMV workspace");
+      gemvPartialCap_ = plan.partialFloats;
+    }
+    if (plan.chunks > 1 && plan.tiles > gemvCounterCap_) {
+      if (gemvCounters_) check(hipFreeAsync(gemvCounters_, stream_), "GEMV counters");
+      gemvCounters_ = nullptr;
+      check(hipMallocAsync(reinterpret_cast<void **>(&gemvCounters_), plan.tiles * sizeof(unsigned), stream_),
+            "GEMV counters");
+      check(hipMemsetAsync(gemvCounters_, 0, plan.tiles * sizeof(unsigned), stream_), "GEMV counters");
+      gemvCounterCap_ = plan.tiles;
+    }
+    launched(hipk::gemv(stream_, t, a.base + a.offset * static_cast<int64_t>(es), a.strides[ra - 1], w, ldw,
+                        out.base + out.offset * static_cast<int64_t>(es), K, N, plan, gemvPartials_, gemvCounters_));
+    return true;
+  }
+
   void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
     checkArity("matmul", ins, outs, 2);
     const Operand &a = ins[0], &b = ins[1];
@@ -1034,6 +1108,50 @@ private:
       launched(hipk::fill(stream_, aligned(out, ro), shapeOf(out.sizes), 0.0, 0));
       return;
     }
+    if (tryGemv(a, b, out, M, K, N, batch)) return;
+    Operand fa = a, fb = b, fo = out;
+    std::vector<int64_t> fbatch = batch;
+    int64_t fM = M;
+    foldBroadcastBatch(fa, fb, fo, fbatch, fM);
+    blasMatmul(fa, fb, fo, fbatch, fM, K, N);
+  }
+
+  /// a[..., G, M, K] x b[..., 1, K, N] is a[..., G*M, K] x b[..., K, N] when the rows of a and of
+  /// out run on across G. Grouped-query attention has this shape (b, the K/V group, broadcast over
+  /// the G query heads of the group); folding G into the rows spares the BLAS a broadcast copy of b
+  /// per call and gives it one taller GEMM per group. Folds innermost batch dims while that holds.
+  static void foldBroadcastBatch(Operand &a, Operand &b, Operand &out, std::vector<int64_t> &batch, int64_t &M) {
+    while (!batch.empty() && batch.back() > 1) {
+      const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
+      const int64_t G = batch.back();
+      if (ra != ro || ra < 3 || a.sizes[ra - 3] != G || (rb >= 3 && b.sizes[rb - 3] != 1)) return;
+      auto rowStride = [&](const Operand &x, size_t r, int64_t &stride) {
+        stride = M == 1 ? x.strides[r - 3] : x.strides[r - 2];
+        return M == 1 || x.strides[r - 3] == M * x.strides[r - 2];
+      };
+      int64_t sa = 0, so = 0;
+      if (!rowStride(a, ra, sa) || !rowStride(out, ro, so)) return;
+      auto fold = [&](Operand &x, size_t r, int64_t stride) {
+        x.sizes[r - 3] = G * M;
+        x.strides[r - 3] = stride;
+        x.sizes.erase(x.sizes.begin() + static_cast<std::ptrdiff_t>(r - 2));
+        x.strides.erase(x.strides.begin() + static_cast<std::ptrdiff_t>(r - 2));
+      };
+      fold(a, ra, sa);
+      fold(out, ro, so);
+      if (rb >= 3) {
+        b.sizes.erase(b.sizes.begin() + static_cast<std::ptrdiff_t>(rb - 3));
+        b.strides.erase(b.strides.begin() + static_cast<std::ptrdiff_t>(rb - 3));
+      }
+      batch.pop_back();
+      M *= G;
+    }
+  }
+
+  /// Float matmul through the vendor BLAS: strided-batched GEMM on views it can read, device
+  /// copies of operands it cannot.
+  void blasMatmul(const Operand &a, const Operand &b, Operand &out, const std::vector<int64_t> &batch, int64_t M,
+                  int64_t K, int64_t N) {
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || numel(batch) > INT32_MAX)
       throw RuntimeError("unsupported: kernel 'matmul' on hip: dims beyond the BLAS int range");
     std::vector<void *> temps;
@@ -1068,14 +1186,7 @@ private:
     default: t = HIPBLAS_R_64F; ct = HIPBLAS_COMPUTE_64F; alpha = &oned; beta = &zerod; break;
     }
     const int64_t batchCount = std::max<int64_t>(1, numel(batch));
-    hipblasStatus_t st;
-    static const bool single = std::getenv("DQ_HIP_GEMM_SINGLE") != nullptr;
-    if (batchCount == 1 && single)
-      st = hipblasGemmEx(blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N,
-                         static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t,
-                         static_cast<int>(gb.ld), ga.ptr, t, static_cast<int>(ga.ld), beta, gc.ptr, t,
-                         static_cast<int>(gc.ld), ct, HIPBLAS_GEMM_DEFAULT);
-    else st = hipblasGemmStridedBatchedEx(
+    hipblasStatus_t st = hipblasGemmStridedBatchedEx(
         blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N,
         static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t,
         static_cast<int>(gb.ld), gb.batchStride, ga.ptr, t, static_cast<int>(ga.ld), ga.batchStride, beta,
@@ -1492,6 +1603,13 @@ private:
     checkDataError(k);
   }
 
+  // Freed device blocks by exact size, handed to the next allocation of that size. A decode step
+  // allocates the same sizes layer after layer and step after step, and even the driver's
+  // stream-ordered pool costs microseconds per call. One stream orders all work, so a block's
+  // new owner runs after everything its old owner enqueued.
+  static constexpr uint64_t kFreeBlockCap = uint64_t{512} << 20;
+  std::unordered_map<uint64_t, std::vector<char *>> freeBlocks_;
+  uint64_t freeBlockBytes_ = 0;
   std::map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
   uint64_t liveDeviceBytes_ = 0;
@@ -1499,6 +1617,12 @@ private:
   hipStream_t stream_ = nullptr;
   std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
+  int multiprocessors_ = 1;
+  bool gemvEnabled_ = true;  ///< DQ_HIP_GEMV=off sends M = 1 matmuls to the BLAS too
+  float *gemvPartials_ = nullptr;  ///< GEMV split-K workspace, grown on demand (fp32 elements)
+  int64_t gemvPartialCap_ = 0;
+  unsigned *gemvCounters_ = nullptr;  ///< one per column tile, zero between launches
+  int64_t gemvCounterCap_ = 0;
   hipk::DevError *errHost_ = nullptr, *errDev_ = nullptr;
   bool pending_ = false;  ///< work was enqueued since the last stream synchronization
   /// Host-visible byte ranges written by device work since the last synchronize(), per buffer.

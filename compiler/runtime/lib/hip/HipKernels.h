@@ -134,6 +134,24 @@ hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t 
                      int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
                      int64_t on);
 
+// ---- decode GEMV (HipGemv.hip) ----
+
+/// Launch geometry of one GEMV: `tiles` column tiles of 32 vectors of 16 bytes, K cut into
+/// `chunks` chunks of `kChunk` rows; with more than one chunk the launch needs `partialFloats`
+/// fp32 of workspace and `tiles` zeroed counters (left zeroed after the launch).
+struct GemvPlan {
+  int64_t tiles = 0, chunks = 1, kChunk = 0, partialFloats = 0;
+};
+/// Elements per 16-byte vector of a GEMV over `dtype` (f32 4, f16/bf16 8).
+int gemvVectorWidth(int dtype);
+/// The plan for a K x N weight on a device with `multiprocessors` SMs / CUs.
+GemvPlan gemvPlan(int dtype, int64_t K, int64_t N, int multiprocessors);
+/// y[N] = x[K] . W[K, N] (f32, f16 or bf16; fp32 accumulation, one rounding to the dtype).
+/// x has element stride xStride, W row stride ldw (elements); y is contiguous. Preconditions
+/// (host-checked): N and ldw multiples of gemvVectorWidth, W 16-byte aligned.
+hipError_t gemv(hipStream_t s, int dtype, const void *x, int64_t xStride, const void *w, int64_t ldw, void *y,
+                int64_t K, int64_t N, const GemvPlan &plan, float *partials, unsigned *counters);
+
 // ---- data-dependent and shape-input ops (HipDataDependentKernels.hip) ----
 // Every operand has its own strides (rank as noted); `shape` is the loop shape.
 

@@ -24,6 +24,7 @@ using hipEvent_t = cudaEvent_t;
 using hipDeviceProp_t = cudaDeviceProp;
 using hipMemcpyKind = cudaMemcpyKind;
 #define hipSuccess cudaSuccess
+#define hipErrorInvalidValue cudaErrorInvalidValue
 #define hipMemcpyDefault cudaMemcpyDefault
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
@@ -92,7 +93,6 @@ using hipblasComputeType_t = cublasComputeType_t;
 #define hipblasSetStream cublasSetStream
 #define hipblasStatusToString cublasGetStatusString
 #define hipblasGemmStridedBatchedEx cublasGemmStridedBatchedEx
-#define hipblasGemmEx cublasGemmEx
 
 /// fp32 stays fp32 on NVIDIA: no TF32 and no reduced-precision fp16 reductions in cuBLAS.
 inline hipblasStatus_t dqHipblasStrictFp32(hipblasHandle_t h) {
@@ -100,12 +100,9 @@ inline hipblasStatus_t dqHipblasStrictFp32(hipblasHandle_t h) {
                                   CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
 }
 
-inline hipblasStatus_t dqHipblasDefaultMath(hipblasHandle_t h) { return cublasSetMathMode(h, CUBLAS_DEFAULT_MATH); }
-
 #endif
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(DQ_HIP_PLATFORM_AMD)
 /// AMD: hipBLAS computes fp32 GEMMs in fp32 unless asked otherwise (no TF32-like default).
 inline hipblasStatus_t dqHipblasStrictFp32(hipblasHandle_t) { return HIPBLAS_STATUS_SUCCESS; }
-inline hipblasStatus_t dqHipblasDefaultMath(hipblasHandle_t) { return HIPBLAS_STATUS_SUCCESS; }
 #endif
