@@ -7,7 +7,8 @@
 // pct_of_copy_peak = 100 * GB/s / the copy peak measured first in the same process (hip: a
 // plain 16-byte-per-thread copy kernel, HipCopyPeak.hip; sim: the sim's own memcpy). matmul
 // reports TFLOP/s = 2 * M * N * K / s / 1e12 (cuBLAS/hipBLAS on hip with fp32 compute, TF32
-// off). Every iteration is one operation followed by a synchronize, timed on the steady clock
+// off); decode shapes (M = 1) report weight GB/s and take the GEMV kernel unless
+// DQ_HIP_GEMV=off. Every iteration is one operation followed by a synchronize, timed on the steady clock
 // (manual time). After timing, each benchmark checks two elements of its output against a
 // hand-computed value and fails with SkipWithError when they differ.
 #include "dq/runtime/Device.h"
@@ -175,6 +176,37 @@ void matmul(benchmark::State &state, DType t, int64_t m, int64_t n, int64_t k) {
   expectValue(state, out, m * n, static_cast<double>(k) / 8, 0);
 }
 
+/// One decode-step matmul, x[1, K] . W[K, N]: GB/s counts the weight bytes (what the step is
+/// bound by) and `issue_us` the host time inside launch() per call, before the synchronize.
+void matmulDecode(benchmark::State &state, DType t, int64_t k, int64_t n) {
+  Buf a(t, {1, 1, k}, 0.5), b(t, {1, k, n}, 0.25), out(t, {1, 1, n}, 0.0);
+  double issue = 0, total = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    gDevice->launch("matmul", {a.view, b.view}, {out.view}, {});
+    const auto t1 = std::chrono::steady_clock::now();
+    gDevice->synchronize();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    issue += std::chrono::duration<double>(t1 - t0).count();
+    state.SetIterationTime(s);
+    total += s;
+  }
+  reportBandwidth(state, static_cast<double>(dtypeSize(t)) * static_cast<double>(k * n), total);
+  state.counters["issue_us"] = 1e6 * issue / static_cast<double>(state.iterations());
+  expectValue(state, out, n, static_cast<double>(k) / 8, 0);
+}
+
+/// `calls` decode matmuls issued back to back, then one synchronize: per-call µs is what a
+/// decode step pays per matmul when the host issues ahead of the GPU.
+void matmulDecodeStream(benchmark::State &state, DType t, int64_t k, int64_t n, int calls) {
+  Buf a(t, {1, 1, k}, 0.5), b(t, {1, k, n}, 0.25), out(t, {1, 1, n}, 0.0);
+  const double s = timed(state, [&] {
+    for (int i = 0; i < calls; ++i) gDevice->launch("matmul", {a.view, b.view}, {out.view}, {});
+  });
+  state.counters["us_per_call"] = 1e6 * s / static_cast<double>(state.iterations()) / calls;
+  expectValue(state, out, n, static_cast<double>(k) / 8, 0);
+}
+
 struct Sizes {
   int64_t copyBytes, rows, cols, mm32, mm16;
 };
@@ -197,6 +229,15 @@ void registerAll(const Sizes &z) {
       [=](benchmark::State &s) { matmul(s, DType::F32, z.mm32, z.mm32, z.mm32); });
   reg("matmul_f16/" + m16 + "x" + m16 + "x" + m16,
       [=](benchmark::State &s) { matmul(s, DType::F16, z.mm16, z.mm16, z.mm16); });
+  // The 0.85 B decoder's step shapes (hidden 2048, 4 KV heads of 128, MLP 5632, vocab 32000).
+  std::vector<std::pair<int64_t, int64_t>> decode = {{2048, 2048}, {2048, 512}, {2048, 5632}, {5632, 2048}, {2048, 32000}};
+  if (z.mm16 < 1024) decode = {{256, 512}};  // small: the sim
+  for (auto [k, n] : decode) {
+    const std::string kn = "1x" + std::to_string(k) + "x" + std::to_string(n);
+    reg("matmul_decode_f16/" + kn, [=](benchmark::State &s) { matmulDecode(s, DType::F16, k, n); });
+    reg("matmul_decode_stream100_f16/" + kn,
+        [=](benchmark::State &s) { matmulDecodeStream(s, DType::F16, k, n, 100); });
+  }
 }
 
 }  // namespace
