@@ -156,4 +156,29 @@ std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparis
   return w;
 }
 
+std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& samples,
+                                                   const std::vector<std::string>& models, RoundValue value,
+                                                   const std::string& metric) {
+  std::vector<MetricComparison> out;
+  for (const auto& name : models) {
+    MetricComparison c;
+    c.model = name;
+    c.metric = metric;
+    c.unit = "ms";
+    auto v = roundValues(samples, name, value);
+    c.rounds = static_cast<int>(v.size());
+    std::vector<double> b, h;
+    for (const auto& [round, bh] : v) {
+      b.push_back(bh.first);
+      h.push_back(bh.second);
+    }
+    if (!b.empty()) {
+      c.baseMedian = stats::median(b);
+      c.headMedian = stats::median(h);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 } // namespace dynqual::diff

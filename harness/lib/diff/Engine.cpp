@@ -224,24 +224,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   }
   if (r.looksDone == 0 && r.rounds > 0) {
     // No look was reached: nothing is decided, every timed model stays inconclusive.
-    for (const auto& name : activeNames()) {
-      MetricComparison c;
-      c.model = name;
-      c.metric = timingMetric(o.measure.clock);
-      c.unit = "ms";
-      auto v = roundValues(r.samples, name, o.policy.roundValue);
-      c.rounds = static_cast<int>(v.size());
-      std::vector<double> b, h;
-      for (const auto& [round, bh] : v) {
-        b.push_back(bh.first);
-        h.push_back(bh.second);
-      }
-      if (!b.empty()) {
-        c.baseMedian = stats::median(b);
-        c.headMedian = stats::median(h);
-      }
-      r.comparisons.push_back(c);
-    }
+    r.comparisons = undecidedComparisons(r.samples, activeNames(), o.policy.roundValue, timingMetric(o.measure.clock));
     r.warnings.push_back(fmt::format("the budget ended after {} rounds, before the first look at {}: nothing was "
                                      "decided; raise --budget",
                                      r.rounds, looks.front()));

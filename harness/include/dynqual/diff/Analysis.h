@@ -36,6 +36,12 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
                         const std::vector<Sample>& compileSamples = {},
                         const std::string& compileMetricName = "compile_ms");
 
+/// One inconclusive comparison per model in `models` when no look was reached: the rounds present
+/// and the medians of each arm's round values, nothing decided.
+std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& samples,
+                                                   const std::vector<std::string>& models, RoundValue value,
+                                                   const std::string& metric);
+
 /// Warnings when the schedule cannot reach the adjusted alpha: the exact two-sided signed-rank
 /// test needs n >= minRoundsForAlpha(alpha_look / m) rounds to reject at all.
 std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons);
