@@ -4,6 +4,7 @@
 // so it builds on a GPU machine that has a C++ compiler and nvcc or hipcc and nothing else.
 //
 //   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--reps N] [--warmup W]
+//          [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] [--alternate-first]]
 //
 // Runs the program once (outputs written to DIR/output_K.npy, K = output index, and the counters
 // of that run reported), then W untimed and N timed repetitions. Prints one JSON line on stdout:
@@ -17,6 +18,16 @@
 // the first runProgram call, first_execute_ms its executeMs; cpu_percent: 100 * (user + system
 // CPU s) / wall s over the N timed runs (docs/metrics/cpu-percent.md; 0 without timed runs);
 // peak_host_bytes: ru_maxrss of this process at the end, bytes (docs/metrics/peak-memory.md).
+// --busy-us US spins US microseconds of wall time after each timed run and adds the spun time to
+// that run's execute_ms and total_ms: the injected slowdown of the gate's self-test on a device
+// machine (docs/commands/ab.md, "On a GPU machine").
+// --alternate OTHER.dqp loads a second program of the same inputs into the same process and
+// device and times the two in alternation: timed pair i runs PROGRAM then OTHER when i is even and
+// OTHER then PROGRAM when odd (--alternate-first swaps the two), W warm-up pairs first. Machine
+// noise that comes and goes then hits both alike, and the process's own speed cancels out of their
+// ratio (the device gate's sample interleaving, docs/commands/ab.md). OTHER's samples are in
+// "alternate": {"program", "execute_ms", "total_ms"}; --alternate-busy-us spins after each of its
+// timed runs as --busy-us does for PROGRAM.
 // Exit codes: 0 ran, 1 the run failed (message on stderr), 2 usage or input error.
 #include "dq/runtime/Device.h"
 #include "dq/runtime/Error.h"
@@ -71,7 +82,8 @@ long long peakHostBytes() {
 int usage(const std::string &problem) {
   std::cerr << "dq-run: " << problem << "\n"
             << "usage: dq-run PROGRAM.dqp [--device sim|hip] --input FILE.npy ... --output-dir DIR "
-               "[--reps N] [--warmup W]\n";
+               "[--reps N] [--warmup W] [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] "
+               "[--alternate-first]]\n";
   return kUsage;
 }
 
@@ -88,7 +100,9 @@ bool parseCount(const std::string &s, int &out) {
 int main(int argc, char **argv) {
   std::string programPath, device = "sim", outDir;
   std::vector<std::string> inputs;
-  int reps = 0, warmup = 1;
+  int reps = 0, warmup = 1, busyUs = 0, altBusyUs = 0;
+  std::string altPath;
+  bool altFirst = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](std::string &dst) {
@@ -108,6 +122,14 @@ int main(int argc, char **argv) {
       if (!value(v) || !parseCount(v, reps)) return usage("--reps needs a count >= 0");
     } else if (a == "--warmup") {
       if (!value(v) || !parseCount(v, warmup)) return usage("--warmup needs a count >= 0");
+    } else if (a == "--busy-us") {
+      if (!value(v) || !parseCount(v, busyUs)) return usage("--busy-us needs a count of microseconds >= 0");
+    } else if (a == "--alternate") {
+      if (!value(altPath)) return usage("--alternate needs a program");
+    } else if (a == "--alternate-busy-us") {
+      if (!value(v) || !parseCount(v, altBusyUs)) return usage("--alternate-busy-us needs a count of microseconds >= 0");
+    } else if (a == "--alternate-first") {
+      altFirst = true;
     } else if (a == "-h" || a == "--help") {
       usage("runs a .dqp program on a device");
       return 0;
@@ -122,7 +144,7 @@ int main(int argc, char **argv) {
   if (programPath.empty()) return usage("no program given");
   if (outDir.empty()) return usage("--output-dir is required");
 
-  Program program;
+  Program program, altProgram;
   std::vector<HostTensor> tensors;
   std::unique_ptr<Device> dev;
   const Clock::time_point session0 = Clock::now();
@@ -130,6 +152,10 @@ int main(int argc, char **argv) {
     program = readProgram(programPath);
     for (const std::string &f : inputs) tensors.push_back(readNpy(f));
     validateInputs(program, tensors);
+    if (!altPath.empty()) {
+      altProgram = readProgram(altPath);
+      validateInputs(altProgram, tensors);
+    }
     dev = createDevice(device);
   } catch (const std::exception &e) {
     std::cerr << "dq-run: " << e.what() << "\n";
@@ -138,9 +164,10 @@ int main(int argc, char **argv) {
   const double sessionMs = msSince(session0);
   ::mkdir(outDir.c_str(), 0777);
 
-  RunOptions opts;
+  RunOptions opts, altOpts;
   opts.programName = programPath;
-  std::vector<double> exec, total;
+  altOpts.programName = altPath;
+  std::vector<double> exec, total, altExec, altTotal;
   RunResult first;
   double firstInferMs = 0, cpuPercent = 0;
   try {
@@ -149,13 +176,32 @@ int main(int argc, char **argv) {
     firstInferMs = msSince(first0);
     for (size_t k = 0; k < first.outputs.size(); ++k)
       writeNpy(outDir + "/output_" + std::to_string(k) + ".npy", first.outputs[k]);
-    for (int i = 0; i < warmup; ++i) runProgram(program, *dev, tensors, opts);
+    const bool alternate = !altPath.empty();
+    if (alternate) runProgram(altProgram, *dev, tensors, altOpts);
+    for (int i = 0; i < warmup; ++i) {
+      runProgram(program, *dev, tensors, opts);
+      if (alternate) runProgram(altProgram, *dev, tensors, altOpts);
+    }
+    // One timed run, the injected spin included in its times.
+    auto timedRun = [&](const Program &p, const RunOptions &o, int spinUs, std::vector<double> &e,
+                        std::vector<double> &t) {
+      RunResult r = runProgram(p, *dev, tensors, o);
+      double spunMs = 0;
+      if (spinUs > 0) {
+        const Clock::time_point spin0 = Clock::now();
+        while ((spunMs = msSince(spin0)) < spinUs / 1000.0) {
+        }
+      }
+      e.push_back(r.executeMs + spunMs);
+      t.push_back(r.totalMs + spunMs);
+    };
     const double cpu0 = cpuSeconds();
     const Clock::time_point wall0 = Clock::now();
     for (int i = 0; i < reps; ++i) {
-      RunResult r = runProgram(program, *dev, tensors, opts);
-      exec.push_back(r.executeMs);
-      total.push_back(r.totalMs);
+      const bool altNow = alternate && ((i % 2 == 1) != altFirst);
+      if (altNow) timedRun(altProgram, altOpts, altBusyUs, altExec, altTotal);
+      timedRun(program, opts, busyUs, exec, total);
+      if (alternate && !altNow) timedRun(altProgram, altOpts, altBusyUs, altExec, altTotal);
     }
     const double wallS = msSince(wall0) / 1000.0;
     if (reps > 0 && wallS > 0) cpuPercent = 100.0 * std::max(cpuSeconds() - cpu0, 0.0) / wallS;
@@ -187,7 +233,12 @@ int main(int argc, char **argv) {
   o << "},\"session_ms\":" << jsonNumber(sessionMs) << ",\"first_infer_ms\":" << jsonNumber(firstInferMs)
     << ",\"first_execute_ms\":" << jsonNumber(first.executeMs) << ",\"warmup\":" << warmup << ",\"reps\":" << reps
     << ",\"execute_ms\":" << dq::tools::jsonStats(exec) << ",\"total_ms\":" << dq::tools::jsonStats(total)
-    << ",\"cpu_percent\":" << jsonNumber(cpuPercent) << ",\"peak_host_bytes\":" << peakHostBytes() << "}";
+    << ",\"cpu_percent\":" << jsonNumber(cpuPercent) << ",\"peak_host_bytes\":" << peakHostBytes();
+  if (!altPath.empty())
+    o << ",\"alternate\":{\"program\":" << jsonString(altPath) << ",\"first\":" << (altFirst ? "true" : "false")
+      << ",\"execute_ms\":" << dq::tools::jsonStats(altExec) << ",\"total_ms\":" << dq::tools::jsonStats(altTotal)
+      << "}";
+  o << "}";
   std::cout << o.str() << std::endl;
   return 0;
 }
