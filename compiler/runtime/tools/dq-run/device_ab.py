@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""The device half of `dynqual ab` / `dynqual calibrate` on a machine without the compiler.
+
+    device_ab.py --plan DIR --dq-run BIN --out OUT [--device hip] [--budget S]
+
+DIR was written by `dynqual ab ... --prepare-device DIR` (docs/commands/ab.md, "On a GPU
+machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, DIR/head). Steps:
+
+1. correctness: every planned case of each arm once through device_check.py --manifest, into
+   OUT/base and OUT/head (the device-results layout `dynqual qualify --import-device-results`
+   reads); `dynqual ab --import-device OUT` compares them with the CPU reference there;
+2. timing: ABBA rounds over the models whose timed case ran on both arms, every dq-run bound to
+   one CPU (--pin-cpu; default the last this script may use). With the plan's interleave "sample"
+   (the default) each round is one dq-run process holding both programs (dq-run --alternate): after
+   `warmup` pairs it takes `samples` timed pairs, base first in even pairs of even rounds, so the
+   samples run base, head, head, base, ... (head first in odd rounds); the process's own speed then
+   cancels out of the ratio. With "process", round r runs base, head, head, base when r is even and
+   head, base, base, head when odd, each position a fresh dq-run taking `samples` samples after
+   `warmup` runs. A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
+   model, arm, round, position (0..3 within an ABBA cycle) and rep. With
+   inject_slowdown in ab.json the head arm of that model spins PCT % of the base median measured
+   before round 0 after every timed run (dq-run --busy-us). The rounds stop at the last look, or
+   when the next look cannot be reached within the budget (the rule of the engine); no statistics
+   run here, so a comparison that would have closed early still takes every look's rounds;
+3. OUT/device-ab.json: rounds, budget_exhausted, wall_s, slowdown_us, per-model errors, and the
+   machine at the start and the end (CPU, load, GPU and its clocks from nvidia-smi).
+
+Needs only the Python standard library. Exit code 0 when it ran (failures are results), 2 on a
+bad plan.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORDER = (("base", "head", "head", "base"), ("head", "base", "base", "head"))
+
+
+def environment():
+    env = {"load_average_1": -1.0, "cpu": "", "gpu_clocks": "", "gpu": ""}
+    try:
+        with open("/proc/loadavg") as f:
+            env["load_average_1"] = float(f.read().split()[0])
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        env["cpu"] = f"{names[0]} x{len(names)}" if names else ""
+    except OSError:
+        pass
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem",
+                            "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+        if q.returncode == 0:
+            rows = [r.split(", ") for r in q.stdout.strip().splitlines()]
+            env["gpu"] = "; ".join(f"{r[0]} (driver {r[1]})" for r in rows if len(r) >= 2)
+            env["gpu_clocks"] = "; ".join(f"sm {r[2]}, mem {r[3]}" for r in rows if len(r) >= 4)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return env
+
+
+def timed_case(entry):
+    for c in entry.get("cases", []):
+        if c.get("timed") and not c.get("unsupported"):
+            return c
+    return None
+
+
+def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None):
+    """One dq-run process; returns its execute_ms samples, and with `alternate` = (plan, entry,
+    busy_us, first) also the other program's."""
+    cmd = [args.dq_run, os.path.join(plan, entry["artifact"]), "--device", args.device, "--output-dir", work,
+           "--reps", str(samples), "--warmup", str(warmup)]
+    if busy_us > 0:
+        cmd += ["--busy-us", str(busy_us)]
+    if alternate:
+        alt_plan, alt_entry, alt_busy, alt_first = alternate
+        cmd += ["--alternate", os.path.join(alt_plan, alt_entry["artifact"])]
+        if alt_busy > 0:
+            cmd += ["--alternate-busy-us", str(alt_busy)]
+        if alt_first:
+            cmd += ["--alternate-first"]
+    for p in case["inputs"]:
+        cmd += ["--input", os.path.join(plan, p)]
+    os.makedirs(work, exist_ok=True)
+    pin = (lambda: os.sched_setaffinity(0, {args.pin_cpu})) if args.pin_cpu >= 0 else None
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, preexec_fn=pin)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"dq-run timed out after {args.run_timeout} s")
+    if r.returncode != 0:
+        raise RuntimeError(f"dq-run exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    try:
+        line = json.loads(r.stdout.strip().splitlines()[-1])
+        if alternate:
+            return line["execute_ms"]["samples"], line["alternate"]["execute_ms"]["samples"]
+        return line["execute_ms"]["samples"]
+    except (ValueError, IndexError, KeyError) as e:
+        raise RuntimeError(f"dq-run printed no timing line ({e})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--plan", required=True, help="folder written by dynqual ab --prepare-device")
+    ap.add_argument("--dq-run", required=True, help="the dq-run binary")
+    ap.add_argument("--out", required=True, help="results folder (brought back for --import-device)")
+    ap.add_argument("--device", help="device to run on (default: the plan's)")
+    ap.add_argument("--budget", type=float, help="seconds of timed rounds (default: the plan's)")
+    ap.add_argument("--run-timeout", type=float, default=120, help="seconds per dq-run process")
+    ap.add_argument("--pin-cpu", default="auto",
+                    help="CPU every dq-run is bound to: auto (the last this script may use), none, or a number")
+    ap.add_argument("--skip-correctness", action="store_true",
+                    help="time only (the import then fails every model's correctness)")
+    args = ap.parse_args()
+    try:
+        with open(os.path.join(args.plan, "ab.json")) as f:
+            ab = json.load(f)
+        if ab.get("format") != "dynqual-device-ab" or ab.get("version") != 1:
+            raise ValueError("not a dynqual-device-ab version 1 plan")
+        manifests = {}
+        for arm in ("base", "head"):
+            with open(os.path.join(args.plan, arm, "manifest.json")) as f:
+                manifests[arm] = json.load(f)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"device_ab.py: {args.plan}: {e}", file=sys.stderr)
+        return 2
+    args.device = args.device or ab["device"]
+    if args.pin_cpu == "auto":
+        args.pin_cpu = max(os.sched_getaffinity(0))
+    elif args.pin_cpu == "none":
+        args.pin_cpu = -1
+    else:
+        args.pin_cpu = int(args.pin_cpu)
+    interleave = ab.get("interleave", "sample")
+    budget = args.budget if args.budget is not None else ab["budget_s"]
+    looks = ab["looks"]
+    os.makedirs(args.out, exist_ok=True)
+    shutil.copyfile(os.path.join(args.plan, "ab.json"), os.path.join(args.out, "ab.json"))
+    env_start = environment()
+
+    if not args.skip_correctness:
+        for arm in ("base", "head"):
+            print(f"correctness: {arm}", flush=True)
+            subprocess.run([sys.executable, os.path.join(HERE, "device_check.py"), "--manifest",
+                            os.path.join(args.plan, arm, "manifest.json"), "--results", os.path.join(args.out, arm),
+                            "--dq-run", args.dq_run, "--device", args.device], check=False)
+
+    errors, models = {}, []
+    for i, name in enumerate(ab["models"]):
+        eb, eh = manifests["base"]["models"][i], manifests["head"]["models"][i]
+        cb, ch = timed_case(eb), timed_case(eh)
+        if eb.get("status") != "planned" or eh.get("status") != "planned" or not cb or not ch:
+            errors[name] = "not timed: no planned timed case on both arms"
+            continue
+        models.append({"name": name, "base": (eb, cb), "head": (eh, ch), "busy_us": 0})
+
+    samples, warmup = ab["samples"], ab["warmup"]
+    slowdown = {}
+    work = os.path.join(args.out, "timing-outputs")
+    for m in models:
+        pct = ab.get("inject_slowdown", {}).get(m["name"])
+        if pct is None:
+            continue
+        try:
+            s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], samples, warmup, 0, work))
+            median = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+            m["busy_us"] = int(round(pct / 100.0 * median * 1000.0))
+            slowdown[m["name"]] = m["busy_us"]
+        except RuntimeError as e:
+            errors[m["name"]] = f"slowdown sizing: {e}"
+            m["dropped"] = True
+
+    t0 = time.monotonic()
+    rounds, look, round_seconds, exhausted = 0, 0, 0.0, False
+    with open(os.path.join(args.out, "samples.jsonl"), "w") as out:
+        while look < len(looks) and any(not m.get("dropped") for m in models):
+            r0 = time.monotonic()
+            for m in models:
+                if interleave == "sample" and not m.get("dropped"):
+                    head_first = rounds % 2 == 1
+                    (eb, cb), (eh, _) = m["base"], m["head"]
+                    try:
+                        base_vals, head_vals = dq_run(args, os.path.join(args.plan, "base"), eb, cb, samples, warmup,
+                                                      0, work, (os.path.join(args.plan, "head"), eh, m["busy_us"],
+                                                                head_first))
+                    except RuntimeError as e:
+                        errors[m["name"]] = f"round {rounds}: {e}"
+                        m["dropped"] = True
+                        continue
+                    # Pair i ran head first when (i odd) != head_first: positions 0..3 per ABBA cycle.
+                    for i, (bv, hv) in enumerate(zip(base_vals, head_vals)):
+                        head_now = (i % 2 == 1) != head_first
+                        first, second = (("head", hv), ("base", bv)) if head_now else (("base", bv), ("head", hv))
+                        for k, (arm, v) in enumerate((first, second)):
+                            out.write(json.dumps({"model": m["name"], "arm": arm, "round": rounds,
+                                                  "position": 2 * (i % 2) + k, "rep": i // 2, "value_ms": v,
+                                                  "iterations": 1}) + "\n")
+                    continue
+                for pos, arm in enumerate(ORDER[rounds % 2]):
+                    if m.get("dropped"):
+                        break
+                    entry, case = m[arm]
+                    try:
+                        vals = dq_run(args, os.path.join(args.plan, arm), entry, case, samples, warmup,
+                                      m["busy_us"] if arm == "head" else 0, work)
+                    except RuntimeError as e:
+                        errors[m["name"]] = f"round {rounds} {arm}: {e}"
+                        m["dropped"] = True
+                        break
+                    for rep, v in enumerate(vals):
+                        out.write(json.dumps({"model": m["name"], "arm": arm, "round": rounds, "position": pos,
+                                              "rep": rep, "value_ms": v, "iterations": 1}) + "\n")
+            out.flush()
+            rounds += 1
+            round_seconds = max(round_seconds, time.monotonic() - r0)
+            elapsed = time.monotonic() - t0
+            print(f"round {rounds}/{looks[look]} {elapsed:.0f} s, budget left {max(0, budget - elapsed):.0f} s",
+                  flush=True)
+            if rounds == looks[look]:
+                look += 1
+            if look < len(looks) and elapsed + round_seconds * (looks[look] - rounds) > budget:
+                exhausted = True
+                break
+    shutil.rmtree(work, ignore_errors=True)
+    result = {"format": "dynqual-device-ab-results", "version": 1, "device": args.device, "rounds": rounds,
+              "interleave": interleave, "cpu": args.pin_cpu,
+              "budget_s": budget, "budget_exhausted": exhausted, "wall_s": time.monotonic() - t0,
+              "slowdown_us": slowdown, "errors": errors, "env_start": env_start, "env_end": environment()}
+    with open(os.path.join(args.out, "device-ab.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"{rounds} rounds in {result['wall_s']:.0f} s; {len(errors)} model(s) with errors")
+    for k, v in errors.items():
+        print(f"  {k}: {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
