@@ -30,14 +30,20 @@ void addAbCommand(CLI::App& app) {
     std::string a, b;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--a,--base", o->a, "base variant")->required();
-  cmd->add_option("--b,--head", o->b, "head variant")->required();
+  cmd->add_option("--a,--base", o->a, "base variant (required, except with --import-device: the plan's)");
+  cmd->add_option("--b,--head", o->b, "head variant (required, except with --import-device: the plan's)");
   addAbFlags(cmd, o->flags);
   cmd->callback([o] {
     try {
       diff::AbOptions options;
-      options.base = makeArm("base", o->a, "--a");
-      options.head = makeArm("head", o->b, "--b");
+      if (!o->flags.importDevice.empty()) {
+        armsFromDevicePlan(o->flags.importDevice, o->a, o->b, options);
+      } else {
+        if (o->a.empty() || o->b.empty())
+          throw UsageError("--a and --b are required (the base and head variants)");
+        options.base = makeArm("base", o->a, "--a");
+        options.head = makeArm("head", o->b, "--b");
+      }
       setExitCode(runAbCommand("ab", o->flags, options));
     } catch (const std::exception& e) {
       std::cerr << "dynqual ab: " << e.what() << "\n";
@@ -55,17 +61,26 @@ void addCalibrateCommand(CLI::App& app) {
   struct Opts {
     AbFlags flags;
     std::string variant = "dq:production@sim";
+    bool variantGiven = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--variant", o->variant, "the variant run on both arms")->capture_default_str();
+  auto* variant = cmd->add_option("--variant", o->variant, "the variant run on both arms")->capture_default_str();
   addAbFlags(cmd, o->flags);
-  cmd->callback([o] {
+  cmd->callback([o, variant] {
+    o->variantGiven = variant->count() > 0;
     try {
       if (o->flags.noDb)
         throw UsageError("calibrate stores its noise: --no-db makes no sense here");
       diff::AbOptions options;
-      options.base = makeArm("base", o->variant, "--variant");
-      options.head = makeArm("head", o->variant, "--variant");
+      if (!o->flags.importDevice.empty()) {
+        const std::string given = o->variantGiven ? o->variant : "";
+        armsFromDevicePlan(o->flags.importDevice, given, given, options);
+        if (options.base.variant.text() != options.head.variant.text())
+          throw UsageError(o->flags.importDevice + ": the plan compares two variants; import it with dynqual ab");
+      } else {
+        options.base = makeArm("base", o->variant, "--variant");
+        options.head = makeArm("head", o->variant, "--variant");
+      }
       auto after = [&](int64_t runId, const diff::AbResult& r, const std::string& machine) {
         auto noise = diff::estimateNoise(r.samples, r.roundValue);
         store::Store db(o->flags.db.empty() ? store::defaultDbPath() : std::filesystem::path(o->flags.db));

@@ -1,4 +1,5 @@
 #include "AbDriver.h"
+#include "AbDevice.h"
 #include "Commands.h"
 
 #include "dynqual/diff/AbStore.h"
@@ -75,6 +76,12 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "fastest half), or auto (lower-half-mean with --interleave sample, else min); "
                   "docs/metrics/round-value.md")
       ->check(CLI::IsMember({"auto", "min", "lower-half-mean"}))->capture_default_str();
+  cmd->add_option("--prepare-device", f.prepareDevice,
+                  "compile both arms' plans into this new folder for a device machine without the compiler, and "
+                  "stop (dq arms on one device; docs/commands/ab.md, \"On a GPU machine\")");
+  cmd->add_option("--import-device", f.importDevice,
+                  "analyse and record the folder device_ab.py wrote on the device machine (the suite, arms and "
+                  "schedule come from its plan)");
   cmd->add_option("--pin-cpu", f.pinCpu,
                   "CPU both arms run on when interleaving samples: auto (the last CPU this process may use), "
                   "none, or a CPU number")
@@ -282,17 +289,31 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   // Everything that can be wrong with the request fails here, before any work.
   std::vector<fs::path> suites(f.suites.begin(), f.suites.end());
   std::vector<fs::path> models;
-  try {
-    models = suites.empty() ? qualify::perfSuite(exec::selfBinDir() / "dynqual") : run::expandModelDirs(suites);
-  } catch (const std::exception& e) {
-    throw UsageError(e.what());
+  std::optional<DeviceAbPlan> devicePlan;
+  if (!f.prepareDevice.empty() && !f.importDevice.empty())
+    throw UsageError("--prepare-device and --import-device are two steps: give one");
+  if (!f.importDevice.empty()) {
+    if (!suites.empty())
+      throw UsageError("--import-device takes the suite from its plan; give no SUITE");
+    try {
+      devicePlan = readDeviceAbPlan(f.importDevice);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+    models = devicePlan->models;
+  } else {
+    try {
+      models = suites.empty() ? qualify::perfSuite(exec::selfBinDir() / "dynqual") : run::expandModelDirs(suites);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
   }
   if (models.empty())
     throw UsageError("the suite holds no model (pass SUITE folders holding model.onnx)");
   o.models = models;
   o.policy.alpha = f.alpha;
   o.policy.margin = f.margin;
-  o.policy.looks = f.looks.empty() ? stats::kDefaultLookRounds : f.looks;
+  o.policy.looks = f.looks.empty() ? (devicePlan ? devicePlan->looks : stats::kDefaultLookRounds) : f.looks;
   o.policy.bootstrapResamples = f.bootstrap;
   o.policy.seed = f.seed;
   try {
@@ -315,6 +336,34 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
       throw UsageError("--inject-slowdown: no model named '" + model + "' in the suite");
     if (o.head.variant.kind != exec::Variant::Kind::Dq)
       throw UsageError("--inject-slowdown needs a dq head arm");
+  }
+  if (!f.prepareDevice.empty() || devicePlan) {
+    if (devicePlan && f.interleave != "auto")
+      throw UsageError("--import-device takes the interleaving from its plan; give no --interleave");
+    if (f.clock != "auto" && f.clock != "wall")
+      throw UsageError("a device run reads wall time: --clock " + f.clock + " is not available there");
+    if (f.compileTime)
+      throw UsageError("--compile-time is not available with a device run");
+  }
+  if (!f.prepareDevice.empty()) {
+    // One dq-run process holds both programs and alternates them, unless asked for a process per
+    // ABBA position (docs/commands/ab.md, "On a GPU machine").
+    const bool sample = f.interleave != "process";
+    o.measure.interleave = sample ? diff::Interleave::Sample : diff::Interleave::Process;
+    o.measure.samplesPerPosition = f.samples == 0 ? (sample ? 20 : 5) : f.samples;
+    if (f.looks.empty() && sample)
+      o.policy.looks = stats::kSampleInterleaveLookRounds;
+    try {
+      return prepareAbDevice(kind, o, f.suites, f.prepareDevice) > 0 ? diff::kRegression : diff::kPass;
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (devicePlan) {
+    o.measure.samplesPerPosition = devicePlan->samples;
+    o.measure.warmup = devicePlan->warmup;
+    o.measure.budgetSeconds = devicePlan->budgetSeconds;
+    o.measure.injectSlowdownPercent = devicePlan->injectSlowdownPercent;
   }
   if (!f.outDir.empty()) {
     std::error_code ec;
@@ -340,16 +389,16 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   ec.runTimeoutSeconds = f.runTimeout;
   ec.runnerConfig = f.runnerConfig;
   exec::Executor executor(ec);
-  o.measure.clock = resolveClock(f.clock, o.base, o.head, executor);
-  o.measure.interleave = resolveInterleave(f.interleave, o.base, o.head, executor);
+  o.measure.clock = devicePlan ? exec::TimingClock::Wall : resolveClock(f.clock, o.base, o.head, executor);
+  o.measure.interleave = devicePlan ? devicePlan->interleave : resolveInterleave(f.interleave, o.base, o.head, executor);
   bool sampleInterleave = o.measure.interleave == diff::Interleave::Sample;
-  o.measure.cpu = sampleInterleave ? resolvePinCpu(f.pinCpu) : -1;
+  o.measure.cpu = devicePlan ? devicePlan->cpu : sampleInterleave ? resolvePinCpu(f.pinCpu) : -1;
   // Serving processes start once per round, so more and longer samples cost little there.
-  if (f.samples == 0)
+  if (f.samples == 0 && !devicePlan)
     o.measure.samplesPerPosition = sampleInterleave ? 20 : 5;
   if (f.minSampleMs == 0)
-    o.measure.minSampleMs = sampleInterleave ? 4.0 : 1.0;
-  if (f.looks.empty() && sampleInterleave)
+    o.measure.minSampleMs = devicePlan ? 0.0 : sampleInterleave ? 4.0 : 1.0;  // device samples: one run each
+  if (f.looks.empty() && sampleInterleave && !devicePlan)
     o.policy.looks = stats::kSampleInterleaveLookRounds;
   // Sample interleaving takes 40 short samples per arm and round: their fastest half is a steadier
   // round value than their single fastest (docs/metrics/round-value.md).
@@ -366,8 +415,17 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     params[k] = v;
   for (const auto& [m, pct] : o.measure.injectSlowdownPercent)
     params["inject_slowdown." + m] = fmt::format("{}", pct);
+  if (devicePlan)
+    params["device_results"] = fs::absolute(f.importDevice).lexically_normal().string();
   store::RunRecord header =
       store::newRunHeader(kind, o.head.variant.device, o.head.variant.text(), {exec::selfBinDir() / "dynqual"}, params);
+  if (devicePlan) {
+    try {
+      header.machine = deviceAbMachine(f.importDevice);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+  }
   int64_t runId = 0;
   std::string recordError;
   try {
@@ -388,10 +446,19 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     for (const auto& n : sizing)
       std::cerr << "dynqual " << kind << ": " << n << "\n";
   }
-  diff::AbResult r = diff::runAb(o, executor, [&](const std::string& line) {
-    if (o.progress)
-      std::cerr << "\r\033[K" << line << std::flush;
-  });
+  diff::AbResult r;
+  if (devicePlan) {
+    try {
+      r = importAbDevice(f.importDevice, *devicePlan, o, work);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());  // the run stays "unfinished" in the store
+    }
+  } else {
+    r = diff::runAb(o, executor, [&](const std::string& line) {
+      if (o.progress)
+        std::cerr << "\r\033[K" << line << std::flush;
+    });
+  }
   if (o.progress)
     std::cerr << "\r\033[K";
   r.warnings.insert(r.warnings.end(), sizing.begin(), sizing.end());
@@ -428,6 +495,24 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     return 2;
   }
   return diff::exitCodeFor(r);
+}
+
+void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o) {
+  DeviceAbPlan plan;
+  try {
+    plan = readDeviceAbPlan(dir);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  auto pick = [&](const std::string& given, const std::string& planned, const char* label, const char* flag) {
+    exec::Arm arm = makeArm(label, planned, flag);
+    if (!given.empty() && makeArm(label, given, flag).variant.text() != arm.variant.text())
+      throw UsageError(std::string(flag) + " " + given + " differs from the plan's " + label + " arm '" + planned +
+                       "' (" + dir + "/ab.json); give it as planned or leave it out");
+    return arm;
+  };
+  o.base = pick(a, plan.base, "base", "--a");
+  o.head = pick(b, plan.head, "head", "--b");
 }
 
 } // namespace dynqual::cli

@@ -28,13 +28,15 @@ struct AbFlags {
   std::string roundValue = "auto";  ///< auto | min | lower-half-mean
   bool noDb = false;
   bool compileTime = false;
+  std::string prepareDevice;  ///< --prepare-device DIR: compile both arms' plans for a device machine, run nothing
+  std::string importDevice;   ///< --import-device OUT: analyse and record what device_ab.py brought back
   double compileTimeout = 600, runTimeout = 300;
 };
 
 /// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
 /// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
 /// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock, --interleave,
-/// --pin-cpu, --round-value).
+/// --pin-cpu, --round-value, --prepare-device, --import-device).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
 /// Runs one A/B comparison of `base` against `head` with the flags, prints the report in
@@ -44,6 +46,11 @@ void addAbFlags(CLI::App* cmd, AbFlags& f);
 int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions options,
                  const std::map<std::string, std::string>& extraParams = {},
                  const std::function<void(int64_t runId, const diff::AbResult&, const std::string& machine)>& afterRecord = {});
+
+/// The arms of a device import: the plan's variants (`dir`/ab.json). `a` and `b` are the variants
+/// given on the command line ("" when absent); a given one that differs from the plan's is a
+/// UsageError naming both.
+void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o);
 
 /// Writes the report of `r` in --format to stdout and the three files of --out.
 void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::GateContext& ctx);

@@ -120,7 +120,7 @@ QualifySettings settingsOfPlan(const json& m) {
 }
 
 int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, const std::vector<fs::path>& models,
-                 const QualifySettings& s, const fs::path& planDir) {
+                 const QualifySettings& s, const fs::path& planDir, bool printNext) {
   std::error_code ec;
   if (fs::exists(planDir) && !fs::is_empty(planDir, ec))
     throw std::runtime_error(planDir.string() + ": exists and is not empty (prepare into a new folder)");
@@ -179,9 +179,10 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
   for (const auto& e : entries)
     if (e["status"] == "FAIL")
       std::cout << fmt::format("  {}: {}\n", e.value("name", "?"), e.value("detail", ""));
-  std::cout << "next: carry " << planDir.string()
-            << " to the device machine and run its cases there with dq-run (scripts/gpu-qualify.sh), then here: "
-               "dynqual qualify --import-device-results RESULTS (docs/commands/qualify.md)\n";
+  if (printNext)
+    std::cout << "next: carry " << planDir.string()
+              << " to the device machine and run its cases there with dq-run (scripts/gpu-qualify.sh), then here: "
+                 "dynqual qualify --import-device-results RESULTS (docs/commands/qualify.md)\n";
   return failed;
 }
 

@@ -1,0 +1,220 @@
+// `dynqual ab --prepare-device` / `--import-device` end to end, with the device machine played by
+// device_ab.py and dq-run on the sim: the rounds it brings back go through the engine's statistics,
+// an injected slowdown is found, a corrupted output fails correctness, and bad input is refused.
+#include "dq/runtime/Npy.h"
+#include "dynqual/run/ChildProcess.h"
+#include "dynqual/store/Store.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace dynqual;
+using nlohmann::json;
+
+namespace {
+
+fs::path tempDir(const std::string& what) {
+  fs::path p = fs::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+run::ChildResult runDynqual(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {DYNQUAL_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run::runChild(argv, 600);
+}
+
+run::ChildResult deviceAb(const fs::path& plan, const fs::path& out) {
+  return run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out",
+                        out.string()},
+                       600);
+}
+
+const json& comparisonOf(const json& doc, const std::string& model) {
+  for (const auto& c : doc["comparisons"])
+    if (c["model"] == model)
+      return c;
+  throw std::runtime_error("no comparison for " + model);
+}
+
+const json& accuracyOf(const json& doc, const std::string& model) {
+  for (const auto& a : doc["accuracy"])
+    if (a["model"] == model)
+      return a;
+  throw std::runtime_error("no accuracy entry for " + model);
+}
+
+// Two corpus models; decoder_tiny's head arm spins 50 % of its base median after every run. Eight
+// rounds at one look: the exact signed-rank test reaches p = 2/256 there, below the Holm level
+// 0.025 of two comparisons at alpha 0.05.
+class AbDevice : public testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    root = tempDir("ab-device");
+    fs::create_directories(root / "suite");
+    for (const char* name : {"collapse3_dynamic", "decoder_tiny"})
+      fs::create_directory_symlink(fs::path(DYNQUAL_CORPUS_DIR) / name, root / "suite" / name);
+    plan = root / "plan";
+    out = root / "out";
+    run::ChildResult p = runDynqual({"ab", (root / "suite").string(), "--a", "dq:production@sim", "--b",
+                                     "dq:production@sim", "--looks", "8", "--samples", "3", "--warmup", "1",
+                                     "--inject-slowdown", "decoder_tiny=50", "--prepare-device", plan.string()});
+    prepareLog = p.out + p.err;
+    prepareCode = p.exitCode;
+    run::ChildResult d = deviceAb(plan, out);
+    deviceLog = d.out + d.err;
+    deviceCode = d.exitCode;
+  }
+  static void TearDownTestSuite() { fs::remove_all(root); }
+
+  static json import(const fs::path& dir, int& code, std::string& err, const fs::path& db = {}) {
+    std::vector<std::string> args = {"ab", "--import-device", dir.string(), "--format", "json"};
+    if (db.empty())
+      args.push_back("--no-db");
+    else
+      args.insert(args.end(), {"--db", db.string()});
+    run::ChildResult c = runDynqual(args);
+    code = c.exitCode;
+    err = c.err;
+    return json::parse(c.out, nullptr, false);
+  }
+
+  static fs::path copyOfOut(const std::string& name) {
+    fs::path copy = root / name;
+    fs::remove_all(copy);
+    fs::copy(out, copy, fs::copy_options::recursive);
+    return copy;
+  }
+
+  static inline fs::path root, plan, out;
+  static inline std::string prepareLog, deviceLog;
+  static inline int prepareCode = -1, deviceCode = -1;
+};
+
+} // namespace
+
+TEST_F(AbDevice, TheDeviceRoundsFindTheInjectedSlowdownAndAreRecorded) {
+  ASSERT_EQ(prepareCode, 0) << prepareLog;
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  // Sample interleaving: per model 8 rounds x 3 pairs x 2 arms, one process per round; in each
+  // round the pairs run base,head / head,base / base,head (head first in odd rounds).
+  std::ifstream in(out / "samples.jsonl");
+  std::map<std::string, int> perModel;
+  std::vector<std::string> round1;
+  for (std::string l; std::getline(in, l);) {
+    if (l.empty())
+      continue;
+    json j = json::parse(l);
+    ++perModel[j["model"].get<std::string>()];
+    if (j["model"] == "decoder_tiny" && j["round"] == 1)
+      round1.push_back(j["arm"].get<std::string>() + std::to_string(j["position"].get<int>()));
+  }
+  EXPECT_EQ(perModel["decoder_tiny"], 48);
+  EXPECT_EQ(perModel["collapse3_dynamic"], 48);
+  EXPECT_EQ(round1, (std::vector<std::string>{"head0", "base1", "base2", "head3", "head0", "base1"}));
+
+  fs::path db = root / "ab.db";
+  int code = -1;
+  std::string err;
+  json doc = import(out, code, err, db);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;  // a regression
+  EXPECT_EQ(doc["rounds"], 8);
+  const json& slow = comparisonOf(doc, "decoder_tiny");
+  EXPECT_EQ(slow["verdict"], "regression") << slow.dump();
+  EXPECT_EQ(slow["metric"], "latency_ms");
+  EXPECT_GT(slow["ratio"].get<double>(), 1.2);
+  EXPECT_GT(doc["slowdown_us"]["decoder_tiny"].get<double>(), 0);
+  for (const char* m : {"collapse3_dynamic", "decoder_tiny"})
+    EXPECT_TRUE(accuracyOf(doc, m)["passed"].get<bool>()) << m;
+
+  store::Store s(db);
+  auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  store::RunRecord run = s.loadRun(runs[0].id);
+  EXPECT_EQ(run.kind, "ab");
+  EXPECT_EQ(run.status, "finished");
+  EXPECT_EQ(run.params.at("device_results"), fs::absolute(out).lexically_normal().string());
+}
+
+TEST_F(AbDevice, ProcessInterleavingRunsAProcessPerPosition) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path p = root / "plan-process", o = root / "out-process";
+  run::ChildResult prep = runDynqual({"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
+                                      "--b", "dq:production@sim", "--interleave", "process", "--looks", "8",
+                                      "--samples", "2", "--inject-slowdown", "decoder_tiny=50", "--prepare-device",
+                                      p.string()});
+  ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
+  run::ChildResult dev = deviceAb(p, o);
+  ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
+  // 8 rounds x 4 positions x 2 samples, each position its own process.
+  std::ifstream in(o / "samples.jsonl");
+  int n = 0;
+  for (std::string l; std::getline(in, l);)
+    n += l.empty() ? 0 : 1;
+  EXPECT_EQ(n, 64);
+  int code = -1;
+  std::string err;
+  json doc = import(o, code, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
+}
+
+TEST_F(AbDevice, ACorruptedHeadOutputFailsCorrectness) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path bad = copyOfOut("corrupted");
+  bool changed = false;
+  std::ifstream in(bad / "head" / "results.jsonl");
+  for (std::string l; std::getline(in, l);) {
+    json j = json::parse(l);
+    if (j["model"] != "collapse3_dynamic" || j["set"] != "test_data_set_1" || j["timed"].get<bool>())
+      continue;
+    fs::path f = bad / "head" / j["output_dir"].get<std::string>() / "output_0.npy";
+    dq::rt::HostTensor t = dq::rt::readNpy(f.string());
+    std::vector<float> v = t.values<float>();
+    for (float& x : v)
+      x += 1.0f;
+    dq::rt::writeNpy(f.string(), dq::rt::HostTensor::fromValues<float>(t.dtype, t.dims, v));
+    changed = true;
+  }
+  ASSERT_TRUE(changed);
+  int code = -1;
+  std::string err;
+  json doc = import(bad, code, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1);
+  const json& a = accuracyOf(doc, "collapse3_dynamic");
+  EXPECT_FALSE(a["passed"].get<bool>());
+  EXPECT_EQ(a["detail"].get<std::string>().rfind("head: ", 0), 0u) << a["detail"];
+  EXPECT_TRUE(accuracyOf(doc, "decoder_tiny")["passed"].get<bool>());
+  // Only models that pass correctness are timed.
+  for (const auto& c : doc["comparisons"])
+    EXPECT_NE(c["model"], "collapse3_dynamic");
+}
+
+TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path noSamples = copyOfOut("no-samples");
+  fs::remove(noSamples / "samples.jsonl");
+  int code = -1;
+  std::string err;
+  import(noSamples, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("samples.jsonl"), std::string::npos) << err;
+
+  run::ChildResult r = runDynqual({"ab", (root / "suite").string(), "--a", "ort:cpu", "--b", "dq:production@sim",
+                                   "--prepare-device", (root / "plan-ort").string()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("not a dq variant"), std::string::npos) << r.err;
+
+  r = runDynqual({"ab", "--import-device", out.string(), "--a", "dq:production@hip", "--no-db"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("differs from the plan"), std::string::npos) << r.err;
+}
