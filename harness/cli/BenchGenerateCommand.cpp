@@ -102,12 +102,18 @@ json runOneModel(const GenerateOpts& o, const fs::path& modelDir, const fs::path
 void printSummary(const json& d) {
   const json& l = d.at("limits");
   auto num = [](const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); };
-  std::cout << fmt::format("{} on {}: TTFT {:.3f} ms, TPS {:.1f} (median of {}); bandwidth limit {:.1f} tok/s, "
-                           "launch limit {:.1f} tok/s, {} binds: {:.1f}% of it\n",
-                           d.value("model", ""), d.value("device", ""), num(d["ttft_ms"].value("median", json())),
+  // A peer without a limit (no launch count, or no copy probe on a CPU) prints none.
+  auto limit = [&](const char* what, const json& v) {
+    return v.is_number() ? fmt::format("; {} limit {:.1f} tok/s", what, v.get<double>()) : std::string();
+  };
+  std::string binds = l.value("binding", "").empty() || !l["fraction_of_binding"].is_number()
+                          ? ""
+                          : fmt::format(", {} binds: {:.1f}% of it", l.value("binding", ""),
+                                        l["fraction_of_binding"].get<double>() * 100);
+  std::cout << fmt::format("{} on {}: TTFT {:.3f} ms, TPS {:.1f} (median of {}){}{}{}\n", d.value("model", ""),
+                           d.value("device", ""), num(d["ttft_ms"].value("median", json())),
                            num(d["tps"].value("median", json())), d["params"].value("reps", 0),
-                           num(l["bandwidth_limit_tps"]), num(l["launch_limit_tps"]), l.value("binding", ""),
-                           num(l["fraction_of_binding"]) * 100);
+                           limit("bandwidth", l["bandwidth_limit_tps"]), limit("launch", l["launch_limit_tps"]), binds);
 }
 
 void benchGenerate(const GenerateOpts& o) {
