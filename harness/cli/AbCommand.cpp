@@ -74,7 +74,7 @@ void addCalibrateCommand(CLI::App& app) {
       diff::AbOptions options;
       if (!o->flags.importDevice.empty()) {
         const std::string given = o->variantGiven ? o->variant : "";
-        armsFromDevicePlan(o->flags.importDevice, given, given, options);
+        armsFromDevicePlan(o->flags.importDevice, given, given, options, "--variant", "--variant");
         if (options.base.variant.text() != options.head.variant.text())
           throw UsageError(o->flags.importDevice + ": the plan compares two variants; import it with dynqual ab");
       } else {

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -81,6 +84,28 @@ diff::Environment environmentOf(const json& e, const std::string& machine) {
   return env;
 }
 
+/// An error in device-ab.json, already naming that file.
+struct DeviceRunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// `p` with what the device run in `dir` used, when `dir` holds one: its CPU and the budget it was
+/// given (device_ab.py --budget).
+DeviceAbPlan withDeviceRun(DeviceAbPlan p, const fs::path& dir) {
+  const fs::path file = dir / "device-ab.json";
+  if (!fs::exists(file))
+    return p;
+  try {
+    json d = readJson(file);
+    p.cpu = d.value("cpu", -1);
+    p.budgetSeconds = d.value("budget_s", p.budgetSeconds);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw DeviceRunError(what.rfind(file.string(), 0) == 0 ? what : file.string() + ": malformed: " + what);
+  }
+  return p;
+}
+
 } // namespace
 
 DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
@@ -91,6 +116,8 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
       throw std::runtime_error("not a dynqual-device-ab version 1 plan");
     DeviceAbPlan p;
     p.kind = j.at("kind").get<std::string>();
+    if (p.kind != "ab" && p.kind != "calibrate")
+      throw std::runtime_error("kind '" + p.kind + "' is neither ab nor calibrate");
     p.base = j.at("base").at("variant").get<std::string>();
     p.head = j.at("head").at("variant").get<std::string>();
     p.device = j.at("device").get<std::string>();
@@ -103,13 +130,9 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
     p.injectSlowdownPercent = j.value("inject_slowdown", std::map<std::string, double>{});
     p.planDir = j.at("plan_dir").get<std::string>();
     p.interleave = j.value("interleave", "sample") == "process" ? diff::Interleave::Process : diff::Interleave::Sample;
-    if (fs::exists(dir / "device-ab.json")) {
-      // What the device run used: its CPU, and the budget it was given (device_ab.py --budget).
-      json d = readJson(dir / "device-ab.json");
-      p.cpu = d.value("cpu", -1);
-      p.budgetSeconds = d.value("budget_s", p.budgetSeconds);
-    }
-    return p;
+    return withDeviceRun(p, dir);
+  } catch (const DeviceRunError&) {
+    throw;
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(file.string() + ": " + e.what());
   } catch (const std::exception& e) {
@@ -127,6 +150,8 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     throw std::runtime_error("--prepare-device: the arms run on two devices (" + o.base.variant.device + ", " +
                              o.head.variant.device + "); a device run compares arms on one");
   std::error_code ec;
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw std::runtime_error(dir.string() + ": exists and is not a folder");
   if (fs::exists(dir) && !fs::is_empty(dir, ec))
     throw std::runtime_error(dir.string() + ": exists and is not empty (prepare into a new folder)");
   std::vector<fs::path> suitePaths(suites.begin(), suites.end());
@@ -165,6 +190,10 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
   std::ofstream(dir / "ab.json") << ab.dump(1) << "\n";
   if (!fs::exists(dir / "ab.json"))
     throw std::runtime_error((dir / "ab.json").string() + ": cannot be written");
+  if (failed > 0) {
+    std::cout << failed << " model preparation(s) failed (above); fix them before running the plan\n";
+    return failed;
+  }
   std::cout << fmt::format("next: carry {} to the device machine and run there\n"
                            "  python3 compiler/runtime/tools/dq-run/device_ab.py --plan {} --dq-run DQ_RUN --out OUT\n"
                            "then here: dynqual {} --import-device OUT (docs/commands/ab.md, \"On a GPU machine\")\n",
@@ -196,39 +225,146 @@ store::Machine deviceAbMachine(const fs::path& out) {
   return m;
 }
 
+namespace {
+
+/// device-ab.json, checked.
+struct DeviceRun {
+  int rounds = 0;
+  std::string interleave;
+  std::map<std::string, std::string> errors;  ///< model -> why it was not timed, or stopped
+  json raw;
+};
+
+DeviceRun readDeviceRun(const fs::path& out, const DeviceAbPlan& plan) {
+  const fs::path file = out / "device-ab.json";
+  json d = readJson(file);
+  if (d.value("format", "") != "dynqual-device-ab-results" || d.value("version", 0) != 1)
+    throw std::runtime_error(file.string() + ": not dynqual-device-ab-results version 1");
+  DeviceRun run;
+  try {
+    if (d.at("device").get<std::string>() != plan.device)
+      throw std::runtime_error("the rounds ran on device '" + d.at("device").get<std::string>() +
+                               "' but the plan was prepared for '" + plan.device + "'");
+    run.rounds = d.at("rounds").get<int>();
+    if (run.rounds < 0)
+      throw std::runtime_error("rounds is negative");
+    run.interleave = d.value("interleave", std::string(diff::interleaveName(plan.interleave)));
+    if (run.interleave != diff::interleaveName(plan.interleave))
+      throw std::runtime_error("the rounds were interleaved by " + run.interleave + ", the plan asked for " +
+                               diff::interleaveName(plan.interleave));
+    run.errors = d.value("errors", std::map<std::string, std::string>{});
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.string() + ": malformed: " + e.what());
+  }
+  run.raw = std::move(d);
+  return run;
+}
+
+/// samples.jsonl, every line checked against the plan and the run: a known model and arm, a round
+/// the run had, an ABBA position 0..3, a finite positive time, no sample twice.
+std::vector<diff::Sample> readSamples(const fs::path& out, const DeviceAbPlan& plan, int rounds) {
+  const fs::path file = out / "samples.jsonl";
+  std::ifstream in(file);
+  if (!in)
+    throw std::runtime_error(file.string() + ": cannot be read");
+  std::set<std::string> models;
+  for (const auto& m : plan.models)
+    models.insert(m.filename().string());
+  std::set<std::tuple<std::string, std::string, int, int, int>> seen;
+  std::vector<diff::Sample> samples;
+  std::string line;
+  for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+    if (line.empty())
+      continue;
+    auto bad = [&](const std::string& why) {
+      return std::runtime_error(fmt::format("{}:{}: {}", file.string(), lineNo, why));
+    };
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object())
+      throw bad("not a JSON object");
+    diff::Sample x;
+    try {
+      x = {j.at("model").get<std::string>(), j.at("arm").get<std::string>(), j.at("round").get<int>(),
+           j.at("position").get<int>(), j.at("rep").get<int>(), j.at("value_ms").get<double>(),
+           j.value("iterations", 1)};
+    } catch (const std::exception&) {
+      throw bad("a sample needs model, arm, round, position and rep (integers) and value_ms (a number)");
+    }
+    if (!models.count(x.model))
+      throw bad("model '" + x.model + "' is not in the plan");
+    if (x.arm != "base" && x.arm != "head")
+      throw bad("arm '" + x.arm + "' is neither base nor head");
+    if (x.round < 0 || x.round >= rounds)
+      throw bad(fmt::format("round {} is outside the {} rounds device-ab.json reports", x.round, rounds));
+    if (x.position < 0 || x.position > 3 || x.rep < 0)
+      throw bad("position must be 0..3 and rep at least 0");
+    if (!std::isfinite(x.valueMs) || x.valueMs <= 0)
+      throw bad(fmt::format("value_ms {} is not a positive time", x.valueMs));
+    if (!seen.insert({x.model, x.arm, x.round, x.position, x.rep}).second)
+      throw bad("the same sample (model, arm, round, position, rep) appears twice");
+    samples.push_back(std::move(x));
+  }
+  return samples;
+}
+
+/// Bytes of a prepared artifact and its constants sidecar.
+uint64_t artifactBytes(const fs::path& planArm, const json& manifest, size_t index) {
+  std::error_code ec;
+  const auto& models = manifest.at("models");
+  if (index >= models.size() || models[index].value("artifact", "").empty())
+    return 0;
+  fs::path dqp = planArm / models[index]["artifact"].get<std::string>();
+  uint64_t n = 0;
+  for (const fs::path& f : {dqp, fs::path(dqp.string() + ".bin")}) {
+    auto b = fs::file_size(f, ec);
+    if (!ec)
+      n += b;
+  }
+  return n;
+}
+
+} // namespace
+
 diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, const diff::AbOptions& o,
                               const fs::path& workDir) {
-  json d = readJson(out / "device-ab.json");
-  if (d.value("format", "") != "dynqual-device-ab-results" || d.value("version", 0) != 1)
-    throw std::runtime_error((out / "device-ab.json").string() + ": not dynqual-device-ab-results version 1");
-  if (d.value("device", "") != plan.device)
-    throw std::runtime_error((out / "device-ab.json").string() + ": the rounds ran on device '" +
-                             d.value("device", "") + "' but the plan was prepared for '" + plan.device + "'");
+  const DeviceRun run = readDeviceRun(out, plan);
+  // Bad input is refused before any replay work.
+  std::vector<diff::Sample> samples = readSamples(out, plan, run.rounds);
+  std::map<std::string, QualifySettings> settings;
+  std::map<std::string, json> manifests;
+  for (const char* arm : kArms) {
+    const fs::path results = out / arm;
+    if (!fs::exists(results / "results.jsonl"))
+      throw std::runtime_error(results.string() + ": no results.jsonl (was device_ab.py run with --skip-correctness?)");
+    manifests[arm] = readJson(results / "manifest.json");
+    settings[arm] = settingsOfPlan(manifests[arm]);
+  }
+
   diff::AbResult r;
   r.clock = exec::TimingClock::Wall;
   r.roundValue = o.policy.roundValue;
+  const json& d = run.raw;
   const store::Machine machine = deviceAbMachine(out);
   std::string machineText = fmt::format("{} x{}", machine.cpuModel, machine.cores);
   if (!machine.gpuName.empty())
     machineText += fmt::format(", {} (driver {})", machine.gpuName, machine.gpuDriver);
   r.envStart = environmentOf(d.value("env_start", json::object()), machineText);
   r.envEnd = environmentOf(d.value("env_end", json::object()), machineText);
+  r.envStart.affinity = r.envEnd.affinity = plan.cpu >= 0 ? "dq-run bound to CPU " + std::to_string(plan.cpu)
+                                                          : "dq-run not bound";
   if (r.envStart.gpuClocks != r.envEnd.gpuClocks)
     r.envWarnings.push_back("GPU clocks changed during the run: " + r.envStart.gpuClocks + " -> " +
                             r.envEnd.gpuClocks);
   r.wallSeconds = d.value("wall_s", 0.0);
   r.budgetExhausted = d.value("budget_exhausted", false);
+  r.rounds = run.rounds;
   for (const auto& [model, us] : d.value("slowdown_us", std::map<std::string, double>{}))
     r.slowdownUs[model] = us;
+  const bool progress = isatty(STDERR_FILENO);
 
   // Correctness: each arm's device outputs against the CPU reference, replayed here.
-  std::map<std::string, QualifySettings> settings;
-  for (const char* arm : kArms) {
-    const fs::path results = out / arm;
-    if (!fs::exists(results / "results.jsonl"))
-      throw std::runtime_error(results.string() + ": no results.jsonl (device_ab.py ran without its correctness step?)");
-    settings[arm] = settingsOfPlan(readJson(results / "manifest.json"));
-  }
   std::set<std::string> correct;
   for (size_t i = 0; i < plan.models.size(); ++i) {
     diff::ModelCheck c;
@@ -236,7 +372,8 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
     c.passed = true;
     std::map<std::string, json> reports;
     for (const char* arm : kArms) {
-      std::cerr << fmt::format("\r\033[Kcorrectness {}/{} {} {}", i + 1, plan.models.size(), arm, c.model);
+      if (progress)
+        std::cerr << fmt::format("\r\033[Kcorrectness {}/{} {} {}", i + 1, plan.models.size(), arm, c.model);
       json rep = replayArm(plan.models[i], static_cast<int>(i), out / arm, settings[arm],
                            workDir / arm / std::to_string(i));
       const json& m = rep.value("model", json::object());
@@ -262,6 +399,8 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
       c.bitExact = m.value("bit_exact", false);
       (std::string(arm) == "base" ? c.baseVersion : c.headVersion) = rep.value("compiler_version", "");
       (std::string(arm) == "base" ? c.baseCompileMs : c.headCompileMs) = m.value("compile_ms", 0.0);
+      (std::string(arm) == "base" ? c.baseArtifactBytes : c.headArtifactBytes) =
+          artifactBytes(plan.planDir / arm, manifests[arm], i);
       reports[arm] = rep;
     }
     // Cases pair up by name: both arms' plans were prepared from the same suite and seed.
@@ -291,46 +430,43 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
       correct.insert(c.model);
     r.checks.push_back(std::move(c));
   }
-  std::cerr << "\r\033[K";
+  if (progress)
+    std::cerr << "\r\033[K";
   r.counterChanges = diff::counterChanges(r.checks);
 
-  // Timing: the samples of the models that passed, through the engine's own analysis.
-  std::ifstream in(out / "samples.jsonl");
-  if (!in)
-    throw std::runtime_error((out / "samples.jsonl").string() + ": cannot be read");
-  std::string line;
-  int lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.empty())
-      continue;
-    json s = json::parse(line, nullptr, false);
-    try {
-      diff::Sample x{s.at("model").get<std::string>(), s.at("arm").get<std::string>(), s.at("round").get<int>(),
-                     s.at("position").get<int>(), s.at("rep").get<int>(), s.at("value_ms").get<double>(),
-                     s.value("iterations", 1)};
-      r.rounds = std::max(r.rounds, x.round + 1);
-      if (correct.count(x.model))
-        r.samples.push_back(std::move(x));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}:{}: malformed sample: {}", (out / "samples.jsonl").string(), lineNo,
-                                           e.what()));
-    }
-  }
-  for (const auto& [model, why] : d.value("errors", std::map<std::string, std::string>{}))
-    r.infraErrors.push_back(model + ": " + why);
+  // Timing: as the engine does, a model whose rounds stopped on the device is an infrastructure
+  // error and leaves the analysis, so it cannot hold back the looks of the others.
   std::vector<std::string> timed;
-  for (const auto& c : r.checks)
-    if (correct.count(c.model) && std::any_of(r.samples.begin(), r.samples.end(),
-                                              [&](const diff::Sample& s) { return s.model == c.model; }))
+  for (const auto& c : r.checks) {
+    auto err = run.errors.find(c.model);
+    if (err != run.errors.end()) {
+      r.infraErrors.push_back(c.model + ": " + err->second);
+      continue;
+    }
+    if (!correct.count(c.model))
+      continue;
+    bool any = std::any_of(samples.begin(), samples.end(), [&](const diff::Sample& x) { return x.model == c.model; });
+    if (!any && run.rounds > 0)
+      throw std::runtime_error((out / "samples.jsonl").string() + ": no sample of model '" + c.model +
+                               "', which passed and which device-ab.json names no error for");
+    if (any)
       timed.push_back(c.model);
+  }
+  for (const auto& x : samples)
+    if (std::find(timed.begin(), timed.end(), x.model) != timed.end())
+      r.samples.push_back(x);
+  if (timed.empty()) {
+    if (run.rounds == 0 && !correct.empty())
+      r.warnings.push_back("the device run took no timed round");
+    return r;
+  }
   diff::AnalysisOutcome a = diff::analyze(r.samples, timed, o.policy, diff::timingMetric(r.clock));
   r.comparisons = std::move(a.comparisons);
   r.looksDone = a.looksDone;
   if (r.looksDone == 0) {
     r.comparisons = diff::undecidedComparisons(r.samples, timed, o.policy.roundValue, diff::timingMetric(r.clock));
     r.warnings.push_back(fmt::format("the device run ended after {} rounds, before the first look at {}: nothing "
-                                     "was decided; raise --budget",
+                                     "was decided; raise the budget (device_ab.py --budget)",
                                      r.rounds, o.policy.looks.front()));
   }
   return r;

@@ -76,12 +76,16 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "fastest half), or auto (lower-half-mean with --interleave sample, else min); "
                   "docs/metrics/round-value.md")
       ->check(CLI::IsMember({"auto", "min", "lower-half-mean"}))->capture_default_str();
+  auto notEmpty = CLI::Validator(
+      [](std::string& v) { return v.empty() ? std::string("needs a folder") : std::string(); }, "DIR");
   cmd->add_option("--prepare-device", f.prepareDevice,
                   "compile both arms' plans into this new folder for a device machine without the compiler, and "
-                  "stop (dq arms on one device; docs/commands/ab.md, \"On a GPU machine\")");
+                  "stop (dq arms on one device; docs/commands/ab.md, \"On a GPU machine\")")
+      ->check(notEmpty);
   cmd->add_option("--import-device", f.importDevice,
                   "analyse and record the folder device_ab.py wrote on the device machine (the suite, arms and "
-                  "schedule come from its plan)");
+                  "schedule come from its plan)")
+      ->check(notEmpty);
   cmd->add_option("--pin-cpu", f.pinCpu,
                   "CPU both arms run on when interleaving samples: auto (the last CPU this process may use), "
                   "none, or a CPU number")
@@ -300,6 +304,9 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     } catch (const std::exception& e) {
       throw UsageError(e.what());
     }
+    if (devicePlan->kind != kind)
+      throw UsageError(f.importDevice + ": the plan was prepared by dynqual " + devicePlan->kind +
+                       "; import it with dynqual " + devicePlan->kind);
     models = devicePlan->models;
   } else {
     try {
@@ -340,6 +347,13 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   if (!f.prepareDevice.empty() || devicePlan) {
     if (devicePlan && f.interleave != "auto")
       throw UsageError("--import-device takes the interleaving from its plan; give no --interleave");
+    // What the plan fixed, or the device run decides, cannot be changed afterwards or here.
+    if (devicePlan && (f.samples != 0 || f.warmup != 2 || f.budget != 600 || !f.inject.empty()))
+      throw UsageError("--import-device takes --samples, --warmup, --budget and --inject-slowdown from its plan; "
+                       "give them at --prepare-device (the budget to device_ab.py --budget)");
+    if (!f.prepareDevice.empty() && (f.pinCpu != "auto" || f.minSampleMs != 0 || f.roundValue != "auto"))
+      throw UsageError("--prepare-device: --pin-cpu belongs to device_ab.py, a device sample is one run "
+                       "(no --min-sample-ms), and --round-value is given at --import-device");
     if (f.clock != "auto" && f.clock != "wall")
       throw UsageError("a device run reads wall time: --clock " + f.clock + " is not available there");
     if (f.compileTime)
@@ -497,7 +511,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   return diff::exitCodeFor(r);
 }
 
-void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o) {
+void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o,
+                        const char* flagA, const char* flagB) {
   DeviceAbPlan plan;
   try {
     plan = readDeviceAbPlan(dir);
@@ -511,8 +526,8 @@ void armsFromDevicePlan(const std::string& dir, const std::string& a, const std:
                        "' (" + dir + "/ab.json); give it as planned or leave it out");
     return arm;
   };
-  o.base = pick(a, plan.base, "base", "--a");
-  o.head = pick(b, plan.head, "head", "--b");
+  o.base = pick(a, plan.base, "base", flagA);
+  o.head = pick(b, plan.head, "head", flagB);
 }
 
 } // namespace dynqual::cli

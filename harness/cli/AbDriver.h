@@ -50,7 +50,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions opti
 /// The arms of a device import: the plan's variants (`dir`/ab.json). `a` and `b` are the variants
 /// given on the command line ("" when absent); a given one that differs from the plan's is a
 /// UsageError naming both.
-void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o);
+void armsFromDevicePlan(const std::string& dir, const std::string& a, const std::string& b, diff::AbOptions& o,
+                        const char* flagA = "--a", const char* flagB = "--b");
 
 /// Writes the report of `r` in --format to stdout and the three files of --out.
 void emitAbReport(const AbFlags& f, const diff::AbResult& r, const reports::GateContext& ctx);

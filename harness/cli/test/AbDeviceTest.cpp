@@ -199,6 +199,37 @@ TEST_F(AbDevice, ACorruptedHeadOutputFailsCorrectness) {
     EXPECT_NE(c["model"], "collapse3_dynamic");
 }
 
+// A model whose rounds stopped on the device (device-ab.json names its error) is an infrastructure
+// error and leaves the analysis; the other model's regression is still found, and wins the exit code.
+TEST_F(AbDevice, AModelThatStoppedDoesNotHideAnotherModelsRegression) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path cut = copyOfOut("stopped");
+  std::vector<std::string> kept;
+  {
+    std::ifstream in(cut / "samples.jsonl");
+    for (std::string l; std::getline(in, l);)
+      if (!l.empty() && !(json::parse(l)["model"] == "collapse3_dynamic" && json::parse(l)["round"].get<int>() >= 5))
+        kept.push_back(l);
+  }
+  std::ofstream(cut / "samples.jsonl") << [&] {
+    std::string all;
+    for (const auto& l : kept)
+      all += l + "\n";
+    return all;
+  }();
+  json d = json::parse(std::ifstream(cut / "device-ab.json"));
+  d["errors"]["collapse3_dynamic"] = "round 5 head: dq-run exit -11";
+  std::ofstream(cut / "device-ab.json") << d.dump();
+  int code = -1;
+  std::string err;
+  json doc = import(cut, code, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
+  ASSERT_EQ(doc["infrastructure_errors"].size(), 1u);
+  EXPECT_NE(doc["infrastructure_errors"][0].get<std::string>().find("collapse3_dynamic: round 5"), std::string::npos);
+}
+
 TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   ASSERT_EQ(deviceCode, 0) << deviceLog;
   fs::path noSamples = copyOfOut("no-samples");
@@ -208,6 +239,30 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   import(noSamples, code, err);
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("samples.jsonl"), std::string::npos) << err;
+
+  // An empty file: a model that passed has no sample and no error to explain it.
+  std::ofstream(noSamples / "samples.jsonl").close();
+  import(noSamples, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("no sample of model"), std::string::npos) << err;
+
+  fs::path badArm = copyOfOut("bad-arm");
+  std::ofstream(badArm / "samples.jsonl", std::ios::app)
+      << R"({"model": "decoder_tiny", "arm": "middle", "round": 0, "position": 0, "rep": 9, "value_ms": 1.0})" << "\n";
+  import(badArm, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("samples.jsonl:"), std::string::npos) << err;
+  EXPECT_NE(err.find("arm 'middle'"), std::string::npos) << err;
+
+  run::ChildResult cal = runDynqual({"calibrate", "--import-device", out.string(), "--db", (root / "cal.db").string()});
+  EXPECT_EQ(cal.exitCode, 2);
+  EXPECT_NE(cal.err.find("import it with dynqual ab"), std::string::npos) << cal.err;
+
+  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
+                                        (root / "no-such-dq-run").string(), "--out", (root / "out-bad").string()},
+                                       60);
+  EXPECT_EQ(dev.exitCode, 2);
+  EXPECT_NE(dev.err.find("not an executable file"), std::string::npos) << dev.err;
 
   run::ChildResult r = runDynqual({"ab", (root / "suite").string(), "--a", "ort:cpu", "--b", "dq:production@sim",
                                    "--prepare-device", (root / "plan-ort").string()});

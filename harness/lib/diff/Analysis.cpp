@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace dynqual::diff {
@@ -175,7 +176,14 @@ std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& sa
     if (!b.empty()) {
       c.baseMedian = stats::median(b);
       c.headMedian = stats::median(h);
+      std::vector<double> ratios;
+      for (size_t i = 0; i < b.size(); ++i)
+        ratios.push_back(h[i] / b[i]);
+      c.ratio = c.medianRatio = stats::median(ratios);
     }
+    // No interval was computed: shown as unbounded, so no row reads as a measured "no change".
+    c.ciLow = c.bootLow = 0;
+    c.ciHigh = c.bootHigh = std::numeric_limits<double>::infinity();
     out.push_back(c);
   }
   return out;

@@ -25,13 +25,14 @@ machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, D
 3. OUT/device-ab.json: rounds, budget_exhausted, wall_s, slowdown_us, per-model errors, and the
    machine at the start and the end (CPU, load, GPU and its clocks from nvidia-smi).
 
-Needs only the Python standard library. Exit code 0 when it ran (failures are results), 2 on a
-bad plan.
+Needs only the Python standard library. Exit code 0 when it ran (a model's failure is a result),
+1 when no model could be timed, 2 on a bad plan or bad arguments.
 """
 import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -88,13 +89,21 @@ def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=No
     os.makedirs(work, exist_ok=True)
     pin = (lambda: os.sched_setaffinity(0, {args.pin_cpu})) if args.pin_cpu >= 0 else None
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, preexec_fn=pin)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"dq-run timed out after {args.run_timeout} s")
-    if r.returncode != 0:
-        raise RuntimeError(f"dq-run exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        # Its own process group, so a timeout ends everything it started.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pin,
+                                start_new_session=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RuntimeError(f"dq-run could not start: {e}")
     try:
-        line = json.loads(r.stdout.strip().splitlines()[-1])
+        stdout, stderr = proc.communicate(timeout=args.run_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise RuntimeError(f"dq-run timed out after {args.run_timeout} s")
+    if proc.returncode != 0:
+        raise RuntimeError(f"dq-run exit {proc.returncode}: {stderr.strip()[-300:]}")
+    try:
+        line = json.loads(stdout.strip().splitlines()[-1])
         if alternate:
             return line["execute_ms"]["samples"], line["alternate"]["execute_ms"]["samples"]
         return line["execute_ms"]["samples"]
@@ -113,8 +122,23 @@ def main():
     ap.add_argument("--pin-cpu", default="auto",
                     help="CPU every dq-run is bound to: auto (the last this script may use), none, or a number")
     ap.add_argument("--skip-correctness", action="store_true",
-                    help="time only (the import then fails every model's correctness)")
+                    help="time only (a look at the timing here; --import-device refuses such a folder)")
     args = ap.parse_args()
+    usage = []
+    if not (os.path.isfile(args.dq_run) and os.access(args.dq_run, os.X_OK)):
+        usage.append(f"--dq-run {args.dq_run}: not an executable file")
+    if os.path.abspath(args.out) == os.path.abspath(args.plan) or \
+            os.path.abspath(args.out).startswith(os.path.abspath(args.plan) + os.sep):
+        usage.append("--out must be outside the plan folder")
+    if args.budget is not None and args.budget <= 0:
+        usage.append("--budget must be a positive number of seconds")
+    allowed = os.sched_getaffinity(0)
+    if args.pin_cpu not in ("auto", "none") and (not args.pin_cpu.isdigit() or int(args.pin_cpu) not in allowed):
+        usage.append(f"--pin-cpu {args.pin_cpu}: not one of the CPUs this process may use {sorted(allowed)}")
+    if usage:
+        for u in usage:
+            print(f"device_ab.py: {u}", file=sys.stderr)
+        return 2
     try:
         with open(os.path.join(args.plan, "ab.json")) as f:
             ab = json.load(f)
@@ -234,6 +258,9 @@ def main():
     print(f"{rounds} rounds in {result['wall_s']:.0f} s; {len(errors)} model(s) with errors")
     for k, v in errors.items():
         print(f"  {k}: {v}")
+    if ab["models"] and len(errors) == len(ab["models"]):
+        print("device_ab.py: no model was timed (every one has an error above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -36,8 +36,9 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
                         const std::vector<Sample>& compileSamples = {},
                         const std::string& compileMetricName = "compile_ms");
 
-/// One inconclusive comparison per model in `models` when no look was reached: the rounds present
-/// and the medians of each arm's round values, nothing decided.
+/// One inconclusive comparison per model in `models` when no look was reached: the rounds present,
+/// the medians of each arm's round values and the median per-round ratio head/base (descriptive),
+/// intervals unbounded (0, +inf) and p = 1: nothing decided.
 std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& samples,
                                                    const std::vector<std::string>& models, RoundValue value,
                                                    const std::string& metric);
