@@ -1,6 +1,7 @@
 // `dynqual ab --prepare-device` / `--import-device` end to end, with the device machine played by
 // device_ab.py and dq-run on the sim: the rounds it brings back go through the engine's statistics,
 // an injected slowdown is found, a corrupted output fails correctness, and bad input is refused.
+#include "DeviceTestSupport.h"
 #include "dq/runtime/Npy.h"
 #include "dynqual/run/ChildProcess.h"
 #include "dynqual/store/Store.h"
@@ -14,21 +15,10 @@
 namespace fs = std::filesystem;
 using namespace dynqual;
 using nlohmann::json;
+using testing_support::runDynqual;
+using testing_support::tempDir;
 
 namespace {
-
-fs::path tempDir(const std::string& what) {
-  fs::path p = fs::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-run::ChildResult runDynqual(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DYNQUAL_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run::runChild(argv, 600);
-}
 
 run::ChildResult deviceAb(const fs::path& plan, const fs::path& out) {
   return run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out",
@@ -177,11 +167,7 @@ TEST_F(AbDevice, ACorruptedHeadOutputFailsCorrectness) {
     if (j["model"] != "collapse3_dynamic" || j["set"] != "test_data_set_1" || j["timed"].get<bool>())
       continue;
     fs::path f = bad / "head" / j["output_dir"].get<std::string>() / "output_0.npy";
-    dq::rt::HostTensor t = dq::rt::readNpy(f.string());
-    std::vector<float> v = t.values<float>();
-    for (float& x : v)
-      x += 1.0f;
-    dq::rt::writeNpy(f.string(), dq::rt::HostTensor::fromValues<float>(t.dtype, t.dims, v));
+    testing_support::shiftNpyValues(f, 1.0f);
     changed = true;
   }
   ASSERT_TRUE(changed);

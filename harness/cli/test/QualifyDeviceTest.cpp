@@ -1,6 +1,7 @@
 // `dynqual qualify --prepare` / `--import-device-results` end to end, with the device side played
 // by device_check.py --manifest and dq-run on the sim, and the sim's element-type precision mode
 // meeting real, non-zero L2 in a qualification.
+#include "DeviceTestSupport.h"
 #include "dq/runtime/Npy.h"
 #include "dynqual/run/ChildProcess.h"
 #include "dynqual/store/Store.h"
@@ -15,21 +16,10 @@
 namespace fs = std::filesystem;
 using namespace dynqual;
 using nlohmann::json;
+using testing_support::runDynqual;
+using testing_support::tempDir;
 
 namespace {
-
-fs::path tempDir(const std::string& what) {
-  fs::path p = fs::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-run::ChildResult runDynqual(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DYNQUAL_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run::runChild(argv, 600);
-}
 
 /// Plays the device machine: device_check.py --manifest with dq-run on the manifest's device.
 run::ChildResult deviceRun(const fs::path& plan, const fs::path& results) {
@@ -206,11 +196,7 @@ TEST_F(QualifyDevice, ACorruptedOutputIsAnAccuracyFailure) {
   for (const json& l : readLines(bad / "results.jsonl"))
     if (l["model"] == "collapse3_dynamic" && l["set"] == "test_data_set_1" && !l["timed"].get<bool>()) {
       fs::path f = bad / l["output_dir"].get<std::string>() / "output_0.npy";
-      dq::rt::HostTensor t = dq::rt::readNpy(f.string());
-      std::vector<float> v = t.values<float>();
-      for (float& x : v)
-        x += 1.0f;
-      dq::rt::writeNpy(f.string(), dq::rt::HostTensor::fromValues<float>(t.dtype, t.dims, v));
+      testing_support::shiftNpyValues(f, 1.0f);
       changed = true;
     }
   ASSERT_TRUE(changed);

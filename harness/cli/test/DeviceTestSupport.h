@@ -1,0 +1,38 @@
+#pragma once
+// What the device-on-another-machine tests share: scratch folders, the dynqual binary as a child,
+// and damaging a device output on purpose.
+#include "dq/runtime/Npy.h"
+#include "dynqual/run/ChildProcess.h"
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace dynqual::testing_support {
+
+/// An empty folder under the temp directory, named after `what` and this process.
+inline std::filesystem::path tempDir(const std::string& what) {
+  std::filesystem::path p = std::filesystem::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+/// `dynqual ARGS...` as a child process (limit 600 s).
+inline run::ChildResult runDynqual(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {DYNQUAL_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run::runChild(argv, 600);
+}
+
+/// Adds `delta` to every element of the f32 .npy file `file` (a corrupted device output).
+inline void shiftNpyValues(const std::filesystem::path& file, float delta) {
+  dq::rt::HostTensor t = dq::rt::readNpy(file.string());
+  std::vector<float> v = t.values<float>();
+  for (float& x : v)
+    x += delta;
+  dq::rt::writeNpy(file.string(), dq::rt::HostTensor::fromValues<float>(t.dtype, t.dims, v));
+}
+
+} // namespace dynqual::testing_support
