@@ -9,8 +9,8 @@
 # 2. runs the HipKernels tests (the GEMV, the folded GQA matmuls, arg_max) and stops on a failure;
 # 3. regenerates the 0.85 B weights;
 # 4. dq-bench generate, profiled (DQ_HIP_PROFILE=1, 32 decode steps) and unprofiled
-#    (--gen-tokens 128 --warmup 1 --reps 3), with the GEMV (default) and with DQ_HIP_GEMV=off
-#    (every matmul through the BLAS);
+#    (--gen-tokens 128 --warmup 1 --reps 3), with DQ_HIP_GEMV=on (one-row matmuls through the
+#    GEMV) and off (every matmul through the BLAS, the default);
 # 5. dq-kernel-bench on the decode matmul shapes, both ways.
 # Writes summary.txt and one file per run to OUT_DIR.
 set -uo pipefail

@@ -7,9 +7,9 @@
 // pct_of_copy_peak = 100 * GB/s / the copy peak measured first in the same process (hip: a
 // plain 16-byte-per-thread copy kernel, HipCopyPeak.hip; sim: the sim's own memcpy). matmul
 // reports TFLOP/s = 2 * M * N * K / s / 1e12 (cuBLAS/hipBLAS on hip with fp32 compute, TF32
-// off); decode shapes (M = 1) report weight GB/s and take the GEMV kernel unless
-// DQ_HIP_GEMV=off. Every iteration is one operation followed by a synchronize, timed on the steady clock
-// (manual time). After timing, each benchmark checks two elements of its output against a
+// off); decode shapes (M = 1) report weight GB/s and take the GEMV kernel with DQ_HIP_GEMV=on.
+// Every iteration is one operation followed by a synchronize, timed on the steady clock (manual
+// time). After timing, each benchmark checks two elements of its output against a
 // hand-computed value and fails with SkipWithError when they differ.
 #include "dq/runtime/Device.h"
 #include "dq/runtime/Float16.h"

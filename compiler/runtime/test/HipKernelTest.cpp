@@ -15,6 +15,7 @@
 #include "dq/runtime/hip/HipDevice.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -366,14 +367,21 @@ TEST_F(HipKernels, Matmul) {
   compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate, 16);
   compare("matmul", {{F16, {2, 3, 2, 16}}, {F16, {2, 1, 16, 24}}}, F16, {2, 3, 2, 24}, {}, Tol::Accumulate, 16);
   compare("matmul", {{F32, {3, 2, 5, 7}}, {F32, {7, 4}}}, F32, {3, 2, 5, 4}, {}, Tol::Accumulate, 7);
-  // One activation row times a [1, K, N] weight: in layout 3 every operand is contiguous and
-  // aligned, so the decode GEMV runs (split over K when K is long); other layouts take the BLAS.
+  // One activation row times a [1, K, N] weight, through the BLAS here, then through the decode
+  // GEMV (opt-in): in layout 3 every operand is contiguous and aligned, so it runs (split over K
+  // when K is long); other layouts still take the BLAS.
+  for (const char *gemv : {"off", "on"}) {
+    SCOPED_TRACE(std::string("DQ_HIP_GEMV=") + gemv);
+    setenv("DQ_HIP_GEMV", gemv, 1);
+    hip = createDevice("hip");
+    unsetenv("DQ_HIP_GEMV");
   compare("matmul", {{F16, {1, 1, 2048}}, {F16, {1, 2048, 512}}}, F16, {1, 1, 512}, {}, Tol::Accumulate, 2048);
   compare("matmul", {{F16, {1, 1, 64}}, {F16, {1, 64, 4096}}}, F16, {1, 1, 4096}, {}, Tol::Accumulate, 64);
   compare("matmul", {{BF16, {1, 1, 300}}, {BF16, {1, 300, 40}}}, BF16, {1, 1, 40}, {}, Tol::Accumulate, 300);
   compare("matmul", {{F32, {1, 1, 1000}}, {F32, {1, 1000, 132}}}, F32, {1, 1, 132}, {}, Tol::Accumulate, 1000);
   compare("matmul", {{F32, {1, 1, 5}}, {F32, {1, 5, 4}}}, F32, {1, 1, 4}, {}, Tol::Accumulate, 5);
   compare("matmul", {{F16, {1, 1, 9}}, {F16, {1, 9, 12}}}, F16, {1, 1, 12}, {}, Tol::Accumulate, 9);
+  }
 }
 
 TEST_F(HipKernels, NormalizationsAndScans) {

@@ -296,7 +296,7 @@ public:
     hipDeviceProp_t prop;
     if (hipGetDeviceProperties(&prop, 0) == hipSuccess) multiprocessors_ = prop.multiProcessorCount;
     const char *gemv = std::getenv("DQ_HIP_GEMV");
-    gemvEnabled_ = !(gemv && std::string(gemv) == "off");
+    gemvEnabled_ = gemv && std::string(gemv) == "on";
   }
 
   ~HipDevice() override {
@@ -1031,9 +1031,10 @@ private:
     return t;
   }
 
-  /// One activation row times a row-major weight (the decode step's matmuls): the project's GEMV
-  /// kernel instead of the BLAS, whose per-call host cost exceeds the kernel's time at M = 1
-  /// (docs/devices.md, "Decode GEMV"). False when the operands do not fit its preconditions.
+  /// With DQ_HIP_GEMV=on, one activation row times a row-major weight (the decode step's matmuls)
+  /// takes the project's GEMV kernel instead of the BLAS, whose per-call host cost exceeds the
+  /// kernel's time at M = 1; end to end the gain is not established yet, so it is opt-in
+  /// (docs/devices.md, "Decode GEMV"). False when off or the operands do not fit its preconditions.
   bool tryGemv(const Operand &a, const Operand &b, Operand &out, int64_t M, int64_t K, int64_t N,
                const std::vector<int64_t> &batch) {
     if (!gemvEnabled_ || M != 1 || numel(batch) != 1) return false;
@@ -1618,7 +1619,7 @@ private:
   std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
   int multiprocessors_ = 1;
-  bool gemvEnabled_ = true;  ///< DQ_HIP_GEMV=off sends M = 1 matmuls to the BLAS too
+  bool gemvEnabled_ = false;  ///< DQ_HIP_GEMV=on: M = 1 matmuls take the GEMV, not the BLAS
   float *gemvPartials_ = nullptr;  ///< GEMV split-K workspace, grown on demand (fp32 elements)
   int64_t gemvPartialCap_ = 0;
   unsigned *gemvCounters_ = nullptr;  ///< one per column tile, zero between launches
