@@ -272,12 +272,16 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   EXPECT_EQ(g.doc["comparisons"][1]["metric"], "compile_cpu_ms");
   EXPECT_EQ(g.doc["comparisons"][1]["rounds"], 12);
   EXPECT_EQ(g.doc["compile_samples"].size(), 24u);  // 12 rounds x 2 arms
-  for (const auto& c : g.doc["comparisons"])
-    EXPECT_NE(c["verdict"], "regression") << c.dump();
+  // Which verdict a 12-round, one-sample A/A gets depends on the load of the machine (a loaded
+  // ctest can flag it); that the stored samples give it again is what this test is about.
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(r.doc.is_discarded()) << r.err;
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
-  EXPECT_EQ(r.doc["comparisons"][1]["p"], g.doc["comparisons"][1]["p"]);
+  ASSERT_EQ(r.doc["comparisons"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.doc["comparisons"][i]["verdict"], g.doc["comparisons"][i]["verdict"]);
+    EXPECT_EQ(r.doc["comparisons"][i]["p"], g.doc["comparisons"][i]["p"]);
+  }
   Outcome ort = run({"ab", kSlice, "--a", "dq", "--b", "ort:cpu", "--compile-time", "--no-db"}, false);
   EXPECT_EQ(ort.code, 2);
   EXPECT_NE(ort.err.find("two dq arms"), std::string::npos) << ort.err;
