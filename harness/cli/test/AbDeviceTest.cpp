@@ -244,6 +244,23 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   EXPECT_EQ(cal.exitCode, 2);
   EXPECT_NE(cal.err.find("import it with dynqual ab"), std::string::npos) << cal.err;
 
+  // Arms whose timed case has other inputs are not timed against each other.
+  fs::path otherInputs = root / "plan-other-inputs";
+  fs::remove_all(otherInputs);
+  fs::copy(plan, otherInputs, fs::copy_options::recursive);
+  json manifest = json::parse(std::ifstream(otherInputs / "head" / "manifest.json"));
+  for (auto& m : manifest["models"])
+    if (m["name"] == "decoder_tiny")
+      for (auto& c : m["cases"])
+        if (c["timed"].get<bool>())
+          c["inputs_sha256"][0] = "0000";
+  std::ofstream(otherInputs / "head" / "manifest.json") << manifest.dump();
+  run::ChildResult odd = deviceAb(otherInputs, root / "out-other-inputs");
+  EXPECT_EQ(odd.exitCode, 0) << odd.out << odd.err;
+  json oddRun = json::parse(std::ifstream(root / "out-other-inputs" / "device-ab.json"));
+  EXPECT_NE(oddRun["errors"].value("decoder_tiny", "").find("different inputs"), std::string::npos) << oddRun.dump();
+  EXPECT_FALSE(oddRun["errors"].contains("collapse3_dynamic"));
+
   run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
                                         (root / "no-such-dq-run").string(), "--out", (root / "out-bad").string()},
                                        60);

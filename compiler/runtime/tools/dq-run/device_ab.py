@@ -179,6 +179,10 @@ def main():
         if eb.get("status") != "planned" or eh.get("status") != "planned" or not cb or not ch:
             errors[name] = "not timed: no planned timed case on both arms"
             continue
+        # Sample interleaving feeds both programs the base arm's inputs: they must be the same.
+        if cb.get("inputs_sha256") != ch.get("inputs_sha256"):
+            errors[name] = "not timed: the arms' timed cases have different inputs (plans of different suites or seeds?)"
+            continue
         models.append({"name": name, "base": (eb, cb), "head": (eh, ch), "busy_us": 0})
 
     samples, warmup = ab["samples"], ab["warmup"]
