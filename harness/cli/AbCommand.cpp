@@ -28,21 +28,36 @@ void addAbCommand(CLI::App& app) {
   struct Opts {
     AbFlags flags;
     std::string a, b;
+    std::vector<std::string> aEnv, bEnv;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--a,--base", o->a, "base variant (required, except with --import-device: the plan's)");
   cmd->add_option("--b,--head", o->b, "head variant (required, except with --import-device: the plan's)");
+  auto envSetting = CLI::Validator(
+      [](std::string& v) {
+        auto eq = v.find('=');
+        return eq == std::string::npos || eq == 0 ? std::string("expects NAME=VALUE") : std::string();
+      },
+      "NAME=VALUE");
+  cmd->add_option("--a-env", o->aEnv, "NAME=VALUE in the environment of the base arm's runs (repeatable)")
+      ->check(envSetting);
+  cmd->add_option("--b-env", o->bEnv, "NAME=VALUE in the environment of the head arm's runs (repeatable)")
+      ->check(envSetting);
   addAbFlags(cmd, o->flags);
   cmd->callback([o] {
     try {
       diff::AbOptions options;
       if (!o->flags.importDevice.empty()) {
+        if (!o->aEnv.empty() || !o->bEnv.empty())
+          throw UsageError("--import-device takes the arms' environments from its plan; give no --a-env or --b-env");
         armsFromDevicePlan(o->flags.importDevice, o->a, o->b, options);
       } else {
         if (o->a.empty() || o->b.empty())
           throw UsageError("--a and --b are required (the base and head variants)");
         options.base = makeArm("base", o->a, "--a");
         options.head = makeArm("head", o->b, "--b");
+        options.base.env = o->aEnv;
+        options.head.env = o->bEnv;
       }
       setExitCode(runAbCommand("ab", o->flags, options));
     } catch (const std::exception& e) {

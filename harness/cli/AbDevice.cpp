@@ -130,6 +130,8 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
     p.injectSlowdownPercent = j.value("inject_slowdown", std::map<std::string, double>{});
     p.planDir = j.at("plan_dir").get<std::string>();
     p.interleave = j.value("interleave", "sample") == "process" ? diff::Interleave::Process : diff::Interleave::Sample;
+    p.baseEnv = j.at("base").value("env", std::vector<std::string>{});
+    p.headEnv = j.at("head").value("env", std::vector<std::string>{});
     return withDeviceRun(p, dir);
   } catch (const DeviceRunError&) {
     throw;
@@ -146,6 +148,9 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     if (a->variant.kind != exec::Variant::Kind::Dq)
       throw std::runtime_error("--prepare-device: the " + a->label + " arm '" + a->variant.text() +
                                "' is not a dq variant; only dq arms run on a device machine");
+  if (o.base.env != o.head.env && o.measure.interleave == diff::Interleave::Sample)
+    throw std::runtime_error("--prepare-device: the arms have different environments (--a-env, --b-env), but under "
+                             "sample interleaving one dq-run process runs both; add --interleave process");
   if (o.base.variant.device != o.head.variant.device)
     throw std::runtime_error("--prepare-device: the arms run on two devices (" + o.base.variant.device + ", " +
                              o.head.variant.device + "); a device run compares arms on one");
@@ -175,8 +180,8 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
              {"version", 1},
              {"kind", kind},
              {"device", o.base.variant.device},
-             {"base", {{"variant", o.base.variant.text()}, {"bin", o.base.binDir.string()}}},
-             {"head", {{"variant", o.head.variant.text()}, {"bin", o.head.binDir.string()}}},
+             {"base", {{"variant", o.base.variant.text()}, {"bin", o.base.binDir.string()}, {"env", o.base.env}}},
+             {"head", {{"variant", o.head.variant.text()}, {"bin", o.head.binDir.string()}, {"env", o.head.env}}},
              {"models", names},
              {"model_dirs", models},
              {"looks", o.policy.looks},

@@ -27,6 +27,7 @@ struct DeviceAbPlan {
   /// (dq-run --alternate); Process: a fresh dq-run per ABBA position.
   diff::Interleave interleave = diff::Interleave::Sample;
   int cpu = -1;  ///< the CPU the device run bound dq-run to (device-ab.json), -1 when unbound or unknown
+  std::vector<std::string> baseEnv, headEnv;  ///< NAME=VALUE settings of each arm's dq-run (ab --a-env/--b-env)
 };
 
 /// Reads `dir`/ab.json, and `dir`/device-ab.json's "cpu" and "budget_s" when the folder holds a
@@ -36,8 +37,9 @@ DeviceAbPlan readDeviceAbPlan(const std::filesystem::path& dir);
 
 /// --prepare-device: writes `dir`/base and `dir`/head (one `qualify --prepare` plan per arm,
 /// compiled by that arm's dynqual with its pipeline) and `dir`/ab.json. Both arms must be dq on
-/// the same device. Throws std::runtime_error for an arm that is not dq, arms on two devices, or
-/// a `dir` that exists and is not empty. Returns the number of models that failed to prepare.
+/// the same device. Throws std::runtime_error for an arm that is not dq, arms on two devices, arms
+/// with different environments under sample interleaving (one process runs both), or a `dir` that
+/// exists and is not empty. Returns the number of models that failed to prepare.
 int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std::vector<std::string>& suites,
                     const std::filesystem::path& dir);
 

@@ -425,6 +425,16 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   params["head"] = o.head.variant.text();
   params["base_bin"] = o.base.binDir.string();
   params["head_bin"] = o.head.binDir.string();
+  auto joined = [](const std::vector<std::string>& env) {
+    std::string all;
+    for (const auto& e : env)
+      all += (all.empty() ? "" : " ") + e;
+    return all;
+  };
+  if (!o.base.env.empty())
+    params["base_env"] = joined(o.base.env);
+  if (!o.head.env.empty())
+    params["head_env"] = joined(o.head.env);
   for (const auto& [k, v] : extraParams)
     params[k] = v;
   for (const auto& [m, pct] : o.measure.injectSlowdownPercent)
@@ -528,6 +538,8 @@ void armsFromDevicePlan(const std::string& dir, const std::string& a, const std:
   };
   o.base = pick(a, plan.base, "base", flagA);
   o.head = pick(b, plan.head, "head", flagB);
+  o.base.env = plan.baseEnv;
+  o.head.env = plan.headEnv;
 }
 
 } // namespace dynqual::cli

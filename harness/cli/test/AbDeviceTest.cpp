@@ -157,6 +157,43 @@ TEST_F(AbDevice, ProcessInterleavingRunsAProcessPerPosition) {
   EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
 }
 
+// An arm's environment reaches its dq-run processes: a dq-run wrapper that slows every run when
+// DQ_TEST_SLOW=1 is set turns `--b-env DQ_TEST_SLOW=1` into a regression of the head arm.
+TEST_F(AbDevice, AnArmsEnvironmentReachesItsRuns) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path wrapper = root / "slow-dq-run.sh";
+  std::ofstream(wrapper) << "#!/bin/sh\nif [ \"$DQ_TEST_SLOW\" = 1 ]; then exec " << DQ_RUN_PATH
+                         << " \"$@\" --busy-us 300; fi\nexec " << DQ_RUN_PATH << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  fs::path p = root / "plan-env", o = root / "out-env";
+  std::vector<std::string> prepare = {"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
+                                      "--b", "dq:production@sim", "--b-env", "DQ_TEST_SLOW=1", "--looks", "8",
+                                      "--samples", "2", "--prepare-device", p.string()};
+  // One process runs both arms under sample interleaving: refused.
+  run::ChildResult sample = runDynqual(prepare);
+  EXPECT_EQ(sample.exitCode, 2);
+  EXPECT_NE(sample.err.find("--interleave process"), std::string::npos) << sample.err;
+  fs::remove_all(p);
+  prepare.insert(prepare.end() - 2, {"--interleave", "process"});
+  run::ChildResult prep = runDynqual(prepare);
+  ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
+  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--dq-run",
+                                        wrapper.string(), "--out", o.string()},
+                                       600);
+  ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
+  fs::path db = root / "env.db";
+  int code = -1;
+  std::string err;
+  json doc = import(o, code, err, db);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
+  store::Store s(db);
+  store::RunRecord run = s.loadRun(s.listRuns().back().id);
+  EXPECT_EQ(run.params.at("head_env"), "DQ_TEST_SLOW=1");
+  EXPECT_EQ(run.params.count("base_env"), 0u);
+}
+
 TEST_F(AbDevice, ACorruptedHeadOutputFailsCorrectness) {
   ASSERT_EQ(deviceCode, 0) << deviceLog;
   fs::path bad = copyOfOut("corrupted");

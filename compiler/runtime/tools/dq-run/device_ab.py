@@ -16,7 +16,8 @@ machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, D
    samples run base, head, head, base, ... (head first in odd rounds); the process's own speed then
    cancels out of the ratio. With "process", round r runs base, head, head, base when r is even and
    head, base, base, head when odd, each position a fresh dq-run taking `samples` samples after
-   `warmup` runs. A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
+   `warmup` runs. An arm's NAME=VALUE settings (ab --a-env/--b-env) are in the environment of
+   its correctness runs and of its processes (process interleaving only). A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
    model, arm, round, position (0..3 within an ABBA cycle) and rep. With
    inject_slowdown in ab.json the head arm of that model spins PCT % of the base median measured
    before round 0 after every timed run (dq-run --busy-us). The rounds stop at the last look, or
@@ -70,7 +71,16 @@ def timed_case(entry):
     return None
 
 
-def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None):
+def arm_env(ab, arm):
+    """The process environment of an arm's runs: this one plus the plan's NAME=VALUE settings."""
+    env = dict(os.environ)
+    for setting in ab[arm].get("env", []):
+        name, _, value = setting.partition("=")
+        env[name] = value
+    return env
+
+
+def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None, env=None):
     """One dq-run process; returns its execute_ms samples, and with `alternate` = (plan, entry,
     busy_us, first) also the other program's."""
     cmd = [args.dq_run, os.path.join(plan, entry["artifact"]), "--device", args.device, "--output-dir", work,
@@ -91,7 +101,7 @@ def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=No
     try:
         # Its own process group, so a timeout ends everything it started.
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pin,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
     except (OSError, subprocess.SubprocessError) as e:
         raise RuntimeError(f"dq-run could not start: {e}")
     try:
@@ -159,6 +169,10 @@ def main():
     else:
         args.pin_cpu = int(args.pin_cpu)
     interleave = ab.get("interleave", "sample")
+    if interleave == "sample" and ab["base"].get("env", []) != ab["head"].get("env", []):
+        print("device_ab.py: the arms have different environments, but sample interleaving runs both in one "
+              "process; prepare the plan with --interleave process", file=sys.stderr)
+        return 2
     budget = args.budget if args.budget is not None else ab["budget_s"]
     looks = ab["looks"]
     os.makedirs(args.out, exist_ok=True)
@@ -170,7 +184,7 @@ def main():
             print(f"correctness: {arm}", flush=True)
             subprocess.run([sys.executable, os.path.join(HERE, "device_check.py"), "--manifest",
                             os.path.join(args.plan, arm, "manifest.json"), "--results", os.path.join(args.out, arm),
-                            "--dq-run", args.dq_run, "--device", args.device], check=False)
+                            "--dq-run", args.dq_run, "--device", args.device], check=False, env=arm_env(ab, arm))
 
     errors, models = {}, []
     for i, name in enumerate(ab["models"]):
@@ -193,7 +207,8 @@ def main():
         if pct is None:
             continue
         try:
-            s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], samples, warmup, 0, work))
+            s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], samples, warmup, 0, work,
+                              env=arm_env(ab, "base")))
             median = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
             m["busy_us"] = int(round(pct / 100.0 * median * 1000.0))
             slowdown[m["name"]] = m["busy_us"]
@@ -213,7 +228,7 @@ def main():
                     try:
                         base_vals, head_vals = dq_run(args, os.path.join(args.plan, "base"), eb, cb, samples, warmup,
                                                       0, work, (os.path.join(args.plan, "head"), eh, m["busy_us"],
-                                                                head_first))
+                                                                head_first), env=arm_env(ab, "base"))
                     except RuntimeError as e:
                         errors[m["name"]] = f"round {rounds}: {e}"
                         m["dropped"] = True
@@ -233,7 +248,7 @@ def main():
                     entry, case = m[arm]
                     try:
                         vals = dq_run(args, os.path.join(args.plan, arm), entry, case, samples, warmup,
-                                      m["busy_us"] if arm == "head" else 0, work)
+                                      m["busy_us"] if arm == "head" else 0, work, env=arm_env(ab, arm))
                     except RuntimeError as e:
                         errors[m["name"]] = f"round {rounds} {arm}: {e}"
                         m["dropped"] = True
