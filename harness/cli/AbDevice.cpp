@@ -169,7 +169,7 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     s.warmup = 0;
     s.seed = o.policy.seed;
     std::cout << a->label << " (" << a->variant.text() << ", " << (a->binDir / "dynqual").string() << "):\n";
-    failed += prepareSuite(a->binDir / "dynqual", suitePaths, o.models, s, dir / a->label, false);
+    failed += prepareSuite(a->binDir / "dynqual", suitePaths, o.models, s, dir / a->label, false, a->env);
   }
   json models = json::array(), names = json::array();
   for (const auto& m : o.models) {

@@ -120,7 +120,8 @@ QualifySettings settingsOfPlan(const json& m) {
 }
 
 int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, const std::vector<fs::path>& models,
-                 const QualifySettings& s, const fs::path& planDir, bool printNext) {
+                 const QualifySettings& s, const fs::path& planDir, bool printNext,
+                 const std::vector<std::string>& env) {
   std::error_code ec;
   if (fs::exists(planDir) && !fs::is_empty(planDir, ec))
     throw std::runtime_error(planDir.string() + ": exists and is not empty (prepare into a new folder)");
@@ -135,6 +136,10 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
                                      "--pipeline", s.pipeline, "--reps", std::to_string(s.reps), "--warmup",
                                      std::to_string(s.warmup), "--bindings", std::to_string(s.bindings), "--seed",
                                      std::to_string(s.seed)};
+    if (!env.empty()) {
+      argv.insert(argv.begin(), env.begin(), env.end());
+      argv.insert(argv.begin(), "/usr/bin/env");
+    }
     run::ChildResult child = run::runChild(argv, s.modelTimeout);
     std::string abnormal = child.describeAbnormalEnd(s.modelTimeout);
     json e = abnormal.empty() ? json::parse(child.out, nullptr, false) : json();

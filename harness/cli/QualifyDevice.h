@@ -41,10 +41,11 @@ nlohmann::json replayOne(const std::filesystem::path& model, const QualifySettin
 /// s.modelTimeout), writes `planDir`/manifest.json and prints a summary to stdout. Throws
 /// std::runtime_error when `planDir` exists and is not empty, or cannot be written. Returns the
 /// number of models that failed to prepare (compile errors, crashes). `printNext`: end the
-/// summary with the qualify steps that follow.
+/// summary with the qualify steps that follow. `env`: NAME=VALUE settings for the model processes.
 int prepareSuite(const std::filesystem::path& self, const std::vector<std::filesystem::path>& suites,
                  const std::vector<std::filesystem::path>& models, const QualifySettings& s,
-                 const std::filesystem::path& planDir, bool printNext = true);
+                 const std::filesystem::path& planDir, bool printNext = true,
+                 const std::vector<std::string>& env = {});
 
 /// The settings a device plan was prepared with (manifest "device", "pipeline", "settings").
 /// Throws std::runtime_error naming the missing field.
