@@ -4,6 +4,8 @@
 
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
+#include "dynqual/exec/Executor.h"
+#include "dynqual/qualify/DevicePlan.h"
 #include "dynqual/qualify/Suite.h"
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/store/Fingerprint.h"
@@ -29,26 +31,14 @@ namespace {
 constexpr const char* kFormat = "dynqual-device-ab";
 constexpr const char* kArms[2] = {"base", "head"};
 
-json readJson(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in)
-    throw std::runtime_error(file.string() + ": cannot be read");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw std::runtime_error(file.string() + ": not a JSON object");
-  return j;
-}
-
 /// The qualify-one replay of model `index` of one arm: its report (QualifyModel.h toJson).
 json replayArm(const fs::path& model, int index, const fs::path& results, const QualifySettings& s,
                const fs::path& work) {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  std::vector<std::string> argv = {self.string(), "qualify-one", model.string(), "--work-dir", work.string(),
-                                   "--replay", results.string(), "--plan-index", std::to_string(index),
-                                   "--device", s.device, "--pipeline", s.pipeline, "--reps", std::to_string(s.reps),
-                                   "--warmup", std::to_string(s.warmup), "--bindings", std::to_string(s.bindings),
-                                   "--seed", std::to_string(s.seed), "--exec-timeout", fmt::format("{}", s.execTimeout),
-                                   "--exec", (self.parent_path() / "dynqual-exec").string()};
+  const fs::path bin = exec::selfBinDir();
+  std::vector<std::string> argv = {(bin / "dynqual").string(), "qualify-one", model.string(), "--work-dir",
+                                   work.string(), "--replay", results.string(), "--plan-index", std::to_string(index)};
+  for (auto& a : qualifyOneArgs(s, bin / "dynqual-exec"))
+    argv.push_back(a);
   return qualify::qualifyInChild(argv, model, s.modelTimeout).report;
 }
 
@@ -96,7 +86,7 @@ DeviceAbPlan withDeviceRun(DeviceAbPlan p, const fs::path& dir) {
   if (!fs::exists(file))
     return p;
   try {
-    json d = readJson(file);
+    json d = qualify::readJsonObject(file);
     p.cpu = d.value("cpu", -1);
     p.budgetSeconds = d.value("budget_s", p.budgetSeconds);
   } catch (const std::exception& e) {
@@ -110,7 +100,7 @@ DeviceAbPlan withDeviceRun(DeviceAbPlan p, const fs::path& dir) {
 
 DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
   const fs::path file = dir / "ab.json";
-  json j = readJson(file);
+  json j = qualify::readJsonObject(file);
   try {
     if (j.at("format") != kFormat || j.at("version") != 1)
       throw std::runtime_error("not a dynqual-device-ab version 1 plan");
@@ -207,7 +197,7 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
 }
 
 store::Machine deviceAbMachine(const fs::path& out) {
-  json d = readJson(out / "device-ab.json");
+  json d = qualify::readJsonObject(out / "device-ab.json");
   json e = d.value("env_start", json::object());
   store::Machine m;
   std::string cpu = e.value("cpu", "");
@@ -242,7 +232,7 @@ struct DeviceRun {
 
 DeviceRun readDeviceRun(const fs::path& out, const DeviceAbPlan& plan) {
   const fs::path file = out / "device-ab.json";
-  json d = readJson(file);
+  json d = qualify::readJsonObject(file);
   if (d.value("format", "") != "dynqual-device-ab-results" || d.value("version", 0) != 1)
     throw std::runtime_error(file.string() + ": not dynqual-device-ab-results version 1");
   DeviceRun run;
@@ -343,7 +333,7 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
     const fs::path results = out / arm;
     if (!fs::exists(results / "results.jsonl"))
       throw std::runtime_error(results.string() + ": no results.jsonl (was device_ab.py run with --skip-correctness?)");
-    manifests[arm] = readJson(results / "manifest.json");
+    manifests[arm] = qualify::readJsonObject(results / "manifest.json");
     settings[arm] = settingsOfPlan(manifests[arm]);
   }
 

@@ -72,12 +72,6 @@ fs::path execPath(const CommonOpts& o) {
   return p;
 }
 
-std::vector<std::string> commonArgs(const QualifySettings& o, const fs::path& exec) {
-  return {"--device", o.device, "--pipeline", o.pipeline, "--reps", std::to_string(o.reps),
-          "--warmup", std::to_string(o.warmup), "--bindings", std::to_string(o.bindings),
-          "--seed", std::to_string(o.seed), "--exec-timeout", fmt::format("{}", o.execTimeout),
-          "--exec", exec.string()};
-}
 
 /// The device machine's own description (gpu.txt, written by scripts/gpu-qualify.sh: name,
 /// driver, clocks), one line; "" when absent.
@@ -252,7 +246,7 @@ void addQualifyCommand(CLI::App& app) {
           for (const std::string& a : {std::string("--replay"), o->importDir, std::string("--plan-index"),
                                        std::to_string(i)})
             argv.push_back(a);
-        for (auto& a : commonArgs(settings, exec))
+        for (auto& a : qualifyOneArgs(settings, exec))
           argv.push_back(a);
         qualify::ModelEntry entry = qualify::qualifyInChild(argv, models[i], settings.modelTimeout);
         if (compilerVersion.empty())

@@ -101,6 +101,13 @@ json replayOne(const fs::path& model, const QualifySettings& s, int index, const
   return qualify::toJson(q, config);
 }
 
+std::vector<std::string> qualifyOneArgs(const QualifySettings& s, const fs::path& exec) {
+  return {"--device", s.device, "--pipeline", s.pipeline, "--reps", std::to_string(s.reps),
+          "--warmup", std::to_string(s.warmup), "--bindings", std::to_string(s.bindings),
+          "--seed", std::to_string(s.seed), "--exec-timeout", fmt::format("{}", s.execTimeout),
+          "--exec", exec.string()};
+}
+
 QualifySettings settingsOfPlan(const json& m) {
   try {
     QualifySettings s;

@@ -22,6 +22,9 @@ struct QualifySettings {
   double modelTimeout = 600;  ///< seconds per model process
 };
 
+/// The settings as `qualify-one` flags, with `exec` the dynqual-exec binary.
+std::vector<std::string> qualifyOneArgs(const QualifySettings& s, const std::filesystem::path& exec);
+
 /// The compiler as qualify calls it: `pipeline` to a .dqp artifact, per-pass times in ms.
 qualify::TimedCompileFn timedCompile();
 

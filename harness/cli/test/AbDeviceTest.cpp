@@ -64,23 +64,10 @@ protected:
   static void TearDownTestSuite() { fs::remove_all(root); }
 
   static json import(const fs::path& dir, int& code, std::string& err, const fs::path& db = {}) {
-    std::vector<std::string> args = {"ab", "--import-device", dir.string(), "--format", "json"};
-    if (db.empty())
-      args.push_back("--no-db");
-    else
-      args.insert(args.end(), {"--db", db.string()});
-    run::ChildResult c = runDynqual(args);
-    code = c.exitCode;
-    err = c.err;
-    return json::parse(c.out, nullptr, false);
+    return testing_support::runDynqualJson({"ab", "--import-device", dir.string()}, db, code, err);
   }
 
-  static fs::path copyOfOut(const std::string& name) {
-    fs::path copy = root / name;
-    fs::remove_all(copy);
-    fs::copy(out, copy, fs::copy_options::recursive);
-    return copy;
-  }
+  static fs::path copyOfOut(const std::string& name) { return testing_support::copyFolder(out, root / name); }
 
   static inline fs::path root, plan, out;
   static inline std::string prepareLog, deviceLog;
@@ -282,9 +269,7 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   EXPECT_NE(cal.err.find("import it with dynqual ab"), std::string::npos) << cal.err;
 
   // Arms whose timed case has other inputs are not timed against each other.
-  fs::path otherInputs = root / "plan-other-inputs";
-  fs::remove_all(otherInputs);
-  fs::copy(plan, otherInputs, fs::copy_options::recursive);
+  fs::path otherInputs = testing_support::copyFolder(plan, root / "plan-other-inputs");
   json manifest = json::parse(std::ifstream(otherInputs / "head" / "manifest.json"));
   for (auto& m : manifest["models"])
     if (m["name"] == "decoder_tiny")

@@ -4,6 +4,8 @@
 #include "dq/runtime/Npy.h"
 #include "dynqual/run/ChildProcess.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <string>
 #include <unistd.h>
@@ -24,6 +26,28 @@ inline run::ChildResult runDynqual(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {DYNQUAL_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
   return run::runChild(argv, 600);
+}
+
+/// `dynqual ARGS... --format json`, recording into `db` (--no-db when empty): the parsed stdout
+/// (discarded when it is not JSON), with the exit code and stderr in `code` and `err`.
+inline nlohmann::json runDynqualJson(std::vector<std::string> args, const std::filesystem::path& db, int& code,
+                                     std::string& err) {
+  args.insert(args.end(), {"--format", "json"});
+  if (db.empty())
+    args.push_back("--no-db");
+  else
+    args.insert(args.end(), {"--db", db.string()});
+  run::ChildResult c = runDynqual(args);
+  code = c.exitCode;
+  err = c.err;
+  return nlohmann::json::parse(c.out, nullptr, false);
+}
+
+/// A fresh copy of the folder `from` at `to` (to damage it).
+inline std::filesystem::path copyFolder(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::remove_all(to);
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  return to;
 }
 
 /// Adds `delta` to every element of the f32 .npy file `file` (a corrupted device output).

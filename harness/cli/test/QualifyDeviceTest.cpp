@@ -80,23 +80,10 @@ protected:
   }
 
   /// A copy of the device results to damage.
-  fs::path copyOfResults(const std::string& name) {
-    fs::path copy = root / name;
-    fs::remove_all(copy);
-    fs::copy(results, copy, fs::copy_options::recursive);
-    return copy;
-  }
+  fs::path copyOfResults(const std::string& name) { return testing_support::copyFolder(results, root / name); }
 
   json importResults(const fs::path& dir, int& code, std::string& err, const fs::path& db = {}) {
-    std::vector<std::string> args = {"qualify", "--import-device-results", dir.string(), "--format", "json"};
-    if (db.empty())
-      args.push_back("--no-db");
-    else
-      args.insert(args.end(), {"--db", db.string()});
-    run::ChildResult c = runDynqual(args);
-    code = c.exitCode;
-    err = c.err;
-    return json::parse(c.out, nullptr, false);
+    return testing_support::runDynqualJson({"qualify", "--import-device-results", dir.string()}, db, code, err);
   }
 
   static inline fs::path root, suite, plan, results;

@@ -21,7 +21,14 @@ std::string npyBytes(const fs::path& pb) {
   return std::string(b.begin(), b.end());
 }
 
-json readJsonFile(const fs::path& file) {
+/// The case id of a case that reached the runtime: the folder its input files were written to.
+std::string caseIdOf(const run::CaseResult& c) {
+  return c.inputFiles.empty() ? std::string() : c.inputFiles.front().parent_path().filename().string();
+}
+
+} // namespace
+
+json readJsonObject(const fs::path& file) {
   std::ifstream in(file);
   if (!in)
     throw std::runtime_error(file.string() + ": cannot be read");
@@ -30,13 +37,6 @@ json readJsonFile(const fs::path& file) {
     throw std::runtime_error(file.string() + ": not a JSON object");
   return j;
 }
-
-/// The case id of a case that reached the runtime: the folder its input files were written to.
-std::string caseIdOf(const run::CaseResult& c) {
-  return c.inputFiles.empty() ? std::string() : c.inputFiles.front().parent_path().filename().string();
-}
-
-} // namespace
 
 std::vector<std::string> npyInputHashes(const std::vector<fs::path>& inputFiles) {
   std::vector<std::string> hashes;
@@ -125,7 +125,7 @@ json ModelPlanner::entry(const ModelQualification& q) const {
 DeviceResults DeviceResults::load(const fs::path& dir) {
   DeviceResults d;
   d.dir_ = dir;
-  d.manifest_ = readJsonFile(dir / kPlanManifest);
+  d.manifest_ = readJsonObject(dir / kPlanManifest);
   if (d.manifest_.value("format", "") != kPlanFormat || d.manifest_.value("version", 0) != kPlanVersion)
     throw std::runtime_error((dir / kPlanManifest).string() + ": not a " + kPlanFormat + " version " +
                              std::to_string(kPlanVersion) + " manifest");

@@ -72,6 +72,10 @@ private:
   std::vector<Case> cases_;
 };
 
+/// The JSON object in `file`. Throws std::runtime_error naming the file when it cannot be read
+/// or does not hold one object.
+nlohmann::json readJsonObject(const std::filesystem::path& file);
+
 /// Import side: a device-results folder (manifest.json and results.jsonl from the device run).
 class DeviceResults {
 public:
