@@ -55,7 +55,9 @@ const std::vector<std::string> &kernelNames() {
       "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
       // data-dependent extents and shape-input ops
       "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
-      "scatter_elements"};
+      "scatter_elements",
+      // elementwise fusion
+      "fused_elementwise"};
   return names;
 }
 
@@ -188,6 +190,13 @@ struct Checker {
       if (in.imm[0] < 0 || static_cast<size_t>(in.imm[0]) >= B)
         fail("input count " + std::to_string(in.imm[0]) + " leaves no output among " +
              std::to_string(B) + " buffers");
+      if (in.name == "fused_elementwise") {
+        if (B != static_cast<size_t>(in.imm[0]) + 1)
+          fail("fused_elementwise has one output, has " + std::to_string(B - in.imm[0]));
+        std::string problem =
+            checkFusedProgram(in.imm[0], std::vector<int64_t>(in.imm.begin() + 1, in.imm.end()));
+        if (!problem.empty()) fail("fused_elementwise " + problem);
+      }
       break;
     case Opcode::Return:
       count("buffer", B, p.outputs.size());

@@ -210,6 +210,18 @@ void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
 
 }  // namespace
 
+double (*floatBinaryFn(const std::string &name))(double, double) {
+  for (const Binary &b : kBinary)
+    if (name == b.name && !b.boolResult) return b.f;
+  return nullptr;
+}
+
+double (*floatUnaryFn(const std::string &name))(double) {
+  for (const Unary &u : kUnary)
+    if (name == u.name && !u.boolResult) return u.f;
+  return nullptr;
+}
+
 void addElementwiseKernels(KernelTable &table) {
   for (const Binary &b : kBinary)
     table[b.name] = [&b](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) { runBinary(b, ins, outs); };

@@ -26,6 +26,13 @@ using KernelTable = std::map<std::string, KernelFn>;
 
 /// Registers the elementwise kernels (binary and unary tables, where, cast).
 void addElementwiseKernels(KernelTable &table);
+/// The float function of binary elementwise kernel `name` (a, b in double -> double, before
+/// rounding to the out dtype); nullptr for an unknown name, a bool-valued or integer-only kernel.
+double (*floatBinaryFn(const std::string &name))(double, double);
+/// The float function of unary elementwise kernel `name`; nullptr as floatBinaryFn.
+double (*floatUnaryFn(const std::string &name))(double);
+/// Registers "fused_elementwise" (SimFusedKernels.cpp).
+void addFusedKernels(KernelTable &table);
 /// Registers the data-movement kernels (expand, slice, transpose, concat, gather, range,
 /// range_length, fill, trilu, gather_elements, gather_nd).
 void addDataKernels(KernelTable &table);

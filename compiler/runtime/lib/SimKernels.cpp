@@ -13,6 +13,7 @@ const KernelTable &kernels() {
     addDataKernels(t);
     addMathKernels(t);
     addIndexKernels(t);
+    addFusedKernels(t);
     for (const char *name : {"count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
                              "scatter_elements"})
       t[name] = findDataDependentKernel(name);

@@ -241,7 +241,50 @@ enum class Opcode : uint16_t {
 ///                                    combine in double rounded per step, integers wrap, max/min
 ///                                    propagate NaN; two updates of one element with reduction
 ///                                    none -> error (ONNX leaves it undefined)
+/// Elementwise fusion (the dq-fuse-elementwise pass, docs/passes/fuse-elementwise.md):
+///   "fused_elementwise"              ins = up to kFusedMaxInputs leaves (strided views that
+///                                    broadcast to out like the ins of "add"), one out; every
+///                                    leaf and out of one float dtype (f32 f64 f16 bf16). imm[1..]
+///                                    is a postfix program of 1..kFusedMaxSteps steps, three
+///                                    immediates each: (op code, operand a, operand b). An operand
+///                                    index k < n (= imm[0], the leaf count) is leaf k; n + j is
+///                                    the result of step j, which must come before the step that
+///                                    reads it. Unary ops take b = -1. The last step's result is
+///                                    out. Op codes: FusedOp below. Each step computes as the
+///                                    elementwise kernel of that name would (in double from
+///                                    values of the dtype) and rounds its result to the dtype, so
+///                                    the out is bit for bit the out of the unfused kernels run
+///                                    one after another; a leaf or step result is read at the
+///                                    out index broadcast to its shape (right-aligned, dims of
+///                                    size 1 read at 0).
 /// Unknown kernel names are rejected when the program is loaded.
+
+/// Op codes of "fused_elementwise" steps: a fixed numbering, never reused or renumbered.
+/// Binary codes 0..6, unary codes 7..22; each equals the elementwise kernel of its name.
+enum class FusedOp : int64_t {
+  Add = 0, Sub = 1, Mul = 2, Div = 3, Pow = 4, Max = 5, Min = 6,
+  Neg = 7, Sqrt = 8, Reciprocal = 9, Sigmoid = 10, Tanh = 11, Exp = 12, Log = 13, Erf = 14,
+  Relu = 15, Abs = 16, Cos = 17, Sin = 18, Floor = 19, Ceil = 20, Round = 21, Sign = 22,
+};
+/// Most leaves (inputs) and steps of one "fused_elementwise" (fixed so a device can pass the
+/// program in a fixed-size parameter block).
+constexpr int kFusedMaxInputs = 8;
+constexpr int kFusedMaxSteps = 16;
+/// Immediates per step: op code, operand a, operand b.
+constexpr int kFusedStepImms = 3;
+/// The elementwise kernel name of op code `code` ("add", "sqrt", ...); nullptr when unknown.
+const char *fusedOpName(int64_t code);
+/// 2 for a binary op code, 1 for a unary one, 0 for an unknown code.
+int fusedOpArity(int64_t code);
+/// The op code of elementwise kernel `name`; -1 when "fused_elementwise" does not take it.
+int64_t fusedOpCode(const std::string &name);
+/// Checks a "fused_elementwise" program: `inputs` leaves (1..kFusedMaxInputs) and `steps` =
+/// imm[1..] (a multiple of 3, 1..kFusedMaxSteps steps, known op codes, operand a in
+/// [0, inputs + j) for step j, b likewise for binary ops and -1 for unary ones). Returns "" when
+/// valid, else the problem naming the step ("step 2: operand a = 11 is not a leaf or an earlier
+/// step (3 leaves, step 2)").
+std::string checkFusedProgram(int64_t inputs, const std::vector<int64_t> &steps);
+
 struct Instr {
   Opcode op = Opcode::ConstIndex;
   std::string name;            ///< scalar op / kernel name / assert message
