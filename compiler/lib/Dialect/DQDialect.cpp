@@ -1,6 +1,8 @@
 //===- DQDialect.cpp - dq dialect registration and verifiers --------------===//
 #include "dq/Dialect/DQDialect.h"
 
+#include "dq/runtime/Program.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -46,6 +48,25 @@ static LogicalResult verifyDPS(Operation *op, ValueRange inputs, ValueRange outp
   return success();
 }
 
+/// "fused_elementwise": the step program of Program.h over its inputs, one init, and one float
+/// element type for every operand.
+static LogicalResult verifyFusedElementwise(KernelOp op) {
+  std::string problem = ::dq::rt::checkFusedProgram(static_cast<int64_t>(op.getInputs().size()),
+                                                     std::vector<int64_t>(op.getImm().begin(), op.getImm().end()));
+  if (!problem.empty())
+    return op.emitOpError("fused_elementwise ") << problem;
+  if (op.getOutputs().size() != 1 || !op.getScalars().empty() || !op.getFimm().empty())
+    return op.emitOpError("fused_elementwise takes one init and no scalars or float immediates");
+  Type element = cast<ShapedType>(op.getOutputs()[0].getType()).getElementType();
+  if (!isa<FloatType>(element))
+    return op.emitOpError("fused_elementwise needs a float element type, has ") << element;
+  for (Value v : op.getInputs())
+    if (cast<ShapedType>(v.getType()).getElementType() != element)
+      return op.emitOpError("fused_elementwise mixes element types: ")
+             << v.getType() << " and " << element;
+  return success();
+}
+
 LogicalResult ElementwiseOp::verify() {
   static const llvm::StringSet<> kinds = {
       "add",   "sub",        "mul",     "div",          "equal",         "where", "cast",
@@ -82,10 +103,16 @@ LogicalResult KernelOp::verify() {
       "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot",
       // data-dependent extents and shape-input ops
       "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd",
-      "scatter_elements"};
+      "scatter_elements",
+      // elementwise fusion (dq-fuse-elementwise)
+      "fused_elementwise"};
   if (!kernels.contains(getKernel()))
     return emitOpError("unknown kernel '") << getKernel() << "'";
-  return verifyDPS(*this, getInputs(), getOutputs());
+  if (failed(verifyDPS(*this, getInputs(), getOutputs())))
+    return failure();
+  if (getKernel() == "fused_elementwise")
+    return verifyFusedElementwise(*this);
+  return success();
 }
 LogicalResult CopyOp::verify() {
   if (failed(verifyDPS(*this, getInputs(), getOutputs())))

@@ -38,7 +38,9 @@ std::string productionBody(std::optional<dq::InjectKnob> knob) {
     memrefPasses = {output, optimize, materialize, promote, pool, copies};
   if (knob == InjectKnob::PromoteBeforeReuse) // temporaries become candidates for reuse
     memrefPasses = {output, materialize, promote, optimize, pool, copies};
-  std::string body = convert + ", canonicalize, cse, "
+  // Fusion on tensors, once canonicalize and cse have merged equal values (one use = one
+  // consumer), before bufferization gives the intermediates buffers.
+  std::string body = convert + ", canonicalize, cse, func.func(dq-fuse-elementwise), "
                                "one-shot-bufferize{bufferize-function-boundaries=true "
                                "function-boundary-type-conversion=identity-layout-map}, "
                                "func.func(";

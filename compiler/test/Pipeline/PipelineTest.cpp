@@ -139,8 +139,9 @@ TEST(Pipeline, PrintIrAfterOnePassOrAll) {
   options.printIrAfter = "all";
   dq::CompileResult all = dq::compileMlirFile(kShapeGraph, options);
   ASSERT_TRUE(all.ok) << all.error;
-  // dq-convert-onnx, canonicalize, cse, one-shot-bufferize and the six memref passes.
-  EXPECT_EQ(count(all.printedIr, "IR Dump After"), 10u);
+  // dq-convert-onnx, canonicalize, cse, dq-fuse-elementwise, one-shot-bufferize and the six
+  // memref passes.
+  EXPECT_EQ(count(all.printedIr, "IR Dump After"), 11u);
 }
 
 TEST(Pipeline, TimingListsEveryPass) {
@@ -154,7 +155,8 @@ TEST(Pipeline, TimingListsEveryPass) {
     EXPECT_GE(t.ms, 0.0) << t.pass;
   }
   std::vector<std::string> expected = {
-      "dq-convert-onnx", "canonicalize", "cse", "one-shot-bufferize", "dq-use-output-allocator",
+      "dq-convert-onnx", "canonicalize", "cse", "dq-fuse-elementwise", "one-shot-bufferize",
+      "dq-use-output-allocator",
       "dq-materialize-host-scalars", "dq-optimize-memrefs", "dq-promote-strided-operands",
       "dq-pool-allocs", "dq-lower-copies", "dq-emit-program"};
   EXPECT_EQ(names, expected);

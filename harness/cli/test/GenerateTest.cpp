@@ -19,11 +19,12 @@ using namespace dynqual;
 
 namespace {
 
-fs::path compileToTemp(const onnx::ModelProto& model, const std::string& name) {
+fs::path compileToTemp(const onnx::ModelProto& model, const std::string& name,
+                       const std::string& pipeline = "production") {
   fs::path dir = fs::temp_directory_path() / ("dynqual-generate-test-" + std::to_string(getpid()));
   fs::create_directories(dir);
   fs::path artifact = dir / (name + ".dqp");
-  cli::compileArtifact(model, "production", artifact);
+  cli::compileArtifact(model, pipeline, artifact);
   return artifact;
 }
 
@@ -109,6 +110,49 @@ TEST(Generate, Float16DecoderWithMlpWidthMatchesStepwiseReferenceDecode) {
   spec.float16 = true;
   spec.seed = 11;
   expectSameTokensAsReference(spec, DType::Float16, "decoder_f16");
+}
+
+TEST(Generate, ElementwiseFusionLaunchesFewerKernelsPerStepWithTheSameTokens) {
+  // The production pipeline against the same spec without dq-fuse-elementwise. Per layer two
+  // RMSNorm tails (add eps, sqrt, div, mul weight: 4 kernels -> 1, 3 fewer each) and one SiLU
+  // (sigmoid, mul, mul up: 3 -> 1, 2 fewer), plus the final norm's tail: 2 * (3 + 3 + 2) + 3 = 19
+  // fewer launches per decode step; the fused steps round as the separate kernels do, so the
+  // generated tokens are the same.
+  modelgen::DecoderSpec spec;
+  spec.layers = 2;
+  spec.hidden = 32;
+  spec.heads = 4;
+  spec.kvHeads = 1;
+  spec.vocab = 40;
+  spec.mlp = 24;
+  spec.float16 = true;
+  spec.seed = 11;
+  onnx::ModelProto model = modelgen::buildDecoder(spec);
+  const std::string production = cli::pipelineSpecText("production");
+  const std::string fusion = "func.func(dq-fuse-elementwise), ";
+  const size_t at = production.find(fusion);
+  ASSERT_NE(at, std::string::npos) << production;
+  const std::string unfused = std::string(production).erase(at, fusion.size());
+  std::vector<int64_t> tokens[2];
+  uint64_t launches[2] = {0, 0};
+  fs::path dir;
+  for (int fused = 0; fused < 2; ++fused) {
+    fs::path artifact = compileToTemp(model, fused ? "decoder_fused" : "decoder_unfused",
+                                      fused ? "production" : unfused);
+    dir = artifact.parent_path();
+    dq::rt::Program program = dq::rt::readProgram(artifact.string());
+    dq::bench::DecoderLayout layout = dq::bench::decoderLayout(program);
+    dq::rt::SimDevice dev;
+    dq::rt::ResidentProgram resident(program, dev, artifact.string());
+    const std::vector<int64_t> prompt = dq::bench::promptTokens(spec.vocab, 5, 7);
+    dq::bench::GenerationRun run = dq::bench::generate(resident, dev, layout, prompt, 4);
+    ASSERT_FALSE(run.stepCounters.empty());
+    tokens[fused] = run.tokens;
+    launches[fused] = run.stepCounters[0].kernelLaunches;
+  }
+  EXPECT_EQ(launches[0] - launches[1], 19u) << launches[0] << " unfused, " << launches[1] << " fused";
+  EXPECT_EQ(tokens[1], tokens[0]);
+  fs::remove_all(dir);
 }
 
 TEST(Generate, RejectsAProgramThatIsNotADecoderStep) {

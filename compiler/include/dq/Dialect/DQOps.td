@@ -119,7 +119,8 @@ def DQ_KernelOp : DQ_DPSOp<"kernel"> {
     reduce_max, reduce_min, reduce_prod, reduce_l2, reduce_sum_square, reduce_log_sum_exp,
     log_softmax, leaky_relu, arg_max, arg_min, one_hot, trilu, cumsum, gather_elements, gather_nd,
     range_length, count_nonzero, nonzero, compress, top_k, tile, pad, scatter_nd,
-    scatter_elements). `imm` and `fimm` are
+    scatter_elements; fused_elementwise: a chain of float elementwise ops that
+    dq-fuse-elementwise made, `imm` its step program, Program.h). `imm` and `fimm` are
     the kernel's integer and float immediates (the emitter writes them after the input count),
     `scalars` its scalar register operands, in Program.h order.
   }];

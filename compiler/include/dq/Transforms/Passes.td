@@ -22,6 +22,18 @@ def EmitProgram : Pass<"dq-emit-program", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseElementwise : Pass<"dq-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse chains of float dq.elementwise ops into dq.kernel \"fused_elementwise\"";
+  let description = [{
+    Tensor-level: runs after canonicalize/cse and before bufferization. A producer (a supported
+    float dq.elementwise or a fused kernel) merges into its consumer when the consumer is its
+    only use, both are in one block, every leaf, intermediate and result has the same float
+    element type, the producer's type broadcasts to the consumer's init type, and the merged
+    kernel keeps at most 8 leaves and 16 steps. docs/passes/fuse-elementwise.md.
+  }];
+  let dependentDialects = ["mlir::dq::DQDialect"];
+}
+
 def LowerCopies : Pass<"dq-lower-copies", "mlir::func::FuncOp"> {
   let summary = "Lower memref.copy to dq.copy (memcpy / copy2d / strided) from effective strides";
   let dependentDialects = ["mlir::dq::DQDialect"];
