@@ -34,7 +34,7 @@ void HipDevice::kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs) 
   checkDType("nonzero", out, DType::I64);
   const int64_t r = static_cast<int64_t>(x.sizes.size());
   if (out.sizes.size() != 2 || out.sizes[0] != r)
-    fail("nonzero", out.label + " shape " + formatDims(out.sizes) + ", expected [" + std::to_string(r) + ", n]");
+    fail("nonzero", out.label() + " shape " + formatDims(out.sizes) + ", expected [" + std::to_string(r) + ", n]");
   launched(hipk::nonzero(stream_, own(out), own(x), shapeOf(x.sizes), out.sizes[1], errDev_));
   checkDataError("nonzero");
 }
@@ -49,10 +49,10 @@ void HipDevice::kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs,
   if (axis < 0 || axis >= static_cast<int64_t>(data.sizes.size()))
     fail("compress", "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(data.sizes.size()));
   if (out.sizes.size() != data.sizes.size())
-    fail("compress", out.label + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+    fail("compress", out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
   for (size_t d = 0; d < data.sizes.size(); ++d)
     if (static_cast<int64_t>(d) != axis && out.sizes[d] != data.sizes[d])
-      fail("compress", out.label + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+      fail("compress", out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
   // The out extent is the read-back count; the kernel trusts it, as the count kernel produced it.
   launched(hipk::compress(stream_, own(out), shapeOf(out.sizes), own(data), own(cond), cond.sizes[0],
                           static_cast<int>(axis), data.sizes[static_cast<size_t>(axis)], errDev_));
@@ -90,7 +90,7 @@ void HipDevice::kTile(std::vector<Operand> &ins, std::vector<Operand> &outs) {
   bool ok = out.sizes.size() == x.sizes.size();
   for (size_t d = 0; ok && d < x.sizes.size(); ++d)
     ok = x.sizes[d] == 0 ? out.sizes[d] == 0 : out.sizes[d] % x.sizes[d] == 0;
-  if (!ok) fail("tile", out.label + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
+  if (!ok) fail("tile", out.label() + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
   launched(hipk::tile(stream_, own(out), shapeOf(out.sizes), own(x), x.sizes.data()));
 }
 

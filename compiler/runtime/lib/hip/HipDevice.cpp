@@ -37,8 +37,7 @@ HipDevice::HipDevice() {
 HipDevice::~HipDevice() {
   profile_.reset();
   (void)hipStreamSynchronize(stream_);
-  for (auto &[h, a] : allocations_)
-    if (!a.freed) release(a);
+  for (auto &[h, a] : allocations_) release(a);
   dropFreeBlocks();
   if (gemvPartials_) (void)hipFreeAsync(gemvPartials_, stream_);
   if (gemvCounters_) (void)hipFreeAsync(gemvCounters_, stream_);
@@ -97,12 +96,14 @@ BufferHandle HipDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
 void HipDevice::free(BufferHandle buffer) {
   HipProfile::Scope timed(profile_.get(), "(free)", false);
   auto it = allocations_.find(buffer);
-  if (it == allocations_.end()) throw RuntimeError("free: unknown " + bufferName(buffer));
+  if (it == allocations_.end()) {
+    if (buffer > 0 && buffer < nextHandle_) throw RuntimeError("double free of " + bufferName(buffer));
+    throw RuntimeError("free: unknown " + bufferName(buffer));
+  }
   Allocation &a = it->second;
-  if (a.freed) throw RuntimeError("double free of " + bufferName(buffer));
-  a.freed = true;
   if (a.space == MemSpace::Device) liveDeviceBytes_ -= a.size;
   release(a);
+  allocations_.erase(it);
 }
 
 void HipDevice::poison(BufferHandle buffer, uint64_t offset, uint64_t bytes) {
@@ -190,14 +191,15 @@ void HipDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, 
 void HipDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   checkDeviceVisible(src.buffer, "strided copy source");
   checkDeviceVisible(dst.buffer, "strided copy destination");
-  Operand so = makeOperand(src, "strided copy source");
-  Operand dO = makeOperand(dst, "strided copy destination");
+  Operand so, dO;
+  makeOperand(src, "strided copy source", -1, so);
+  makeOperand(dst, "strided copy destination", -1, dO);
   if (dO.dtype != so.dtype || dO.sizes != so.sizes)
-    throw RuntimeError("strided copy: " + so.label + " " + dtypeName(so.dtype) + formatDims(so.sizes) +
-                       " does not match " + dO.label + " " + dtypeName(dO.dtype) + formatDims(dO.sizes));
+    throw RuntimeError("strided copy: " + so.label() + " " + dtypeName(so.dtype) + formatDims(so.sizes) +
+                       " does not match " + dO.label() + " " + dtypeName(dO.dtype) + formatDims(dO.sizes));
   for (size_t d = 0; d < dO.sizes.size() && numel(dO.sizes) > 0; ++d)
     if (dO.sizes[d] > 1 && dO.strides[d] == 0)
-      throw RuntimeError("strided copy: " + dO.label + " has stride 0 on dim " + std::to_string(d) +
+      throw RuntimeError("strided copy: " + dO.label() + " has stride 0 on dim " + std::to_string(d) +
                          ": a destination may not write an element twice");
   gKernel = "strided copy";
   copyView(dO, so);

@@ -66,7 +66,6 @@ private:
   struct Allocation {
     MemSpace space = MemSpace::Device;
     uint64_t size = 0;
-    bool freed = false;
     char *ptr = nullptr;     ///< host-side pointer for host spaces, device pointer for Device
     char *devPtr = nullptr;  ///< what kernels use
   };
@@ -80,12 +79,11 @@ private:
 
   const Allocation &live(BufferHandle buffer, const char *what) const {
     auto it = allocations_.find(buffer);
-    if (it == allocations_.end()) throw RuntimeError(std::string(what) + ": unknown " + bufferName(buffer));
-    if (it->second.freed)
-      throw RuntimeError(std::string("use after free: ") + what + " touches " + bufferName(buffer) + " (" +
-                         spaceName(it->second.space) + ", " + std::to_string(it->second.size) +
-                         " bytes), which was freed");
-    return it->second;
+    if (it != allocations_.end()) return it->second;
+    if (buffer > 0 && buffer < nextHandle_)
+      throw RuntimeError(std::string("use after free: ") + what + " touches " + bufferName(buffer) +
+                         ", which was freed");
+    throw RuntimeError(std::string(what) + ": unknown " + bufferName(buffer));
   }
 
   void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
@@ -118,7 +116,13 @@ private:
   void transfer(const Allocation &d, uint64_t doff, const Allocation &s, uint64_t soff, uint64_t bytes,
                 const char *what);
 
-  Operand makeOperand(const BufferView &v, const std::string &label) const;
+  /// Resolves a view to a checked operand in `o` (reusing o's vectors): the buffer is live, the
+  /// view lies inside it. Throws RuntimeError naming `role index (buffer #N)` otherwise.
+  void makeOperand(const BufferView &v, const char *role, int index, Operand &o,
+                   const std::string *kernel = nullptr) const;
+  /// makeOperand for a kernel operand, which must also be device-visible.
+  void resolveOperand(const BufferView &v, const char *role, int index, const std::string &kernel,
+                      Operand &o) const;
 
   void launched(hipError_t e) {
     pending_ = true;
@@ -133,8 +137,13 @@ private:
 
   // ---- dispatch ----
 
-  void dispatch(const std::string &k, std::vector<Operand> &ins, std::vector<Operand> &outs,
-                const KernelArgs &args);
+  /// A kernel's host side: an elementwise op (elem) or a function that checks and launches.
+  struct KernelEntry {
+    const ElemInfo *elem = nullptr;
+    void (*run)(HipDevice &, std::vector<Operand> &, std::vector<Operand> &, const KernelArgs &) = nullptr;
+  };
+  /// The entry for a Program.h kernel name, or nullptr when hip has no such kernel.
+  static const KernelEntry *findKernel(const std::string &name);
 
   void runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vector<Operand> &outs);
 
@@ -257,8 +266,12 @@ private:
   static constexpr uint64_t kFreeBlockCap = uint64_t{512} << 20;
   std::unordered_map<uint64_t, std::vector<char *>> freeBlocks_;
   uint64_t freeBlockBytes_ = 0;
-  std::map<BufferHandle, Allocation> allocations_;
+  /// Live allocations only: a freed handle is erased, so lookups stay O(1) however many
+  /// allocations a long run makes. Handles are never reused, so a handle below nextHandle_ that
+  /// is not here was freed.
+  std::unordered_map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
+  std::vector<Operand> inOps_, outOps_;  ///< a launch's resolved operands, reused
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
   hipStream_t stream_ = nullptr;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 namespace dq::rt::hipdev {
 struct ElemInfo {
@@ -59,57 +60,33 @@ const ElemInfo kElems[] = {
     {"fmod", hipk::kFmod, true, true, false, kNumericTypes, 0},
 };
 
-inline const ElemInfo *findElem(const std::string &name) {
-  for (const ElemInfo &e : kElems)
-    if (name == e.name) return &e;
-  return nullptr;
-}
-
-const char *const kSpecial[] = {"where", "cast", "expand", "slice", "transpose", "concat", "gather",
-                                "range", "range_length", "fill", "matmul", "softmax", "layer_norm",
-                                "reduce_sum", "reduce_mean", "reduce_max", "trilu", "cumsum",
-                                "gather_elements", "gather_nd", "leaky_relu", "log_softmax",
-                                "reduce_min", "reduce_prod", "reduce_l2", "reduce_sum_square",
-                                "reduce_log_sum_exp", "arg_max", "arg_min", "one_hot", "count_nonzero",
-                                "nonzero", "compress",
-                                "top_k", "tile", "pad", "scatter_nd", "scatter_elements"};
-
-inline bool hasKernel(const std::string &name) {
-  if (findElem(name)) return true;
-  for (const char *k : kSpecial)
-    if (name == k) return true;
-  return false;
-}
-
 }  // namespace
 
 void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> &ins,
             const std::vector<BufferView> &outs, const KernelArgs &args) {
-  if (!hasKernel(kernel)) throw RuntimeError("unsupported: kernel '" + kernel + "' on hip");
-  std::vector<Operand> inOps, outOps;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    std::string label = "in " + std::to_string(i);
-    checkDeviceVisible(ins[i].buffer, ("kernel '" + kernel + "' " + label).c_str());
-    inOps.push_back(makeOperand(ins[i], label));
-  }
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::string label = "out " + std::to_string(i);
-    checkDeviceVisible(outs[i].buffer, ("kernel '" + kernel + "' " + label).c_str());
-    outOps.push_back(makeOperand(outs[i], label));
-  }
+  const KernelEntry *entry = findKernel(kernel);
+  if (!entry) throw RuntimeError("unsupported: kernel '" + kernel + "' on hip");
+  // Reused across launches: their vectors keep their capacity, so a launch allocates nothing.
+  std::vector<Operand> &inOps = inOps_, &outOps = outOps_;
+  inOps.resize(ins.size());
+  outOps.resize(outs.size());
+  for (size_t i = 0; i < ins.size(); ++i) resolveOperand(ins[i], "in", static_cast<int>(i), kernel, inOps[i]);
+  for (size_t i = 0; i < outs.size(); ++i) resolveOperand(outs[i], "out", static_cast<int>(i), kernel, outOps[i]);
   ++counters_.kernelLaunches;
   for (const Operand &o : outOps)
     for (size_t d = 0; d < o.sizes.size() && numel(o.sizes) > 0; ++d)
       if (o.sizes[d] > 1 && o.strides[d] == 0)
-        fail(kernel, o.label + " has stride 0 on dim " + std::to_string(d) +
+        fail(kernel, o.label() + " has stride 0 on dim " + std::to_string(d) +
                          ": an output may not write an element twice");
   gKernel = kernel;
   {
     HipProfile::Scope timed(profile_.get(), profile_ ? profileLabel(kernel, inOps, outOps) : std::string(), true);
-    dispatch(kernel, inOps, outOps, args);
+    if (entry->elem) runElem(*entry->elem, inOps, outOps);
+    else entry->run(*this, inOps, outOps, args);
   }
   if (profile_ && profile_->full()) syncQuiet();
-  for (const BufferView &o : outs) markDeviceWrite(o);
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outOps[i].space != MemSpace::Device) markDeviceWrite(outs[i]);
 }
 
 std::string HipDevice::profileLabel(const std::string &kernel, const std::vector<Operand> &ins,
@@ -123,16 +100,35 @@ std::string HipDevice::profileLabel(const std::string &kernel, const std::vector
          std::to_string(ins[0].sizes.back()) + " N" + std::to_string(o.back());
 }
 
-Operand HipDevice::makeOperand(const BufferView &v, const std::string &label) const {
-  Operand o;
-  o.label = label + " (" + bufferName(v.buffer) + ")";
-  const Allocation &a = live(v.buffer, label.c_str());
-  if (dtypeSize(v.dtype) == 0) throw RuntimeError(o.label + ": unknown dtype");
+void HipDevice::resolveOperand(const BufferView &v, const char *role, int index, const std::string &kernel,
+                               Operand &o) const {
+  makeOperand(v, role, index, o, &kernel);
+  if (o.space == MemSpace::Host)
+    throw RuntimeError("kernel '" + kernel + "' " + role + " " + std::to_string(index) + " touches " +
+                       bufferName(v.buffer) +
+                       ", pageable host memory that device code cannot access; use host-mapped "
+                       "memory or a memcpy/copy2d transfer");
+}
+
+void HipDevice::makeOperand(const BufferView &v, const char *role, int index, Operand &o,
+                            const std::string *kernel) const {
+  o.role = role;
+  o.index = index;
+  o.buffer = v.buffer;
+  auto found = allocations_.find(v.buffer);
+  if (found == allocations_.end()) {
+    std::string what = index >= 0 ? std::string(role) + " " + std::to_string(index) : std::string(role);
+    if (kernel) what = "kernel '" + *kernel + "' " + what;
+    live(v.buffer, what.c_str());  // throws the unknown-buffer or use-after-free message
+  }
+  const Allocation &a = found->second;
+  o.space = a.space;
+  if (dtypeSize(v.dtype) == 0) throw RuntimeError(o.label() + ": unknown dtype");
   if (v.sizes.size() != v.strides.size())
-    throw RuntimeError(o.label + ": " + std::to_string(v.sizes.size()) + " sizes but " +
+    throw RuntimeError(o.label() + ": " + std::to_string(v.sizes.size()) + " sizes but " +
                        std::to_string(v.strides.size()) + " strides");
   for (int64_t s : v.sizes)
-    if (s < 0) throw RuntimeError(o.label + ": negative size in " + formatDims(v.sizes));
+    if (s < 0) throw RuntimeError(o.label() + ": negative size in " + formatDims(v.sizes));
   o.base = a.devPtr;
   o.dtype = v.dtype;
   o.offset = v.offset;
@@ -141,11 +137,10 @@ Operand HipDevice::makeOperand(const BufferView &v, const std::string &label) co
   auto [lo, hi] = v.elementRange();
   const int64_t capacity = static_cast<int64_t>(a.size / dtypeSize(v.dtype));
   if (lo <= hi && (lo < 0 || hi >= capacity))
-    throw RuntimeError("out of bounds: " + o.label + " with offset " + std::to_string(v.offset) + ", sizes " +
+    throw RuntimeError("out of bounds: " + o.label() + " with offset " + std::to_string(v.offset) + ", sizes " +
                        formatDims(v.sizes) + ", strides " + formatDims(v.strides) + " touches elements [" +
                        std::to_string(lo) + ", " + std::to_string(hi) + "] of an allocation holding " +
                        std::to_string(capacity) + " " + dtypeName(v.dtype) + " elements");
-  return o;
 }
 
 void HipDevice::checkDataError(const std::string &kernel) {
@@ -183,48 +178,55 @@ void HipDevice::copyView(const Operand &dst, const Operand &src) {
                       aligned(src, dst.sizes.size()), {}, {}, sh, 0));
 }
 
-void HipDevice::dispatch(const std::string &k, std::vector<Operand> &ins, std::vector<Operand> &outs,
-              const KernelArgs &args) {
-  if (const ElemInfo *e = findElem(k)) return runElem(*e, ins, outs);
-  if (k == "where") return kWhere(ins, outs);
-  if (k == "cast") return kCast(ins, outs);
-  if (k == "expand") return kExpand(ins, outs);
-  if (k == "slice") return kSlice(ins, outs, args);
-  if (k == "transpose") return kTranspose(ins, outs, args);
-  if (k == "concat") return kConcat(ins, outs, args);
-  if (k == "gather") return kGather(ins, outs, args);
-  if (k == "range") return kRange(ins, outs);
-  if (k == "range_length") return kRangeLength(ins, outs);
-  if (k == "fill") return kFill(ins, outs, args);
-  if (k == "matmul") return kMatmul(ins, outs);
-  if (k == "softmax") return kSoftmax(ins, outs, args);
-  if (k == "layer_norm") return kLayerNorm(ins, outs, args);
-  if (k == "reduce_sum") return kReduce("reduce_sum", 0, ins, outs, args);
-  if (k == "reduce_mean") return kReduce("reduce_mean", 1, ins, outs, args);
-  if (k == "reduce_max") return kReduce("reduce_max", 2, ins, outs, args);
-  if (k == "trilu") return kTrilu(ins, outs, args);
-  if (k == "cumsum") return kCumsum(ins, outs, args);
-  if (k == "gather_elements") return kGatherElements(ins, outs, args);
-  if (k == "gather_nd") return kGatherND(ins, outs, args);
-  if (k == "leaky_relu") return kLeakyRelu(ins, outs, args);
-  if (k == "log_softmax") return kSoftmax(ins, outs, args, true);
-  if (k == "reduce_min") return kReduce("reduce_min", 3, ins, outs, args);
-  if (k == "reduce_prod") return kReduce("reduce_prod", 4, ins, outs, args);
-  if (k == "reduce_l2") return kReduce("reduce_l2", 5, ins, outs, args);
-  if (k == "reduce_sum_square") return kReduce("reduce_sum_square", 6, ins, outs, args);
-  if (k == "reduce_log_sum_exp") return kReduce("reduce_log_sum_exp", 7, ins, outs, args);
-  if (k == "arg_max") return kArgExtreme("arg_max", true, ins, outs, args);
-  if (k == "arg_min") return kArgExtreme("arg_min", false, ins, outs, args);
-  if (k == "one_hot") return kOneHot(ins, outs, args);
-  if (k == "count_nonzero") return kCountNonzero(ins, outs);
-  if (k == "nonzero") return kNonzero(ins, outs);
-  if (k == "compress") return kCompress(ins, outs, args);
-  if (k == "top_k") return kTopK(ins, outs, args);
-  if (k == "tile") return kTile(ins, outs);
-  if (k == "pad") return kPad(ins, outs, args);
-  if (k == "scatter_nd") return kScatterND(ins, outs, args);
-  if (k == "scatter_elements") return kScatterElements(ins, outs, args);
-  throw RuntimeError("unsupported: kernel '" + k + "' on hip");
+const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
+  using Ops = std::vector<Operand>;
+  // Built once: a launch looks its kernel up by hashing the name instead of comparing it with
+  // every name in turn.
+  static const std::unordered_map<std::string, KernelEntry> table = [] {
+    std::unordered_map<std::string, KernelEntry> t = {
+      {"where", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kWhere(ins, outs); }}},
+      {"cast", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kCast(ins, outs); }}},
+      {"expand", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kExpand(ins, outs); }}},
+      {"slice", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSlice(ins, outs, args); }}},
+      {"transpose", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTranspose(ins, outs, args); }}},
+      {"concat", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kConcat(ins, outs, args); }}},
+      {"gather", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGather(ins, outs, args); }}},
+      {"range", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kRange(ins, outs); }}},
+      {"range_length", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kRangeLength(ins, outs); }}},
+      {"fill", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kFill(ins, outs, args); }}},
+      {"matmul", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kMatmul(ins, outs); }}},
+      {"softmax", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSoftmax(ins, outs, args); }}},
+      {"layer_norm", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kLayerNorm(ins, outs, args); }}},
+      {"reduce_sum", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_sum", 0, ins, outs, args); }}},
+      {"reduce_mean", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_mean", 1, ins, outs, args); }}},
+      {"reduce_max", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_max", 2, ins, outs, args); }}},
+      {"trilu", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTrilu(ins, outs, args); }}},
+      {"cumsum", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kCumsum(ins, outs, args); }}},
+      {"gather_elements", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGatherElements(ins, outs, args); }}},
+      {"gather_nd", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGatherND(ins, outs, args); }}},
+      {"leaky_relu", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kLeakyRelu(ins, outs, args); }}},
+      {"log_softmax", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSoftmax(ins, outs, args, true); }}},
+      {"reduce_min", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_min", 3, ins, outs, args); }}},
+      {"reduce_prod", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_prod", 4, ins, outs, args); }}},
+      {"reduce_sum_square", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_sum_square", 6, ins, outs, args); }}},
+      {"reduce_log_sum_exp", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_log_sum_exp", 7, ins, outs, args); }}},
+      {"arg_max", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kArgExtreme("arg_max", true, ins, outs, args); }}},
+      {"arg_min", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kArgExtreme("arg_min", false, ins, outs, args); }}},
+      {"one_hot", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kOneHot(ins, outs, args); }}},
+      {"count_nonzero", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kCountNonzero(ins, outs); }}},
+      {"nonzero", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kNonzero(ins, outs); }}},
+      {"compress", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kCompress(ins, outs, args); }}},
+      {"top_k", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTopK(ins, outs, args); }}},
+      {"tile", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kTile(ins, outs); }}},
+      {"pad", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kPad(ins, outs, args); }}},
+      {"scatter_nd", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kScatterND(ins, outs, args); }}},
+      {"scatter_elements", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kScatterElements(ins, outs, args); }}},
+    };
+    for (const ElemInfo &e : kElems) t[e.name] = KernelEntry{&e, nullptr};
+    return t;
+  }();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
 }
 
 void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -334,7 +336,7 @@ void HipDevice::kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, c
     bool ok = in.sizes.size() == out.sizes.size();
     for (size_t d = 0; ok && d < in.sizes.size(); ++d) ok = d == axis || in.sizes[d] == out.sizes[d];
     if (!ok)
-      fail("concat", in.label + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
+      fail("concat", in.label() + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
                          " along axis " + std::to_string(axis));
     total += in.sizes[axis];
   }
@@ -422,7 +424,7 @@ void HipDevice::kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, c
   checkAdmits("one_hot", indices, kNumericTypes);
   checkSameDType("one_hot", values, out);
   if (values.sizes.size() != 1 || values.sizes[0] != 2)
-    fail("one_hot", values.label + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
+    fail("one_hot", values.label() + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
   const size_t r = out.sizes.size();
   const size_t axis = axisAttr("one_hot", args, 0, r, false);
   std::vector<int64_t> expect = indices.sizes;

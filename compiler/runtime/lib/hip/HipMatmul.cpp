@@ -66,7 +66,9 @@ Operand HipDevice::materialize(const Operand &x, const std::vector<int64_t> &bat
   shape.push_back(x.sizes[rx - 2]);
   shape.push_back(x.sizes[rx - 1]);
   Operand t;
-  t.label = x.label;
+  t.role = x.role;
+  t.index = x.index;
+  t.buffer = x.buffer;
   t.dtype = x.dtype;
   t.sizes = shape;
   t.strides.assign(shape.size(), 1);

@@ -59,13 +59,24 @@ inline int64_t numel(const std::vector<int64_t> &s) {
   return n;
 }
 
-/// A checked kernel operand: a view resolved to a device-visible pointer.
+/// A checked kernel operand: a view resolved to a device-visible pointer. Its label ("in 0
+/// (buffer #7)") is built only when a message needs it: a launch resolves several operands and
+/// building strings for each cost more host time than the launch itself.
 struct Operand {
-  std::string label;
+  const char *role = "operand";  ///< "in", "out", or a whole description
+  int index = -1;                ///< position among the ins or outs; -1 when the role says it all
+  BufferHandle buffer = 0;
+  MemSpace space = MemSpace::Device;
   char *base = nullptr;
   DType dtype = DType::F32;
   int64_t offset = 0;
   std::vector<int64_t> sizes, strides;
+
+  std::string label() const {
+    std::string s = role;
+    if (index >= 0) s += " " + std::to_string(index);
+    return s + " (" + bufferName(buffer) + ")";
+  }
 };
 
 [[noreturn]] inline void fail(const std::string &kernel, const std::string &problem) {
@@ -81,7 +92,7 @@ inline void checkBroadcast(const std::string &k, const Operand &in, const Operan
     ok = in.sizes[d] == 1 || in.sizes[d] == o;
   }
   if (!ok)
-    fail(k, in.label + " shape " + formatDims(in.sizes) + " does not broadcast to " + out.label +
+    fail(k, in.label() + " shape " + formatDims(in.sizes) + " does not broadcast to " + out.label() +
                 " shape " + formatDims(out.sizes));
 }
 inline void checkArity(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
@@ -92,18 +103,18 @@ inline void checkArity(const std::string &k, const std::vector<Operand> &ins, co
 }
 inline void checkSameDType(const std::string &k, const Operand &a, const Operand &b) {
   if (a.dtype != b.dtype)
-    fail(k, a.label + " is " + dtypeName(a.dtype) + " but " + b.label + " is " + dtypeName(b.dtype));
+    fail(k, a.label() + " is " + dtypeName(a.dtype) + " but " + b.label() + " is " + dtypeName(b.dtype));
 }
 inline void checkDType(const std::string &k, const Operand &a, DType t) {
-  if (a.dtype != t) fail(k, a.label + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
+  if (a.dtype != t) fail(k, a.label() + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
 }
 inline void checkAdmits(const std::string &k, const Operand &a, TypeSet set) {
   if (!(bit(a.dtype) & set))
-    fail(k, "unsupported: " + a.label + " is " + dtypeName(a.dtype) + "; '" + k + "' admits " +
+    fail(k, "unsupported: " + a.label() + " is " + dtypeName(a.dtype) + "; '" + k + "' admits " +
                 typeSetNames(set));
 }
 inline void checkShape(const std::string &k, const Operand &o, const std::vector<int64_t> &shape) {
-  if (o.sizes != shape) fail(k, o.label + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
+  if (o.sizes != shape) fail(k, o.label() + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
 }
 inline size_t axisAttr(const std::string &k, const KernelArgs &args, size_t i, size_t rank, bool wraps) {
   if (args.attrs.size() <= i) fail(k, "missing axis attribute imm[" + std::to_string(i + 1) + "]");
