@@ -208,6 +208,7 @@ const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
       {"log_softmax", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSoftmax(ins, outs, args, true); }}},
       {"reduce_min", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_min", 3, ins, outs, args); }}},
       {"reduce_prod", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_prod", 4, ins, outs, args); }}},
+      {"reduce_l2", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_l2", 5, ins, outs, args); }}},
       {"reduce_sum_square", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_sum_square", 6, ins, outs, args); }}},
       {"reduce_log_sum_exp", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_log_sum_exp", 7, ins, outs, args); }}},
       {"arg_max", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kArgExtreme("arg_max", true, ins, outs, args); }}},
