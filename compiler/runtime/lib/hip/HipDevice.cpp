@@ -57,12 +57,13 @@ BufferHandle HipDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
   if (bytes > 0) {
     if (space == MemSpace::Device) {
       hipError_t e = hipSuccess;
-      if (!reuseBlock(bytes, a.ptr)) {
-        e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), bytes, stream_);
+      a.block = blockBytes(bytes);
+      if (!reuseBlock(a.block, a.ptr)) {
+        e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), a.block, stream_);
         if (e != hipSuccess && freeBlockBytes_ > 0) {
           (void)hipGetLastError();
           dropFreeBlocks();
-          e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), bytes, stream_);
+          e = hipMallocAsync(reinterpret_cast<void **>(&a.ptr), a.block, stream_);
         }
       }
       if (e != hipSuccess)
@@ -263,6 +264,14 @@ void HipDevice::resetCounters() {
   counters_.peakDeviceBytes = liveDeviceBytes_;
 }
 
+uint64_t HipDevice::blockBytes(uint64_t bytes) {
+  if (bytes <= 4096) return (bytes + 255) & ~uint64_t{255};
+  if (bytes > kRoundedBlockMax) return bytes;
+  const int top = 63 - __builtin_clzll(bytes);  // floor(log2(bytes)) >= 12
+  const uint64_t step = uint64_t{1} << (top - 3);
+  return (bytes + step - 1) & ~(step - 1);
+}
+
 bool HipDevice::reuseBlock(uint64_t bytes, char *&ptr) {
   auto it = freeBlocks_.find(bytes);
   if (it == freeBlocks_.end() || it->second.empty()) return false;
@@ -282,9 +291,9 @@ void HipDevice::dropFreeBlocks() {
 void HipDevice::release(Allocation &a) {
   if (!a.ptr) return;
   if (a.space == MemSpace::Device) {
-    if (freeBlockBytes_ + a.size <= kFreeBlockCap) {
-      freeBlocks_[a.size].push_back(a.ptr);
-      freeBlockBytes_ += a.size;
+    if (freeBlockBytes_ + a.block <= kFreeBlockCap) {
+      freeBlocks_[a.block].push_back(a.ptr);
+      freeBlockBytes_ += a.block;
     } else {
       (void)hipFreeAsync(a.ptr, stream_);
     }

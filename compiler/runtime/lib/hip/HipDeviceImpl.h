@@ -65,10 +65,18 @@ public:
 private:
   struct Allocation {
     MemSpace space = MemSpace::Device;
-    uint64_t size = 0;
+    uint64_t size = 0;   ///< bytes asked for; every check uses this
+    uint64_t block = 0;  ///< bytes of the device block behind it (blockBytes(size)), Device only
     char *ptr = nullptr;     ///< host-side pointer for host spaces, device pointer for Device
     char *devPtr = nullptr;  ///< what kernels use
   };
+
+  /// The device block size for an allocation of `bytes`: multiples of 256 B up to 4 KiB, then 8
+  /// size classes per power of two (at most 12.5 % unused) up to kRoundedBlockMax, exact above.
+  /// A buffer that grows by one row per decode step (the KV cache, the attention scores) then
+  /// takes the block the previous step freed instead of a new one from the driver.
+  static uint64_t blockBytes(uint64_t bytes);
+  static constexpr uint64_t kRoundedBlockMax = uint64_t{16} << 20;
 
   /// Takes a cached freed block of exactly `bytes` (see freeBlocks_), or returns false.
   bool reuseBlock(uint64_t bytes, char *&ptr);
