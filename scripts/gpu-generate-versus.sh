@@ -5,13 +5,15 @@
 #
 #   scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]     (OUT_DIR defaults to $OUT)
 #
-# Runs CYCLES (default 6) cycles; each runs `dq-bench generate` and scripts/peers/torch_generate.py
-# on CARRY_DIR/MODEL back to back, dynqual first in even cycles and torch first in odd ones, with
-# the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS). Writes
-# OUT_DIR/versus.jsonl (one line per run, tagged with cycle and engine) and
-# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios, their median with a
-# bootstrap interval, and a one-sided signed-rank p-value). Exit: 0 written, 1 a run failed,
-# 2 usage.
+# ENGINES (default "dynqual torch") lists what each cycle runs: "torch" is
+# scripts/peers/torch_generate.py; any other word is `dq-bench generate --device hip`, and
+# NAME:VAR=VALUE[,VAR=VALUE] runs it with those settings (e.g. dynqual-gemv:DQ_HIP_GEMV=on).
+# CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
+# by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
+# Writes OUT_DIR/versus.jsonl (one line per run, tagged with cycle and engine) and
+# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, their
+# median with a bootstrap interval, a one-sided signed-rank p-value). Exit: 0 written, 1 a run
+# failed, 2 usage.
 set -uo pipefail
 CARRY=${1:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
 MODEL=${2:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
@@ -27,19 +29,24 @@ LOG=$OUT/versus.log
 : > "$OUT/versus.jsonl"
 ARGS=(--prompt-len "$PROMPT_LEN" --gen-tokens "$GEN_TOKENS" --warmup "$WARMUP" --reps "$REPS")
 tag() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d["cycle"]=int(sys.argv[1]); d["engine"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2"; }
+ENGINES=${ENGINES:-dynqual torch}
+read -r -a engines <<< "$ENGINES"
 status=0
-run_dynqual() {
-  local line
-  line=$(timeout 240 "$BENCH" generate "$DIR/model.dqp" --device hip "${ARGS[@]}" --name "$MODEL" 2>> "$LOG") &&
-    echo "$line" | tag "$1" dynqual >> "$OUT/versus.jsonl" || { echo "cycle $1: dq-bench failed" | tee -a "$LOG"; status=1; }
+run_engine() {  # cycle, engine spec
+  local c=$1 spec=$2 name=${2%%:*} line envs=()
+  if [ "$name" = torch ]; then
+    line=$(timeout 240 python3 scripts/peers/torch_generate.py "$DIR" --device cuda "${ARGS[@]}" --name "$MODEL" 2>> "$LOG" | tail -1)
+  else
+    [ "$spec" != "$name" ] && IFS=, read -r -a envs <<< "${spec#*:}"
+    line=$(env "${envs[@]}" timeout 240 "$BENCH" generate "$DIR/model.dqp" --device hip "${ARGS[@]}" --name "$MODEL" 2>> "$LOG")
+  fi
+  if [ -n "$line" ] && echo "$line" | tag "$c" "$name" >> "$OUT/versus.jsonl"; then :; else
+    echo "cycle $c: $name failed" | tee -a "$LOG"; status=1
+  fi
 }
-run_torch() {
-  local line
-  line=$(timeout 240 python3 scripts/peers/torch_generate.py "$DIR" --device cuda "${ARGS[@]}" --name "$MODEL" 2>> "$LOG" | tail -1) &&
-    [ -n "$line" ] && echo "$line" | tag "$1" torch >> "$OUT/versus.jsonl" || { echo "cycle $1: torch failed" | tee -a "$LOG"; status=1; }
-}
+n=${#engines[@]}
 for ((c = 0; c < CYCLES; c++)); do
-  if ((c % 2 == 0)); then run_dynqual $c; run_torch $c; else run_torch $c; run_dynqual $c; fi
+  for ((k = 0; k < n; k++)); do run_engine $c "${engines[$(((c + k) % n))]}"; done
   echo "cycle $c done" | tee -a "$LOG"
 done
 python3 scripts/generation_versus.py "$OUT/versus.jsonl" | tee "$OUT/versus.md"
