@@ -32,6 +32,8 @@ HipDevice::HipDevice() {
   if (hipGetDeviceProperties(&prop, 0) == hipSuccess) multiprocessors_ = prop.multiProcessorCount;
   const char *gemv = std::getenv("DQ_HIP_GEMV");
   gemvEnabled_ = gemv && std::string(gemv) == "on";
+  const char *small = std::getenv("DQ_HIP_SMALL_MATMUL");
+  smallMatmul_ = !(small && std::string(small) == "off");
 }
 
 HipDevice::~HipDevice() {

@@ -197,6 +197,12 @@ private:
   bool tryGemv(const Operand &a, const Operand &b, Operand &out, int64_t M, int64_t K, int64_t N,
                const std::vector<int64_t> &batch);
 
+  /// True for the float products the direct kernel (hipk::matmulSmall) takes instead of the BLAS:
+  /// a batch of more than one product with M <= 16 rows, K <= 8192 and at most 2^20 outputs, as
+  /// decode-step attention (one query row per head against the cached keys, then the values).
+  /// There the BLAS's host cost per call (about 20 µs of heuristics and argument setup) is several
+  /// times the kernel's; one thread per output, accumulating in fp32 (fp64 for f64), is enough.
+  static bool isSmallBatchedMatmul(const std::vector<int64_t> &batch, int64_t M, int64_t K, int64_t N);
   void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
   /// a[..., G, M, K] x b[..., 1, K, N] is a[..., G*M, K] x b[..., K, N] when the rows of a and of
@@ -286,6 +292,7 @@ private:
   std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
   int multiprocessors_ = 1;
+  bool smallMatmul_ = true;  ///< DQ_HIP_SMALL_MATMUL=off sends small batched products to the BLAS too
   bool gemvEnabled_ = false;  ///< DQ_HIP_GEMV=on: M = 1 matmuls take the GEMV, not the BLAS
   float *gemvPartials_ = nullptr;  ///< GEMV split-K workspace, grown on demand (fp32 elements)
   int64_t gemvPartialCap_ = 0;

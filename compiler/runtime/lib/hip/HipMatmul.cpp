@@ -137,8 +137,13 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
                        formatDims(out.sizes) + " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
   checkRank(ro);
   if (numel(out.sizes) == 0) return;
-  if (!isFloat(a.dtype)) {
-    // Integers: a direct kernel (wrap-around, as the sim).
+  const bool fl = isFloat(a.dtype);
+  if (fl && K == 0) {
+    launched(hipk::fill(stream_, aligned(out, ro), shapeOf(out.sizes), 0.0, 0));
+    return;
+  }
+  // Integers (wrap-around, as the sim) and small batched float products take the direct kernel.
+  if (!fl || (smallMatmul_ && isSmallBatchedMatmul(batch, M, K, N))) {
     hipk::Shape bsh = shapeOf(batch);
     auto batchOpd = [&](const Operand &x) {
       Operand v = x;
@@ -146,13 +151,9 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
       v.strides.resize(x.strides.size() - 2);
       return aligned(v, batch.size());
     };
-    launched(hipk::matmulInt(stream_, batchOpd(out), batchOpd(a), batchOpd(b), bsh, M, K, N,
-                             a.strides[ra - 2], a.strides[ra - 1], b.strides[rb - 2], b.strides[rb - 1],
-                             out.strides[ro - 2], out.strides[ro - 1]));
-    return;
-  }
-  if (K == 0) {
-    launched(hipk::fill(stream_, aligned(out, ro), shapeOf(out.sizes), 0.0, 0));
+    launched((fl ? hipk::matmulSmall : hipk::matmulInt)(
+        stream_, batchOpd(out), batchOpd(a), batchOpd(b), bsh, M, K, N, a.strides[ra - 2], a.strides[ra - 1],
+        b.strides[rb - 2], b.strides[rb - 1], out.strides[ro - 2], out.strides[ro - 1]));
     return;
   }
   if (tryGemv(a, b, out, M, K, N, batch)) return;
@@ -161,6 +162,11 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
   int64_t fM = M;
   foldBroadcastBatch(fa, fb, fo, fbatch, fM);
   blasMatmul(fa, fb, fo, fbatch, fM, K, N);
+}
+
+bool HipDevice::isSmallBatchedMatmul(const std::vector<int64_t> &batch, int64_t M, int64_t K, int64_t N) {
+  const int64_t b = numel(batch);
+  return b > 1 && M <= 16 && K <= 8192 && b * M * N <= (int64_t{1} << 20);
 }
 
 void HipDevice::foldBroadcastBatch(Operand &a, Operand &b, Operand &out, std::vector<int64_t> &batch, int64_t &M) {
