@@ -8,7 +8,7 @@
 
 namespace dq::rt::hipdev {
 void HipDevice::checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
-                 size_t minIns, size_t maxIns, size_t nOuts) {
+                            size_t minIns, size_t maxIns, size_t nOuts) {
   if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
     fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
                 " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) +

@@ -149,7 +149,7 @@ void HipDevice::download(void *dst, BufferHandle src, uint64_t srcOffset, uint64
 }
 
 void HipDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-            uint64_t bytes) {
+                       uint64_t bytes) {
   const Allocation &s = live(src, "memcpy source");
   const Allocation &d = live(dst, "memcpy destination");
   checkRange(s, src, srcOffset, bytes, "memcpy source");
@@ -337,7 +337,7 @@ void HipDevice::syncQuiet() {
 }
 
 void HipDevice::transfer(const Allocation &d, uint64_t doff, const Allocation &s, uint64_t soff, uint64_t bytes,
-              const char *what) {
+                         const char *what) {
   if (s.space != MemSpace::Device && d.space != MemSpace::Device) {
     waitForHost();
     std::memmove(d.ptr + doff, s.ptr + soff, bytes);

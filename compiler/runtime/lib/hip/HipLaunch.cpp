@@ -63,7 +63,7 @@ const ElemInfo kElems[] = {
 }  // namespace
 
 void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> &ins,
-            const std::vector<BufferView> &outs, const KernelArgs &args) {
+                       const std::vector<BufferView> &outs, const KernelArgs &args) {
   const KernelEntry *entry = findKernel(kernel);
   if (!entry) throw RuntimeError("unsupported: kernel '" + kernel + "' on hip");
   // Reused across launches: their vectors keep their capacity, so a launch allocates nothing.
@@ -90,7 +90,7 @@ void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> 
 }
 
 std::string HipDevice::profileLabel(const std::string &kernel, const std::vector<Operand> &ins,
-                                const std::vector<Operand> &outs) {
+                                    const std::vector<Operand> &outs) {
   if (kernel != "matmul" || ins.size() != 2 || outs.size() != 1 || outs[0].sizes.size() < 2) return kernel;
   const std::vector<int64_t> &o = outs[0].sizes;
   int64_t batch = 1;
@@ -180,48 +180,49 @@ void HipDevice::copyView(const Operand &dst, const Operand &src) {
 
 const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
   using Ops = std::vector<Operand>;
+  using Args = KernelArgs;
   // Built once: a launch looks its kernel up by hashing the name instead of comparing it with
   // every name in turn.
   static const std::unordered_map<std::string, KernelEntry> table = [] {
     std::unordered_map<std::string, KernelEntry> t = {
-      {"where", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kWhere(ins, outs); }}},
-      {"cast", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kCast(ins, outs); }}},
-      {"expand", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kExpand(ins, outs); }}},
-      {"slice", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSlice(ins, outs, args); }}},
-      {"transpose", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTranspose(ins, outs, args); }}},
-      {"concat", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kConcat(ins, outs, args); }}},
-      {"gather", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGather(ins, outs, args); }}},
-      {"range", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kRange(ins, outs); }}},
-      {"range_length", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kRangeLength(ins, outs); }}},
-      {"fill", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kFill(ins, outs, args); }}},
-      {"matmul", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kMatmul(ins, outs); }}},
-      {"softmax", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSoftmax(ins, outs, args); }}},
-      {"layer_norm", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kLayerNorm(ins, outs, args); }}},
-      {"reduce_sum", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_sum", 0, ins, outs, args); }}},
-      {"reduce_mean", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_mean", 1, ins, outs, args); }}},
-      {"reduce_max", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_max", 2, ins, outs, args); }}},
-      {"trilu", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTrilu(ins, outs, args); }}},
-      {"cumsum", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kCumsum(ins, outs, args); }}},
-      {"gather_elements", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGatherElements(ins, outs, args); }}},
-      {"gather_nd", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kGatherND(ins, outs, args); }}},
-      {"leaky_relu", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kLeakyRelu(ins, outs, args); }}},
-      {"log_softmax", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kSoftmax(ins, outs, args, true); }}},
-      {"reduce_min", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_min", 3, ins, outs, args); }}},
-      {"reduce_prod", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_prod", 4, ins, outs, args); }}},
-      {"reduce_l2", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_l2", 5, ins, outs, args); }}},
-      {"reduce_sum_square", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_sum_square", 6, ins, outs, args); }}},
-      {"reduce_log_sum_exp", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kReduce("reduce_log_sum_exp", 7, ins, outs, args); }}},
-      {"arg_max", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kArgExtreme("arg_max", true, ins, outs, args); }}},
-      {"arg_min", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kArgExtreme("arg_min", false, ins, outs, args); }}},
-      {"one_hot", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kOneHot(ins, outs, args); }}},
-      {"count_nonzero", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kCountNonzero(ins, outs); }}},
-      {"nonzero", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kNonzero(ins, outs); }}},
-      {"compress", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kCompress(ins, outs, args); }}},
-      {"top_k", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kTopK(ins, outs, args); }}},
-      {"tile", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &) { d.kTile(ins, outs); }}},
-      {"pad", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kPad(ins, outs, args); }}},
-      {"scatter_nd", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kScatterND(ins, outs, args); }}},
-      {"scatter_elements", {nullptr, [](HipDevice &d, Ops &ins, Ops &outs, const KernelArgs &args) { d.kScatterElements(ins, outs, args); }}},
+      {"where", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kWhere(i, o); }}},
+      {"cast", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCast(i, o); }}},
+      {"expand", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kExpand(i, o); }}},
+      {"slice", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSlice(i, o, a); }}},
+      {"transpose", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTranspose(i, o, a); }}},
+      {"concat", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kConcat(i, o, a); }}},
+      {"gather", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGather(i, o, a); }}},
+      {"range", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRange(i, o); }}},
+      {"range_length", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRangeLength(i, o); }}},
+      {"fill", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFill(i, o, a); }}},
+      {"matmul", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kMatmul(i, o); }}},
+      {"softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a); }}},
+      {"layer_norm", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLayerNorm(i, o, a); }}},
+      {"reduce_sum", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum", 0, i, o, a); }}},
+      {"reduce_mean", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_mean", 1, i, o, a); }}},
+      {"reduce_max", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_max", 2, i, o, a); }}},
+      {"trilu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTrilu(i, o, a); }}},
+      {"cumsum", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCumsum(i, o, a); }}},
+      {"gather_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherElements(i, o, a); }}},
+      {"gather_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherND(i, o, a); }}},
+      {"leaky_relu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLeakyRelu(i, o, a); }}},
+      {"log_softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a, true); }}},
+      {"reduce_min", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_min", 3, i, o, a); }}},
+      {"reduce_prod", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_prod", 4, i, o, a); }}},
+      {"reduce_l2", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_l2", 5, i, o, a); }}},
+      {"reduce_sum_square", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum_square", 6, i, o, a); }}},
+      {"reduce_log_sum_exp", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_log_sum_exp", 7, i, o, a); }}},
+      {"arg_max", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_max", true, i, o, a); }}},
+      {"arg_min", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_min", false, i, o, a); }}},
+      {"one_hot", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kOneHot(i, o, a); }}},
+      {"count_nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCountNonzero(i, o); }}},
+      {"nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kNonzero(i, o); }}},
+      {"compress", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCompress(i, o, a); }}},
+      {"top_k", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTopK(i, o, a); }}},
+      {"tile", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kTile(i, o); }}},
+      {"pad", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kPad(i, o, a); }}},
+      {"scatter_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterND(i, o, a); }}},
+      {"scatter_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterElements(i, o, a); }}},
     };
     for (const ElemInfo &e : kElems) t[e.name] = KernelEntry{&e, nullptr};
     return t;

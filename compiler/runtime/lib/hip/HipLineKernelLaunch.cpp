@@ -8,7 +8,7 @@
 
 namespace dq::rt::hipdev {
 void HipDevice::kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
-              bool logOut) {
+                         bool logOut) {
   const char *kernel = logOut ? "log_softmax" : "softmax";
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
@@ -23,7 +23,7 @@ void HipDevice::kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, 
 }
 
 void HipDevice::kArgExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins, std::vector<Operand> &outs,
-                 const KernelArgs &args) {
+                            const KernelArgs &args) {
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];
@@ -65,7 +65,7 @@ void HipDevice::kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs
 }
 
 void HipDevice::kReduce(const char *kernel, int kind, std::vector<Operand> &ins, std::vector<Operand> &outs,
-             const KernelArgs &args) {
+                        const KernelArgs &args) {
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];

@@ -82,7 +82,7 @@ Operand HipDevice::materialize(const Operand &x, const std::vector<int64_t> &bat
 }
 
 bool HipDevice::tryGemv(const Operand &a, const Operand &b, Operand &out, int64_t M, int64_t K, int64_t N,
-             const std::vector<int64_t> &batch) {
+                        const std::vector<int64_t> &batch) {
   if (!gemvEnabled_ || M != 1 || numel(batch) != 1) return false;
   if (a.dtype != DType::F32 && a.dtype != DType::F16 && a.dtype != DType::BF16) return false;
   const int t = static_cast<int>(a.dtype);
@@ -198,7 +198,7 @@ void HipDevice::foldBroadcastBatch(Operand &a, Operand &b, Operand &out, std::ve
 }
 
 void HipDevice::blasMatmul(const Operand &a, const Operand &b, Operand &out, const std::vector<int64_t> &batch, int64_t M,
-                int64_t K, int64_t N) {
+                           int64_t K, int64_t N) {
   if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || numel(batch) > INT32_MAX)
     throw RuntimeError("unsupported: kernel 'matmul' on hip: dims beyond the BLAS int range");
   std::vector<void *> temps;
