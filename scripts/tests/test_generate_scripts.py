@@ -56,6 +56,31 @@ check(out.returncode == 0, "generation_table.py runs: " + out.stderr)
 check("| tiny_decoder | dynqual | hip | 7 | 9 | 3 | 11.00 | 50.0 | 4000.0 | 104.17 | 48 | 1000.0 | 200.0 | launch | 25.0 |"
       in out.stdout, "generation_table.py row: " + out.stdout)
 
+# The interleaved comparison: three cycles with TPS ratios 1.2, 0.9 and 1.5 (hand values).
+# log ratios 0.182, -0.105, 0.405: ranks of |.| are 2, 1, 3, so W+ = 2 + 3 = 5; of the 8 sign
+# assignments, W+ >= 5 for {2,3} and {1,2,3}: p = 2/8 = 0.25. Median ratio 1.2; ahead in 2 of 3.
+with tempfile.TemporaryDirectory() as tmp:
+    vs = os.path.join(tmp, "versus.jsonl")
+    with open(vs, "w") as f:
+        for cycle, (d, t) in enumerate([(120.0, 100.0), (90.0, 100.0), (150.0, 100.0)]):
+            for engine, tps in (("dynqual", d), ("torch", t)):
+                f.write(json.dumps({"cycle": cycle, "engine": engine, "tps": {"median": tps},
+                                    "ttft_ms": {"median": 5.0}}) + "\n")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs, "--json"],
+                         capture_output=True, text=True)
+    check(out.returncode == 0, "generation_versus.py runs: " + out.stderr)
+    if out.returncode == 0:
+        v = json.loads(out.stdout)
+        check(abs(v["median_ratio"] - 1.2) < 1e-12, "versus median ratio 1.2")
+        check(v["ahead"] == 2 and v["cycles"] == 3, "versus: ahead in 2 of 3 cycles")
+        check(abs(v["p_one_sided"] - 0.25) < 1e-12, "versus: exact signed-rank p = 2/8")
+        check(v["ci95"][0] <= 1.2 <= v["ci95"][1], "versus: the bootstrap interval holds the median")
+    with open(vs, "w") as f:
+        f.write(json.dumps({"cycle": 0, "engine": "dynqual", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs],
+                         capture_output=True, text=True)
+    check(out.returncode == 2 and "no cycle with both engines" in out.stderr, "versus: an incomplete cycle is refused")
+
 # The peers and helper scripts at least compile (their GPU parts run on the GPU machine).
 for f in ("scripts/peers/torch_generate.py", "harness/runners/ort-python/ort_generate.py",
           "scripts/decoder_weights.py", "scripts/assemble_sidecar.py"):

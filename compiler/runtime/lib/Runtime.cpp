@@ -5,6 +5,7 @@
 #include "dq/runtime/Float16.h"
 #include "dq/runtime/ProgramCheck.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -198,6 +199,8 @@ private:
   std::vector<BufferView> inputViews_;
   std::vector<uint64_t> inputBytes_;
   std::map<int64_t, Reg> constants_;
+  std::vector<BufferView> kernelIns_, kernelOuts_;  ///< a Kernel instruction's operands, reused
+  KernelArgs kernelArgs_;
   std::optional<Reg> pool_;
   std::vector<Region> regions_;
   std::vector<OutputSlot> outputs_;
@@ -653,14 +656,17 @@ void Vm::exec(size_t index, const Instr &in) {
   }
   case Opcode::Copy: copy(in); return;
   case Opcode::Kernel: {
-    const size_t n = static_cast<size_t>(in.imm[0]);
-    std::vector<BufferView> ins, outs;
-    for (size_t i = 0; i < in.b.size(); ++i) (i < n ? ins : outs).push_back(breg(in.b[i]).view);
-    KernelArgs args;
-    args.attrs.assign(in.imm.begin() + 1, in.imm.end());
-    args.fattrs = in.fimm;
-    args.scalars = scalars(in.s, 0);
-    dev_.launch(in.name, ins, outs, args);
+    // The operand and argument vectors are members reused from launch to launch: copying into
+    // them keeps their capacity, so a launch costs no heap allocation here.
+    const size_t n = std::min(static_cast<size_t>(in.imm[0]), in.b.size());
+    kernelIns_.resize(n);
+    kernelOuts_.resize(in.b.size() - n);
+    for (size_t i = 0; i < in.b.size(); ++i) (i < n ? kernelIns_[i] : kernelOuts_[i - n]) = breg(in.b[i]).view;
+    kernelArgs_.attrs.assign(in.imm.begin() + 1, in.imm.end());
+    kernelArgs_.fattrs.assign(in.fimm.begin(), in.fimm.end());
+    kernelArgs_.scalars.clear();
+    for (int32_t r : in.s) kernelArgs_.scalars.push_back(sreg(r));
+    dev_.launch(in.name, kernelIns_, kernelOuts_, kernelArgs_);
     return;
   }
   case Opcode::Return: finish(in); return;

@@ -362,11 +362,27 @@ TEST_F(HipKernels, Matmul) {
   compare("matmul", {{I64, {3, 4}}, {I64, {4, 2}}}, I64, {3, 2}, {}, Tol::Exact);
   compare("matmul", {{I32, {2, 3, 4}}, {I32, {4, 2}}}, I32, {2, 3, 2}, {}, Tol::Exact);
   compare("matmul", {{F32, {3, 0}}, {F32, {0, 2}}}, F32, {3, 2}, {}, Tol::Exact);
-  // Grouped-query attention: b broadcast over the innermost batch dim, which joins M when a's
-  // and out's rows run on across it (layout 0); other layouts keep the batch.
-  compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate, 16);
-  compare("matmul", {{F16, {2, 3, 2, 16}}, {F16, {2, 1, 16, 24}}}, F16, {2, 3, 2, 24}, {}, Tol::Accumulate, 16);
-  compare("matmul", {{F32, {3, 2, 5, 7}}, {F32, {7, 4}}}, F32, {3, 2, 5, 4}, {}, Tol::Accumulate, 7);
+  // Small batched products take the direct kernel by default and the BLAS with
+  // DQ_HIP_SMALL_MATMUL=off. Through the BLAS, grouped-query attention (b broadcast over the
+  // innermost batch dim) joins that dim to M when a's and out's rows run on across it (layout 0);
+  // other layouts keep the batch. The last two are a decode step's attention at f16 (scores of one
+  // query row per head against 200 cached keys, then the values).
+  for (const char *small : {"off", "on"}) {
+    SCOPED_TRACE(std::string("DQ_HIP_SMALL_MATMUL=") + small);
+    setenv("DQ_HIP_SMALL_MATMUL", small, 1);
+    hip = createDevice("hip");
+    unsetenv("DQ_HIP_SMALL_MATMUL");
+    compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate, 16);
+    compare("matmul", {{F16, {2, 3, 2, 16}}, {F16, {2, 1, 16, 24}}}, F16, {2, 3, 2, 24}, {}, Tol::Accumulate, 16);
+    compare("matmul", {{F32, {3, 2, 5, 7}}, {F32, {7, 4}}}, F32, {3, 2, 5, 4}, {}, Tol::Accumulate, 7);
+    compare("matmul", {{F64, {2, 2, 3, 5}}, {F64, {2, 1, 5, 4}}}, F64, {2, 2, 3, 4}, {}, Tol::Accumulate, 5);
+    compare("matmul", {{BF16, {3, 2, 6}}, {BF16, {3, 6, 5}}}, BF16, {3, 2, 5}, {}, Tol::Accumulate, 6);
+    compare("matmul", {{F16, {1, 4, 4, 1, 64}}, {F16, {1, 4, 1, 64, 200}}}, F16, {1, 4, 4, 1, 200}, {},
+            Tol::Accumulate, 64);
+    compare("matmul", {{F16, {1, 4, 4, 1, 200}}, {F16, {1, 4, 1, 200, 64}}}, F16, {1, 4, 4, 1, 64}, {},
+            Tol::Accumulate, 200);
+  }
+  hip = createDevice("hip");
   // One activation row times a [1, K, N] weight, through the BLAS here, then through the decode
   // GEMV (opt-in): in layout 3 every operand is contiguous and aligned, so it runs (split over K
   // when K is long); other layouts still take the BLAS.

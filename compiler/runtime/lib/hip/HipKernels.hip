@@ -510,6 +510,32 @@ __global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_
   }
 }
 
+__global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N,
+                             int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
+  int64_t c[kMaxRank];
+  const int64_t total = batch.count * M * N;
+  const bool wide = a.dtype == kF64;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
+    coords(batch, bi, c);
+    const int64_t ea = offsetOf(a, c, batch.rank) + m * am, eb = offsetOf(b, c, batch.rank) + n * bn,
+                  eo = offsetOf(out, c, batch.rank);
+    double result;
+    if (wide) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s = fma(loadF(a, ea + k * ak), loadF(b, eb + k * bk), s);
+      result = s;
+    } else {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; ++k)
+        s = fmaf(static_cast<float>(loadF(a, ea + k * ak)), static_cast<float>(loadF(b, eb + k * bk)), s);
+      result = s;
+    }
+    storeF(out, eo + m * om + n * on, result);
+  }
+}
+
 // ---- activations and index kernels -------------------------------------------------------------
 
 __global__ void kLeakyRelu(Opd out, Opd in, Shape shape, double alpha) {
@@ -736,6 +762,16 @@ hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t 
   const int64_t total = batch.count * M * N;
   if (total == 0) return hipSuccess;
   hipLaunchKernelGGL(kMatmulInt, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
+                     N, am, ak, bk, bn, om, on);
+  return hipGetLastError();
+}
+
+hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
+                       int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
+                       int64_t on) {
+  const int64_t total = batch.count * M * N;
+  if (total == 0) return hipSuccess;
+  hipLaunchKernelGGL(kMatmulSmall, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
                      N, am, ak, bk, bn, om, on);
   return hipGetLastError();
 }

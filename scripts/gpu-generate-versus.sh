@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# dynqual against PyTorch eager on one decoder, interleaved, on the GPU machine (docs/devices.md,
+# "dynqual against PyTorch eager"). Run from the repository root after scripts/gpu-generate.sh
+# built dq-bench and regenerated the weights in the same call:
+#
+#   scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]     (OUT_DIR defaults to $OUT)
+#
+# ENGINES (default "dynqual torch") lists what each cycle runs: "torch" is
+# scripts/peers/torch_generate.py; any other word is `dq-bench generate --device hip`, and
+# NAME:VAR=VALUE[,VAR=VALUE] runs it with those settings (e.g. dynqual-gemv:DQ_HIP_GEMV=on).
+# CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
+# by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
+# Writes OUT_DIR/versus.jsonl (one line per run, tagged with cycle and engine) and
+# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, their
+# median with a bootstrap interval, a one-sided signed-rank p-value). Exit: 0 written, 1 a run
+# failed, 2 usage.
+set -uo pipefail
+CARRY=${1:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
+MODEL=${2:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
+OUT=${3:-${OUT:?set OUT or pass OUT_DIR}}
+CYCLES=${CYCLES:-6}
+PROMPT_LEN=${PROMPT_LEN:-128} GEN_TOKENS=${GEN_TOKENS:-128} WARMUP=${WARMUP:-1} REPS=${REPS:-5}
+BENCH=${DQ_BENCH:-${BUILD_DIR:-build-gpu-generate}/dq-bench}
+DIR=$CARRY/$MODEL
+[ -f "$DIR/model.dqp" ] && [ -f "$DIR/model.onnx" ] || { echo "gpu-generate-versus.sh: $DIR lacks model.dqp or model.onnx" >&2; exit 2; }
+[ -x "$BENCH" ] || { echo "gpu-generate-versus.sh: no dq-bench at $BENCH (run scripts/gpu-generate.sh first)" >&2; exit 2; }
+mkdir -p "$OUT"
+LOG=$OUT/versus.log
+: > "$OUT/versus.jsonl"
+ARGS=(--prompt-len "$PROMPT_LEN" --gen-tokens "$GEN_TOKENS" --warmup "$WARMUP" --reps "$REPS")
+tag() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d["cycle"]=int(sys.argv[1]); d["engine"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2"; }
+ENGINES=${ENGINES:-dynqual torch}
+read -r -a engines <<< "$ENGINES"
+status=0
+run_engine() {  # cycle, engine spec
+  local c=$1 spec=$2 name=${2%%:*} line envs=()
+  if [ "$name" = torch ]; then
+    line=$(timeout 240 python3 scripts/peers/torch_generate.py "$DIR" --device cuda "${ARGS[@]}" --name "$MODEL" 2>> "$LOG" | tail -1)
+  else
+    [ "$spec" != "$name" ] && IFS=, read -r -a envs <<< "${spec#*:}"
+    line=$(env "${envs[@]}" timeout 240 "$BENCH" generate "$DIR/model.dqp" --device hip "${ARGS[@]}" --name "$MODEL" 2>> "$LOG")
+  fi
+  if [ -n "$line" ] && echo "$line" | tag "$c" "$name" >> "$OUT/versus.jsonl"; then :; else
+    echo "cycle $c: $name failed" | tee -a "$LOG"; status=1
+  fi
+}
+n=${#engines[@]}
+for ((c = 0; c < CYCLES; c++)); do
+  for ((k = 0; k < n; k++)); do run_engine $c "${engines[$(((c + k) % n))]}"; done
+  echo "cycle $c done" | tee -a "$LOG"
+done
+python3 scripts/generation_versus.py "$OUT/versus.jsonl" | tee "$OUT/versus.md"
+exit $status
