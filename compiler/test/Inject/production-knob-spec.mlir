@@ -6,6 +6,7 @@
 // RUN: dynqual-opt %s --dq-production=inject=promote-before-reuse --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROMOTE
 // RUN: dynqual-opt %s --dq-production=inject=slice-upper-bound --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLICE
 // PROD: dq-convert-onnx{inject=}
+// PROD: dq-fuse-elementwise
 // PROD: dq-use-output-allocator{inject=}
 // PROD-NEXT: dq-materialize-host-scalars
 // PROD-NEXT: dq-optimize-memrefs{inject=}
