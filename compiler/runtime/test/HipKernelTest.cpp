@@ -11,6 +11,7 @@
 // f16/bf16 (which round the result to their own width), 1e-12 for f64.
 #include "DeviceTestUtil.h"
 #include "dq/runtime/Float16.h"
+#include "dq/runtime/Program.h"
 #include "dq/runtime/SimDevice.h"
 #include "dq/runtime/hip/HipDevice.h"
 
@@ -473,6 +474,63 @@ TEST_F(HipKernels, ElementwiseAndReductionTail) {
     }
   compare("one_hot", {{I64, {3, 4}, Gen::Index, 6}, {F32, {2}}}, F32, {3, 5, 4}, attrs({1}), Tol::Exact);
   compare("one_hot", {{I32, {4}, Gen::Index, 3}, {I64, {2}}}, I64, {4, 3}, attrs({1}), Tol::Exact);
+}
+
+// fused_elementwise: RMSNorm's tail (add eps, sqrt, div, mul weight; leaves mean [4, 1], eps [1],
+// x [4, 6], weight [6]) against the sim; +, sqrt, / and * are correctly rounded in double on both
+// devices, so the chain agrees as one elementwise kernel does.
+TEST_F(HipKernels, FusedElementwiseAgainstTheSim) {
+  const std::vector<int64_t> rms = {0, 0, 1, 8, 4, -1, 3, 2, 5, 2, 6, 3};
+  for (DType t : {F32, F16, BF16, F64})
+    compare("fused_elementwise", {{t, {4, 1}, Gen::Positive}, {t, {1}, Gen::Positive}, {t, {4, 6}}, {t, {6}}}, t,
+            {4, 6}, attrs(rms), Tol::Elementwise);
+}
+
+// fused_elementwise against the unfused elementwise kernels on hip itself: each step launched
+// alone (its output read back and placed as the next step's input, which keeps its bits), then
+// the fused kernel on strided leaves into a strided output; the bytes must be equal.
+TEST_F(HipKernels, FusedElementwiseEqualsTheUnfusedKernelsBitForBit) {
+  struct Step {
+    const char *op;
+    int64_t a, b;
+  };
+  struct Case {
+    std::vector<In> leaves;
+    std::vector<Step> steps;
+  };
+  for (DType t : {F32, F16}) {
+    const std::vector<Case> cases = {
+        {{{t, {4, 1}, Gen::Positive}, {t, {1}, Gen::Positive}, {t, {4, 6}}, {t, {6}}},
+         {{"add", 0, 1}, {"sqrt", 4, -1}, {"div", 2, 5}, {"mul", 6, 3}}},
+        {{{t, {2, 3, 5}}, {t, {3, 5}}}, {{"sigmoid", 0, -1}, {"mul", 0, 2}, {"mul", 3, 1}}},
+        {{{t, {3, 5}}, {t, {1, 5}}}, {{"tanh", 0, -1}, {"exp", 2, -1}, {"erf", 1, -1}, {"pow", 3, 4}, {"max", 5, 0}}},
+    };
+    for (const Case &c : cases) {
+      std::mt19937 rng(99);
+      std::vector<HostTensor> vals;
+      for (const In &in : c.leaves) vals.push_back(random(in, rng));
+      std::vector<int64_t> imm;
+      for (const Step &s : c.steps) {
+        const bool binary = s.b >= 0;
+        std::vector<int64_t> shape = vals[static_cast<size_t>(s.a)].dims;
+        if (binary) {
+          std::vector<int64_t> other = vals[static_cast<size_t>(s.b)].dims;
+          if (other.size() > shape.size()) std::swap(shape, other);
+          for (size_t i = 0; i < other.size(); ++i)
+            if (shape[i + shape.size() - other.size()] == 1) shape[i + shape.size() - other.size()] = other[i];
+        }
+        std::vector<Placed> ins = {layoutOf(vals[static_cast<size_t>(s.a)], 0)};
+        if (binary) ins.push_back(layoutOf(vals[static_cast<size_t>(s.b)], 0));
+        vals.push_back(runOn(*hip, s.op, ins, layoutOf(HostTensor(t, shape), 0), {}));
+        imm.insert(imm.end(), {fusedOpCode(s.op), s.a, s.b});
+      }
+      std::vector<Placed> leaves;
+      for (size_t i = 0; i < c.leaves.size(); ++i) leaves.push_back(layoutOf(vals[i], 1));
+      const HostTensor &want = vals.back();
+      HostTensor got = runOn(*hip, "fused_elementwise", leaves, layoutOf(HostTensor(t, want.dims), 3), attrs(imm));
+      EXPECT_EQ(got.bytes, want.bytes) << c.steps[0].op << " chain, " << dtypeName(t);
+    }
+  }
 }
 
 // arg_max over 1000 elements, 7 at every i % 9 == 8 and a NaN at 300 and 700: by the sequential

@@ -157,6 +157,9 @@ private:
 
   void kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
+  /// "fused_elementwise": the step program of Program.h in one launch (HipFusedElementwise.hip).
+  void kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args);
+
   void kCast(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
   void kExpand(std::vector<Operand> &ins, std::vector<Operand> &outs);

@@ -61,6 +61,18 @@ enum ElemOp : int {
   kXor, kMod, kFmod,                                // binary (kMod: integers only)
 };
 
+/// "fused_elementwise" (Program.h) as one kernel parameter: up to 8 leaves aligned to the out
+/// shape and up to 16 steps (op, a, b: operand k < nIn is leaf k, nIn + j the result of step j;
+/// b < 0 for unary ops).
+struct FusedProgram {
+  static constexpr int kMaxIn = 8, kMaxSteps = 16;
+  int nIn = 0, nSteps = 0;
+  int dtype = kF32;  ///< of every leaf and the out
+  Opd ins[kMaxIn];
+  ElemOp op[kMaxSteps] = {};
+  signed char a[kMaxSteps] = {}, b[kMaxSteps] = {};
+};
+
 /// Copy variants of the generic copy kernel.
 enum CopyMode : int {
   kCopyPlain = 0,  ///< dst = src
@@ -74,6 +86,9 @@ enum CopyMode : int {
 /// the input is a float or the op has no integer form); otherwise in int64 with wrap-around.
 hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape,
                        bool floatPath, DevError *err);
+/// out = the last step of `p` over `shape` (HipFusedElementwise.hip): each step computes as the
+/// elementwise kernel (floatOp in double) and rounds to p.dtype, as storing its output would.
+hipError_t fusedElementwise(hipStream_t s, const FusedProgram &p, Opd out, Shape shape);
 /// Element copy between equal-shaped operands of one element size (see CopyMode). For the
 /// trilu modes `k` is the diagonal offset; for kCopyWhere `cond` is a bool operand.
 hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape,

@@ -23,50 +23,6 @@ __device__ inline long long wrapSub(long long a, long long b) {
 __device__ inline long long wrapMul(long long a, long long b) {
   return static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
 }
-__device__ inline double fmaxNan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a > b ? a : b); }
-__device__ inline double fminNan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a < b ? a : b); }
-
-__device__ double floatOp(ElemOp op, double a, double b) {
-  switch (op) {
-  case kAdd: return a + b;
-  case kSub: return a - b;
-  case kMul: return a * b;
-  case kDiv: return a / b;
-  case kEqual: return a == b ? 1.0 : 0.0;
-  case kPow: {
-    // pow may be off by an ulp or two; an integer result of integer operands is made exact, so
-    // a truncating cast to an integer type matches the sim (e.g. pow(3, 1) = 3, not 2.99..).
-    const double r = pow(a, b);
-    if (a == trunc(a) && b == trunc(b) && b >= 0 && fabs(r) < 9007199254740992.0) return rint(r);
-    return r;
-  }
-  case kMax: return fmaxNan(a, b);
-  case kMin: return fminNan(a, b);
-  case kLess: return a < b ? 1.0 : 0.0;
-  case kLessEqual: return a <= b ? 1.0 : 0.0;
-  case kGreater: return a > b ? 1.0 : 0.0;
-  case kGreaterEqual: return a >= b ? 1.0 : 0.0;
-  case kNeg: return -a;
-  case kSqrt: return sqrt(a);
-  case kReciprocal: return 1.0 / a;
-  case kSigmoid: return 1.0 / (1.0 + exp(-a));
-  case kTanh: return tanh(a);
-  case kErf: return erf(a);
-  case kExp: return exp(a);
-  case kCos: return cos(a);
-  case kSin: return sin(a);
-  case kIsNan: return isnan(a) ? 1.0 : 0.0;
-  case kRelu: return a < 0 ? 0.0 : a;
-  case kAbs: return fabs(a);
-  case kLog: return log(a);
-  case kFloor: return floor(a);
-  case kCeil: return ceil(a);
-  case kRound: return rint(a);  // halves to even
-  case kSign: return a > 0 ? 1.0 : a < 0 ? -1.0 : a;
-  case kFmod: return fmod(a, b);
-  default: return 0.0;
-  }
-}
 
 __device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
   switch (op) {

@@ -1,6 +1,7 @@
 // `hip` device: a launch resolves and checks its operands, then dispatches by kernel name; the
 // elementwise, data-movement and index kernels' host sides are here.
 #include "HipDeviceImpl.h"
+#include "dq/runtime/Program.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -223,6 +224,7 @@ const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
       {"pad", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kPad(i, o, a); }}},
       {"scatter_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterND(i, o, a); }}},
       {"scatter_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterElements(i, o, a); }}},
+      {"fused_elementwise", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFusedElementwise(i, o, a); }}},
     };
     for (const ElemInfo &e : kElems) t[e.name] = KernelEntry{&e, nullptr};
     return t;
@@ -252,6 +254,36 @@ void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vect
                              fl, errDev_));
   if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow || op.op == hipk::kMod || op.op == hipk::kFmod))
     checkDataError(k);
+}
+
+void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
+  const std::string k = "fused_elementwise";
+  if (outs.size() != 1 || ins.empty())
+    fail(k, "expects 1 to " + std::to_string(kFusedMaxInputs) + " inputs and 1 output, got " +
+                std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+  const std::string problem = checkFusedProgram(static_cast<int64_t>(ins.size()), args.attrs);
+  if (!problem.empty()) fail(k, problem);
+  Operand &out = outs[0];
+  checkAdmits(k, out, kFloatTypes);
+  for (const Operand &in : ins) {
+    checkSameDType(k, in, out);
+    checkBroadcast(k, in, out);
+  }
+  const size_t r = out.sizes.size();
+  hipk::FusedProgram p;
+  p.nIn = static_cast<int>(ins.size());
+  p.nSteps = static_cast<int>(args.attrs.size() / kFusedStepImms);
+  p.dtype = static_cast<int>(out.dtype);
+  for (int i = 0; i < p.nIn; ++i) p.ins[i] = aligned(ins[static_cast<size_t>(i)], r);
+  for (int j = 0; j < p.nSteps; ++j) {
+    const int64_t *step = &args.attrs[static_cast<size_t>(kFusedStepImms * j)];
+    const KernelEntry *e = findKernel(fusedOpName(step[0]));
+    if (!e || !e->elem) fail(k, "unsupported: step " + std::to_string(j) + " op on hip");
+    p.op[j] = e->elem->op;
+    p.a[j] = static_cast<signed char>(step[1]);
+    p.b[j] = static_cast<signed char>(step[2]);
+  }
+  launched(hipk::fusedElementwise(stream_, p, aligned(out, r), shapeOf(out.sizes)));
 }
 
 void HipDevice::kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs) {
