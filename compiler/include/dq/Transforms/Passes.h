@@ -1,4 +1,4 @@
-//===- Passes.h - dq memref-stage passes ------------------------*- C++ -*-===//
+//===- Passes.h - dq transform passes (tensor fusion, memref stage) -*- C++ -*-===//
 #ifndef DQ_TRANSFORMS_PASSES_H
 #define DQ_TRANSFORMS_PASSES_H
 

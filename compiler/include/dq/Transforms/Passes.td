@@ -1,4 +1,4 @@
-//===- Passes.td - dq memref-stage passes ------------------*- tablegen -*-===//
+//===- Passes.td - dq transform passes (tensor fusion, memref stage) -*- tablegen -*-===//
 #ifndef DQ_TRANSFORMS_PASSES_TD
 #define DQ_TRANSFORMS_PASSES_TD
 

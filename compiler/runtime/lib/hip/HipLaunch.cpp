@@ -257,7 +257,7 @@ void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vect
 }
 
 void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  const std::string k = "fused_elementwise";
+  static const std::string k = "fused_elementwise";  // built once: a launch allocates nothing
   if (outs.size() != 1 || ins.empty())
     fail(k, "expects 1 to " + std::to_string(kFusedMaxInputs) + " inputs and 1 output, got " +
                 std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
