@@ -40,7 +40,7 @@ std::string productionBody(std::optional<dq::InjectKnob> knob) {
     memrefPasses = {output, materialize, promote, optimize, pool, copies};
   // Fusion on tensors, once canonicalize and cse have merged equal values (one use = one
   // consumer), before bufferization gives the intermediates buffers.
-  std::string body = convert + ", canonicalize, cse, func.func(dq-fuse-elementwise), "
+  std::string body = convert + ", canonicalize, cse, dq-fuse-elementwise, "
                                "one-shot-bufferize{bufferize-function-boundaries=true "
                                "function-boundary-type-conversion=identity-layout-map}, "
                                "func.func(";

@@ -240,7 +240,7 @@ bool fuseInto(Operation *c) {
 struct FuseElementwisePass : public mlir::dq::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     SmallVector<Block *> blocks;
-    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    getOperation()->walk([&](Block *block) { blocks.push_back(block); });
     // In block order every producer has had its own producers merged before its consumer is
     // visited; the fused op takes the consumer's place, behind the iterator.
     for (Block *block : blocks)

@@ -129,7 +129,7 @@ TEST(Generate, ElementwiseFusionLaunchesFewerKernelsPerStepWithTheSameTokens) {
   spec.seed = 11;
   onnx::ModelProto model = modelgen::buildDecoder(spec);
   const std::string production = cli::pipelineSpecText("production");
-  const std::string fusion = "func.func(dq-fuse-elementwise), ";
+  const std::string fusion = "dq-fuse-elementwise, ";
   const size_t at = production.find(fusion);
   ASSERT_NE(at, std::string::npos) << production;
   const std::string unfused = std::string(production).erase(at, fusion.size());

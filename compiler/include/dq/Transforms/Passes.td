@@ -22,10 +22,11 @@ def EmitProgram : Pass<"dq-emit-program", "mlir::ModuleOp"> {
   ];
 }
 
-def FuseElementwise : Pass<"dq-fuse-elementwise", "mlir::func::FuncOp"> {
+def FuseElementwise : Pass<"dq-fuse-elementwise"> {
   let summary = "Fuse chains of float dq.elementwise ops into dq.kernel \"fused_elementwise\"";
   let description = [{
-    Tensor-level: runs after canonicalize/cse and before bufferization. A producer (a supported
+    Tensor-level, on any op (every block nested in it; the production pipeline runs it on the
+    module, beside canonicalize and cse): after canonicalize/cse and before bufferization. A producer (a supported
     float dq.elementwise or a fused kernel) merges into its consumer when the consumer is its
     only use, both are in one block, every leaf, intermediate and result has the same float
     element type, the producer's type broadcasts to the consumer's init type, and the merged

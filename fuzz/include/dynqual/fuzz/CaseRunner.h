@@ -67,9 +67,12 @@ CaseReport runCase(const CaseRequest& request);
 /// FNV-1a 64 (Fowler, Noll, Vo) of `text` as 16 lowercase hex digits: stable on every platform.
 std::string fnv1aHex(const std::string& text);
 
-/// The optional memref passes, in their reference order; attribution removes one at a time.
+/// The optional passes; attribution removes one at a time and blames the first whose removal
+/// makes the finding go away. The memref passes come in their reference order; elementwise
+/// fusion comes last, so a finding that removing a memref pass explains stays theirs.
 inline constexpr const char* kOptionalPasses[] = {"dq-materialize-host-scalars", "dq-optimize-memrefs",
-                                                  "dq-promote-strided-operands", "dq-pool-allocs"};
+                                                  "dq-promote-strided-operands", "dq-pool-allocs",
+                                                  "dq-fuse-elementwise"};
 
 /// `spec` without the pass `pass` (with its {options}), or "" when it is not in the spec.
 std::string removePass(const std::string& spec, const std::string& pass);
