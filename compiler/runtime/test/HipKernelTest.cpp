@@ -363,8 +363,8 @@ TEST_F(HipKernels, Matmul) {
   compare("matmul", {{I64, {3, 4}}, {I64, {4, 2}}}, I64, {3, 2}, {}, Tol::Exact);
   compare("matmul", {{I32, {2, 3, 4}}, {I32, {4, 2}}}, I32, {2, 3, 2}, {}, Tol::Exact);
   compare("matmul", {{F32, {3, 0}}, {F32, {0, 2}}}, F32, {3, 2}, {}, Tol::Exact);
-  // Small batched products take the direct kernel by default and the BLAS with
-  // DQ_HIP_SMALL_MATMUL=off. Through the BLAS, grouped-query attention (b broadcast over the
+  // Small batched products take the BLAS by default and the direct kernel with
+  // DQ_HIP_SMALL_MATMUL=on. Through the BLAS, grouped-query attention (b broadcast over the
   // innermost batch dim) joins that dim to M when a's and out's rows run on across it (layout 0);
   // other layouts keep the batch. The last two are a decode step's attention at f16 (scores of one
   // query row per head against 200 cached keys, then the values).

@@ -33,7 +33,7 @@ HipDevice::HipDevice() {
   const char *gemv = std::getenv("DQ_HIP_GEMV");
   gemvEnabled_ = gemv && std::string(gemv) == "on";
   const char *small = std::getenv("DQ_HIP_SMALL_MATMUL");
-  smallMatmul_ = !(small && std::string(small) == "off");
+  smallMatmul_ = small && std::string(small) == "on";
 }
 
 HipDevice::~HipDevice() {

@@ -204,7 +204,8 @@ private:
   /// a batch of more than one product with M <= 16 rows, K <= 8192 and at most 2^20 outputs, as
   /// decode-step attention (one query row per head against the cached keys, then the values).
   /// There the BLAS's host cost per call (about 20 µs of heuristics and argument setup) is several
-  /// times the kernel's; one thread per output, accumulating in fp32 (fp64 for f64), is enough.
+  /// times the kernel's. Opt-in (DQ_HIP_SMALL_MATMUL=on): end to end it was not faster
+  /// (docs/devices.md).
   static bool isSmallBatchedMatmul(const std::vector<int64_t> &batch, int64_t M, int64_t K, int64_t N);
   void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
@@ -295,7 +296,7 @@ private:
   std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
   int multiprocessors_ = 1;
-  bool smallMatmul_ = true;  ///< DQ_HIP_SMALL_MATMUL=off sends small batched products to the BLAS too
+  bool smallMatmul_ = false;  ///< DQ_HIP_SMALL_MATMUL=on: small batched float products skip the BLAS
   bool gemvEnabled_ = false;  ///< DQ_HIP_GEMV=on: M = 1 matmuls take the GEMV, not the BLAS
   float *gemvPartials_ = nullptr;  ///< GEMV split-K workspace, grown on demand (fp32 elements)
   int64_t gemvPartialCap_ = 0;

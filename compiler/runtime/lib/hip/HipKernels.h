@@ -149,9 +149,10 @@ hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t 
                      int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
                      int64_t on);
 
-/// Float matmul for small batched products (same arguments as matmulInt): one thread per output
-/// element, the products of k = 0..K-1 summed in that order with fused multiply-adds in fp32
-/// (fp64 for f64), rounded once to the output's type.
+/// Float matmul for small batched products (same arguments as matmulInt): one warp per output
+/// element; lane l sums the products of k = l, l + 32, ... with fused multiply-adds in fp32 (fp64
+/// for f64), the 32 partial sums are added by a shuffle tree in a fixed order, and the result is
+/// rounded once to the output's type.
 hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
                        int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
                        int64_t on);

@@ -466,13 +466,18 @@ __global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_
   }
 }
 
+// One warp per output element: the lanes take every 32nd k, then a shuffle tree adds the 32
+// partial sums in a fixed order (so the result does not depend on timing). One thread per output
+// with a sequential k loop waits on one load after another: for a decode step's attention (K up to
+// the context length) that made the kernel slower on the GPU than the BLAS.
 __global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N,
                              int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
   int64_t c[kMaxRank];
   const int64_t total = batch.count * M * N;
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
   const bool wide = a.dtype == kF64;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; i < total; i += warps) {
     const int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
     coords(batch, bi, c);
     const int64_t ea = offsetOf(a, c, batch.rank) + m * am, eb = offsetOf(b, c, batch.rank) + n * bn,
@@ -480,15 +485,17 @@ __global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int6
     double result;
     if (wide) {
       double s = 0;
-      for (int64_t k = 0; k < K; ++k) s = fma(loadF(a, ea + k * ak), loadF(b, eb + k * bk), s);
+      for (int64_t k = lane; k < K; k += 32) s = fma(loadF(a, ea + k * ak), loadF(b, eb + k * bk), s);
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
       result = s;
     } else {
       float s = 0.0f;
-      for (int64_t k = 0; k < K; ++k)
+      for (int64_t k = lane; k < K; k += 32)
         s = fmaf(static_cast<float>(loadF(a, ea + k * ak)), static_cast<float>(loadF(b, eb + k * bk)), s);
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
       result = s;
     }
-    storeF(out, eo + m * om + n * on, result);
+    if (lane == 0) storeF(out, eo + m * om + n * on, result);
   }
 }
 
@@ -727,7 +734,7 @@ hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_
                        int64_t on) {
   const int64_t total = batch.count * M * N;
   if (total == 0) return hipSuccess;
-  hipLaunchKernelGGL(kMatmulSmall, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
+  hipLaunchKernelGGL(kMatmulSmall, dim3(blocksFor(total * 32)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
                      N, am, ak, bk, bn, om, on);
   return hipGetLastError();
 }
