@@ -1,4 +1,5 @@
-// Interface between the hip device's host code (HipDevice.cpp and the launch files beside it) and its kernels (HipKernels.hip).
+// Interface between the hip device's host code (HipDevice.cpp and the launch files beside it)
+// and its kernels (HipKernels.hip).
 // Plain structs passed by value as kernel parameters; shapes and checks are done on the host.
 #pragma once
 
