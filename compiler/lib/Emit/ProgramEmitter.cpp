@@ -44,7 +44,21 @@ std::optional<rt::DType> toDType(Type t) {
   return std::nullopt;
 }
 
+void collectLocNames(Location loc, SmallVectorImpl<std::string> &names);
+
 std::string locString(Location loc) {
+  // A fused_elementwise kernel names every node it computes, so that an error inside it points at
+  // the node whose operands were wrong: "Mul_1 (fused with Add_0)".
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && fused.getMetadata() &&
+                                            isa<StringAttr>(fused.getMetadata()) &&
+                                            cast<StringAttr>(fused.getMetadata()).getValue() == "fused_elementwise") {
+    SmallVector<std::string> names;
+    collectLocNames(loc, names);
+    if (names.empty()) return "";
+    std::string s = names.front();
+    for (size_t i = 1; i < names.size(); ++i) s += (i == 1 ? " (fused with " : ", ") + names[i];
+    return names.size() > 1 ? s + ")" : s;
+  }
   if (auto n = dyn_cast<NameLoc>(loc))
     return n.getName().str();
   if (auto f = dyn_cast<FileLineColLoc>(loc))
@@ -54,6 +68,15 @@ std::string locString(Location loc) {
       if (std::string s = locString(inner); !s.empty())
         return s;
   return "";
+}
+
+void collectLocNames(Location loc, SmallVectorImpl<std::string> &names) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations()) collectLocNames(inner, names);
+    return;
+  }
+  std::string s = locString(loc);
+  if (!s.empty() && llvm::find(names, s) == names.end()) names.push_back(s);
 }
 
 class Emitter {

@@ -229,7 +229,7 @@ bool fuseInto(Operation *c) {
     locs.push_back(op->getLoc());
   OpBuilder b(c);
   auto fused = mlir::dq::KernelOp::create(
-      b, FusedLoc::get(c->getContext(), locs), TypeRange{initType}, kFused,
+      b, FusedLoc::get(c->getContext(), locs, StringAttr::get(c->getContext(), kFused)), TypeRange{initType}, kFused,
       ValueRange(chain->leaves), ValueRange{dps.getDpsInits()[0]}, ValueRange{}, chain->encode(),
       ArrayRef<double>{});
   c->getResult(0).replaceAllUsesWith(fused.getResult(0));

@@ -27,3 +27,15 @@ func.func @layer_norm(%x: memref<2x8xf32> {dq.name = "x"}, %s: memref<8xf32> {dq
   dq.kernel "layer_norm" ins(%x, %s : memref<2x8xf32>, memref<8xf32>) outs(%o : memref<2x8xf32>) {imm = array<i64: -1>, fimm = array<f64: 1.0e-05>}
   return %o : memref<2x8xf32>
 }
+
+// -----
+
+// checks that a fused_elementwise kernel made by dq-fuse-elementwise names every node it computes
+// (the consumer first), so that a run-time error inside it points at each candidate node.
+// CHECK-LABEL: source fused_locations
+// CHECK: Kernel "fused_elementwise" b[0,1,2,{{[0-9]+}}] imm[3,0,0,1,2,2,3] f32 device @Mul_1 (fused with Add_0)
+func.func @fused_locations(%x: memref<3xf32> {dq.name = "x"}, %y: memref<3xf32> {dq.name = "y"}, %w: memref<3xf32> {dq.name = "w"}) -> (memref<3xf32> {dq.name = "z"}) {
+  %o = memref.alloc() : memref<3xf32>
+  dq.kernel "fused_elementwise" ins(%x, %y, %w : memref<3xf32>, memref<3xf32>, memref<3xf32>) outs(%o : memref<3xf32>) {imm = array<i64: 0, 0, 1, 2, 2, 3>} loc(fused<"fused_elementwise">["Mul_1", "Add_0"])
+  return %o : memref<3xf32>
+}
