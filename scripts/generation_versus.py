@@ -20,8 +20,10 @@ Reported:
   - the one-sided exact Wilcoxon signed-rank p-value of log r_i against the hypothesis "no
     difference", alternative "the engine is faster" (Wilcoxon 1945): W+ = the sum of the ranks of |log r_i|
     over the cycles with log r_i > 0; p = P(W+ >= observed) over all 2^n equally likely sign
-    assignments (n <= 24; ties share their mean rank).
-Exit status: 0 when the summary was written, 2 when the file has no complete cycle.
+    assignments (ties share their mean rank; counted exactly for any n).
+Exit status: 0 when the summary was written; 2 when a line is malformed (a missing field, a TPS or
+TTFT that is not a positive finite number, a second run of one engine in one cycle), when no engine
+is named --base, or when no cycle ran two engines.
 """
 import argparse
 import json
@@ -45,21 +47,22 @@ def ranks(values):
 
 
 def signed_rank_p_greater(d):
-    """One-sided exact Wilcoxon signed-rank p-value, P(W+ >= observed); zeros dropped."""
+    """One-sided exact Wilcoxon signed-rank p-value, P(W+ >= observed); zeros dropped.
+
+    The null distribution of W+ is counted exactly by dynamic programming over the ranks (doubled,
+    so that tied mean ranks stay integers): counts[w] = number of sign assignments with W+ = w.
+    """
     d = [x for x in d if x != 0]
     n = len(d)
     if n == 0:
         return 1.0
-    if n > 24:
-        raise ValueError("exact enumeration is limited to 24 cycles")
-    r = ranks([abs(x) for x in d])
-    observed = sum(rk for rk, x in zip(r, d) if x > 0)
-    hits = 0
-    for mask in range(1 << n):
-        w = sum(r[i] for i in range(n) if mask >> i & 1)
-        if w >= observed - 1e-9:
-            hits += 1
-    return hits / (1 << n)
+    r2 = [int(round(2 * rk)) for rk in ranks([abs(x) for x in d])]
+    observed = sum(rk for rk, x in zip(r2, d) if x > 0)
+    counts = [1] + [0] * sum(r2)
+    for rk in r2:
+        for w in range(len(counts) - 1, rk - 1, -1):
+            counts[w] += counts[w - rk]
+    return sum(counts[observed:]) / 2 ** n
 
 
 def median(xs):
@@ -107,12 +110,25 @@ def main():
                 continue
             try:
                 row = json.loads(line)
-                cycles.setdefault(int(row["cycle"]), {})[row["engine"]] = row
-                if row["engine"] not in engines:
-                    engines.append(row["engine"])
-            except (ValueError, KeyError) as e:
+                cycle, engine = row["cycle"], row["engine"]
+                tps, ttft = row["tps"]["median"], row["ttft_ms"]["median"]
+                if not isinstance(cycle, int) or cycle < 0 or not isinstance(engine, str) or not engine:
+                    raise ValueError("cycle must be an integer >= 0 and engine a name")
+                for what, v in (("tps.median", tps), ("ttft_ms.median", ttft)):
+                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                        raise ValueError(f"{what} must be a positive finite number, got {v!r}")
+            except (ValueError, KeyError, TypeError) as e:
                 print(f"{a.versus}:{n}: not a versus line: {e}", file=sys.stderr)
                 return 2
+            if engine in cycles.setdefault(cycle, {}):
+                print(f"{a.versus}:{n}: cycle {cycle} has two runs of engine '{engine}'", file=sys.stderr)
+                return 2
+            cycles[cycle][engine] = row
+            if engine not in engines:
+                engines.append(engine)
+    if a.base not in engines:
+        print(f"{a.versus}: no engine named '{a.base}' (engines: {', '.join(engines) or 'none'})", file=sys.stderr)
+        return 2
     pairs = [(e, a.base) for e in engines if e != a.base]
     others = [e for e in engines if e != a.base]
     pairs += [(others[i], others[0]) for i in range(1, len(others))]

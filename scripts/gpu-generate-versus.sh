@@ -11,9 +11,11 @@
 # CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
 # by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
 # Writes OUT_DIR/versus.jsonl (one line per run, tagged with cycle and engine) and
-# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, their
-# median with a bootstrap interval, a one-sided signed-rank p-value). Exit: 0 written, 1 a run
-# failed, 2 usage.
+# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, or against
+# the first engine when torch is not one of them, their median with a bootstrap interval, a
+# one-sided signed-rank p-value). Exit: 0 summary written and every run succeeded; 1 a run failed
+# or no summary could be made from the runs; 2 usage (CYCLES not a whole number >= 1, fewer than
+# two engines, two engines with one name, a missing model or dq-bench).
 set -uo pipefail
 CARRY=${1:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
 MODEL=${2:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
@@ -31,6 +33,18 @@ ARGS=(--prompt-len "$PROMPT_LEN" --gen-tokens "$GEN_TOKENS" --warmup "$WARMUP" -
 tag() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d["cycle"]=int(sys.argv[1]); d["engine"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2"; }
 ENGINES=${ENGINES:-dynqual torch}
 read -r -a engines <<< "$ENGINES"
+usage() { echo "gpu-generate-versus.sh: $*" >&2; exit 2; }
+[[ "$CYCLES" =~ ^[1-9][0-9]*$ ]] || usage "CYCLES must be a whole number >= 1, got '$CYCLES'"
+[ ${#engines[@]} -ge 2 ] || usage "ENGINES must name at least two engines, got '$ENGINES'"
+names=()
+for spec in "${engines[@]}"; do
+  name=${spec%%:*}
+  [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || usage "engine name '$name' (from '$spec') must be letters, digits, '_', '.' or '-'"
+  for seen in "${names[@]}"; do [ "$seen" != "$name" ] || usage "two engines are named '$name'; give each its own name"; done
+  names+=("$name")
+done
+base=${names[0]}
+for name in "${names[@]}"; do [ "$name" != torch ] || base=torch; done
 status=0
 run_engine() {  # cycle, engine spec
   local c=$1 spec=$2 name=${2%%:*} line envs=()
@@ -49,5 +63,11 @@ for ((c = 0; c < CYCLES; c++)); do
   for ((k = 0; k < n; k++)); do run_engine $c "${engines[$(((c + k) % n))]}"; done
   echo "cycle $c done" | tee -a "$LOG"
 done
-python3 scripts/generation_versus.py "$OUT/versus.jsonl" | tee "$OUT/versus.md"
+python3 scripts/generation_versus.py "$OUT/versus.jsonl" --base "$base" > "$OUT/versus.md"
+summary=$?
+cat "$OUT/versus.md"
+if [ $summary -ne 0 ]; then
+  echo "gpu-generate-versus.sh: no summary (generation_versus.py exit $summary; runs in $OUT/versus.jsonl)" >&2
+  [ $status -ne 0 ] || status=1
+fi
 exit $status

@@ -77,9 +77,77 @@ with tempfile.TemporaryDirectory() as tmp:
         check(v["ci95"][0] <= 1.2 <= v["ci95"][1], "versus: the bootstrap interval holds the median")
     with open(vs, "w") as f:
         f.write(json.dumps({"cycle": 0, "engine": "dynqual", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
+        f.write(json.dumps({"cycle": 1, "engine": "torch", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs],
                          capture_output=True, text=True)
     check(out.returncode == 2 and "no cycle with both engines" in out.stderr, "versus: an incomplete cycle is refused")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs, "--base", "ort"],
+                         capture_output=True, text=True)
+    check(out.returncode == 2 and "no engine named 'ort'" in out.stderr, "versus: an unknown --base is refused")
+
+# Malformed versus lines are refused with exit 2 and a message naming the line, never a traceback.
+def versus_line(cycle, engine, tps, **extra):
+    d = {"cycle": cycle, "engine": engine, "tps": {"median": tps}, "ttft_ms": {"median": 1.0}}
+    d.update(extra)
+    return json.dumps(d) + "\n"
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    cases = {
+        "zero base TPS": versus_line(0, "torch", 0) + versus_line(0, "dynqual", 120),
+        "negative TPS": versus_line(0, "torch", 100) + versus_line(0, "dynqual", -1),
+        "NaN TPS": versus_line(0, "torch", 100) + versus_line(0, "dynqual", float("nan")),
+        "missing tps": versus_line(0, "torch", 100) + '{"cycle": 0, "engine": "dynqual"}\n',
+        "two runs of one engine in a cycle": versus_line(0, "torch", 100) + versus_line(0, "dynqual", 120) +
+        versus_line(0, "dynqual", 50),
+    }
+    for what, text in cases.items():
+        vs = os.path.join(tmp, "bad.jsonl")
+        with open(vs, "w") as f:
+            f.write(text)
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs],
+                             capture_output=True, text=True)
+        check(out.returncode == 2 and "bad.jsonl" in out.stderr and "Traceback" not in out.stderr,
+              f"versus: {what} is refused with exit 2: exit {out.returncode}, {out.stderr[-200:]!r}")
+    # 25 cycles, all ahead: the exact one-sided p is 2^-25 (only the all-positive sign assignment
+    # reaches the observed W+).
+    vs = os.path.join(tmp, "long.jsonl")
+    with open(vs, "w") as f:
+        for c in range(25):
+            f.write(versus_line(c, "torch", 100) + versus_line(c, "dynqual", 101 + c))
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs, "--json"],
+                         capture_output=True, text=True)
+    check(out.returncode == 0 and abs(json.loads(out.stdout or "{}").get("p_one_sided", 1) - 2 ** -25) < 1e-15,
+          "versus: 25 cycles give p = 2^-25: " + out.stdout[-200:] + out.stderr[-200:])
+
+    # gpu-generate-versus.sh without a GPU: a fake dq-bench prints a TPS from its X setting and
+    # fails when X=fail.
+    carry = os.path.join(tmp, "carry", "M")
+    os.makedirs(carry)
+    for name in ("model.dqp", "model.onnx"):
+        open(os.path.join(carry, name), "w").close()
+    bench = os.path.join(tmp, "bench.sh")
+    with open(bench, "w") as f:
+        f.write('#!/bin/bash\n[ "${X:-}" = fail ] && exit 3\n'
+                'echo "{\\"tps\\":{\\"median\\":${X:-100}},\\"ttft_ms\\":{\\"median\\":1}}"\n')
+    os.chmod(bench, 0o755)
+
+    def run_versus(engines, cycles):
+        env = dict(os.environ, DQ_BENCH=bench, ENGINES=engines, CYCLES=cycles)
+        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu-generate-versus.sh"),
+                               os.path.join(tmp, "carry"), "M", os.path.join(tmp, "out")],
+                              cwd=ROOT, env=env, capture_output=True, text=True)
+
+    r = run_versus("a b:X=120", "2")
+    check(r.returncode == 0 and "b against a, 2 cycles" in r.stdout and "median ratio 1.200" in r.stdout,
+          f"versus.sh: two engines, summary written: exit {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
+    for engines, cycles, what in (("a", "2", "one engine"), ("a b", "abc", "CYCLES not a number"),
+                                  ("a:X=1 a", "2", "two engines with one name")):
+        r = run_versus(engines, cycles)
+        check(r.returncode == 2, f"versus.sh: {what} is a usage error (exit 2), got {r.returncode}: {r.stderr[-200:]}")
+    r = run_versus("a b:X=fail", "2")
+    check(r.returncode == 1 and "no summary" in r.stderr,
+          f"versus.sh: failed runs and no summary exit 1, got {r.returncode}: {r.stderr[-300:]}")
 
 # The peers and helper scripts at least compile (their GPU parts run on the GPU machine).
 for f in ("scripts/peers/torch_generate.py", "harness/runners/ort-python/ort_generate.py",
