@@ -4,7 +4,8 @@
     scripts/generation_versus.py VERSUS.jsonl [--base torch] [--json]
 
 VERSUS.jsonl holds one line per run, written by scripts/gpu-generate-versus.sh: the dq-bench
-generate or torch_generate.py JSON line of that run plus "cycle" (0, 1, ...) and "engine" (a
+generate or torch_generate.py JSON line of that run plus "versus_cycle" (0, 1, ...) and
+"versus_engine" (a
 name: "torch", "dynqual", "dynqual-gemv", ...). Each cycle ran every engine back to back on the
 same GPU, the order rotated from cycle to cycle, so slow drifts of the machine hit all alike.
 Every engine is compared with --base (default torch); when there are several others, each later
@@ -110,7 +111,7 @@ def main():
                 continue
             try:
                 row = json.loads(line)
-                cycle, engine = row["cycle"], row["engine"]
+                cycle, engine = row["versus_cycle"], row["versus_engine"]
                 tps, ttft = row["tps"]["median"], row["ttft_ms"]["median"]
                 if not isinstance(cycle, int) or cycle < 0 or not isinstance(engine, str) or not engine:
                     raise ValueError("cycle must be an integer >= 0 and engine a name")

@@ -10,7 +10,8 @@
 # NAME:VAR=VALUE[,VAR=VALUE] runs it with those settings (e.g. dynqual-gemv:DQ_HIP_GEMV=on).
 # CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
 # by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
-# Writes OUT_DIR/versus.jsonl (one line per run, tagged with cycle and engine) and
+# Writes OUT_DIR/versus.jsonl (one line per run: its own JSON document plus versus_cycle and
+# versus_engine; `dynqual bench generate --import` records it as it is) and
 # OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, or against
 # the first engine when torch is not one of them, their median with a bootstrap interval, a
 # one-sided signed-rank p-value). Exit: 0 summary written and every run succeeded; 1 a run failed
@@ -30,7 +31,8 @@ mkdir -p "$OUT"
 LOG=$OUT/versus.log
 : > "$OUT/versus.jsonl"
 ARGS=(--prompt-len "$PROMPT_LEN" --gen-tokens "$GEN_TOKENS" --warmup "$WARMUP" --reps "$REPS")
-tag() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d["cycle"]=int(sys.argv[1]); d["engine"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2"; }
+# Added keys only: a run's own "engine" (a peer's name and version) must reach the store unchanged.
+tag() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d["versus_cycle"]=int(sys.argv[1]); d["versus_engine"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2"; }
 ENGINES=${ENGINES:-dynqual torch}
 read -r -a engines <<< "$ENGINES"
 usage() { echo "gpu-generate-versus.sh: $*" >&2; exit 2; }

@@ -64,7 +64,7 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(vs, "w") as f:
         for cycle, (d, t) in enumerate([(120.0, 100.0), (90.0, 100.0), (150.0, 100.0)]):
             for engine, tps in (("dynqual", d), ("torch", t)):
-                f.write(json.dumps({"cycle": cycle, "engine": engine, "tps": {"median": tps},
+                f.write(json.dumps({"versus_cycle": cycle, "versus_engine": engine, "tps": {"median": tps},
                                     "ttft_ms": {"median": 5.0}}) + "\n")
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs, "--json"],
                          capture_output=True, text=True)
@@ -76,8 +76,8 @@ with tempfile.TemporaryDirectory() as tmp:
         check(abs(v["p_one_sided"] - 0.25) < 1e-12, "versus: exact signed-rank p = 2/8")
         check(v["ci95"][0] <= 1.2 <= v["ci95"][1], "versus: the bootstrap interval holds the median")
     with open(vs, "w") as f:
-        f.write(json.dumps({"cycle": 0, "engine": "dynqual", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
-        f.write(json.dumps({"cycle": 1, "engine": "torch", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
+        f.write(json.dumps({"versus_cycle": 0, "versus_engine": "dynqual", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
+        f.write(json.dumps({"versus_cycle": 1, "versus_engine": "torch", "tps": {"median": 1.0}, "ttft_ms": {"median": 1.0}}) + "\n")
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "generation_versus.py"), vs],
                          capture_output=True, text=True)
     check(out.returncode == 2 and "no cycle with both engines" in out.stderr, "versus: an incomplete cycle is refused")
@@ -87,7 +87,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 # Malformed versus lines are refused with exit 2 and a message naming the line, never a traceback.
 def versus_line(cycle, engine, tps, **extra):
-    d = {"cycle": cycle, "engine": engine, "tps": {"median": tps}, "ttft_ms": {"median": 1.0}}
+    d = {"versus_cycle": cycle, "versus_engine": engine, "tps": {"median": tps}, "ttft_ms": {"median": 1.0}}
     d.update(extra)
     return json.dumps(d) + "\n"
 
@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "zero base TPS": versus_line(0, "torch", 0) + versus_line(0, "dynqual", 120),
         "negative TPS": versus_line(0, "torch", 100) + versus_line(0, "dynqual", -1),
         "NaN TPS": versus_line(0, "torch", 100) + versus_line(0, "dynqual", float("nan")),
-        "missing tps": versus_line(0, "torch", 100) + '{"cycle": 0, "engine": "dynqual"}\n',
+        "missing tps": versus_line(0, "torch", 100) + '{"versus_cycle": 0, "versus_engine": "dynqual"}\n',
         "two runs of one engine in a cycle": versus_line(0, "torch", 100) + versus_line(0, "dynqual", 120) +
         versus_line(0, "dynqual", 50),
     }
@@ -129,7 +129,8 @@ with tempfile.TemporaryDirectory() as tmp:
     bench = os.path.join(tmp, "bench.sh")
     with open(bench, "w") as f:
         f.write('#!/bin/bash\n[ "${X:-}" = fail ] && exit 3\n'
-                'echo "{\\"tps\\":{\\"median\\":${X:-100}},\\"ttft_ms\\":{\\"median\\":1}}"\n')
+                'echo "{\\"engine\\":\\"fake ${X:-100}\\",\\"tps\\":{\\"median\\":${X:-100}},'
+                '\\"ttft_ms\\":{\\"median\\":1}}"\n')
     os.chmod(bench, 0o755)
 
     def run_versus(engines, cycles):
@@ -141,6 +142,11 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run_versus("a b:X=120", "2")
     check(r.returncode == 0 and "b against a, 2 cycles" in r.stdout and "median ratio 1.200" in r.stdout,
           f"versus.sh: two engines, summary written: exit {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
+    with open(os.path.join(tmp, "out", "versus.jsonl")) as f:
+        rows = [json.loads(x) for x in f]
+    check(sorted(r["engine"] for r in rows) == ["fake 100", "fake 100", "fake 120", "fake 120"] and
+          sorted(r["versus_engine"] for r in rows) == ["a", "a", "b", "b"],
+          "versus.sh keeps each run's own engine field and adds versus_engine: " + repr(rows)[:300])
     for engines, cycles, what in (("a", "2", "one engine"), ("a b", "abc", "CYCLES not a number"),
                                   ("a:X=1 a", "2", "two engines with one name")):
         r = run_versus(engines, cycles)
