@@ -17,13 +17,6 @@ Dims dimsOf(const int64_t *v, int r) {
   return d;
 }
 
-unsigned blocks(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  if (b > 132 * 64) b = 132 * 64;  // grid-stride loops cover the rest
-  return static_cast<unsigned>(b);
-}
-
 #define DQ_GRID_LOOP(i, n)                                                                         \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);          \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
@@ -277,7 +270,7 @@ hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int
   hipLaunchKernelGGL(kCompressCheck, dim3(1), dim3(1), 0, s, cond, condLen, extent, axis, err);
   hipError_t e = hipGetLastError();
   if (e != hipSuccess || shape.count == 0) return e;
-  hipLaunchKernelGGL(kCompress, dim3(blocks(shape.count)), dim3(kThreads), 0, s, out, shape, data, cond, condLen,
+  hipLaunchKernelGGL(kCompress, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data, cond, condLen,
                      axis);
   return hipGetLastError();
 }
@@ -285,14 +278,14 @@ hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int
 hipError_t topK(hipStream_t s, Opd values, Opd indices, Opd x, Shape lines, int axis, int64_t n, int64_t k,
                 bool largest) {
   if (lines.count * n == 0 || k == 0) return hipSuccess;
-  hipLaunchKernelGGL(kTopK, dim3(blocks(lines.count * n)), dim3(kThreads), 0, s, values, indices, x, lines, axis, n,
+  hipLaunchKernelGGL(kTopK, dim3(blocksFor(lines.count * n)), dim3(kThreads), 0, s, values, indices, x, lines, axis, n,
                      k, largest);
   return hipGetLastError();
 }
 
 hipError_t tile(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kTile, dim3(blocks(shape.count)), dim3(kThreads), 0, s, out, shape, x,
+  hipLaunchKernelGGL(kTile, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, x,
                      dimsOf(xSizes, shape.rank));
   return hipGetLastError();
 }
@@ -300,7 +293,7 @@ hipError_t tile(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSize
 hipError_t pad(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes, const int64_t *begins, int mode,
                Opd value, bool hasValue, DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kPad, dim3(blocks(shape.count)), dim3(kThreads), 0, s, out, shape, x,
+  hipLaunchKernelGGL(kPad, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, x,
                      dimsOf(xSizes, shape.rank), dimsOf(begins, shape.rank), mode, value, hasValue, err);
   return hipGetLastError();
 }

@@ -12,6 +12,15 @@ namespace dq::rt::hipk {
 
 constexpr int kThreads = 256;
 
+/// Blocks of kThreads for n elements in a grid-stride loop: at least 1, at most 64 per SM of an
+/// H200 (132 SMs); the loop covers what the grid does not.
+inline unsigned blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b < 1) b = 1;
+  if (b > 132 * 64) b = 132 * 64;
+  return static_cast<unsigned>(b);
+}
+
 // ---- element access ----------------------------------------------------------------------------
 
 __host__ __device__ inline uint32_t bitsOf(float f) {

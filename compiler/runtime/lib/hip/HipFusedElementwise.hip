@@ -31,12 +31,6 @@ __global__ void kFusedElementwise(FusedProgram p, Opd out, Shape shape) {
   }
 }
 
-unsigned blocksFor(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b > 132 * 64) b = 132 * 64;  // grid-stride loops cover the rest
-  return static_cast<unsigned>(b);
-}
-
 }  // namespace
 
 hipError_t fusedElementwise(hipStream_t s, const FusedProgram &p, Opd out, Shape shape) {

@@ -92,13 +92,6 @@ __global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape sh
   }
 }
 
-unsigned blocksFor(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  if (b > 132 * 64) b = 132 * 64;  // grid-stride loops cover the rest
-  return static_cast<unsigned>(b);
-}
-
 // ---- copies ------------------------------------------------------------------------------------
 
 __global__ void kCopy(CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape, long long k) {
