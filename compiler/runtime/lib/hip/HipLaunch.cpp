@@ -275,11 +275,20 @@ void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand
   p.nSteps = static_cast<int>(args.attrs.size() / kFusedStepImms);
   p.dtype = static_cast<int>(out.dtype);
   for (int i = 0; i < p.nIn; ++i) p.ins[i] = aligned(ins[static_cast<size_t>(i)], r);
+  // Op code -> the elementwise kernel of that name, resolved once rather than by name per step.
+  static const std::vector<const ElemInfo *> byCode = [] {
+    std::vector<const ElemInfo *> v;
+    for (int64_t code = 0; fusedOpArity(code) != 0; ++code) {
+      const KernelEntry *e = findKernel(fusedOpName(code));
+      v.push_back(e ? e->elem : nullptr);
+    }
+    return v;
+  }();
   for (int j = 0; j < p.nSteps; ++j) {
     const int64_t *step = &args.attrs[static_cast<size_t>(kFusedStepImms * j)];
-    const KernelEntry *e = findKernel(fusedOpName(step[0]));
-    if (!e || !e->elem) fail(k, "unsupported: step " + std::to_string(j) + " op on hip");
-    p.op[j] = e->elem->op;
+    const ElemInfo *e = step[0] >= 0 && static_cast<size_t>(step[0]) < byCode.size() ? byCode[step[0]] : nullptr;
+    if (!e) fail(k, "unsupported: step " + std::to_string(j) + " op on hip");
+    p.op[j] = e->op;
     p.a[j] = static_cast<signed char>(step[1]);
     p.b[j] = static_cast<signed char>(step[2]);
   }
