@@ -86,6 +86,20 @@ void expectSameTokensAsReference(const modelgen::DecoderSpec& spec, DType kvType
   fs::remove_all(artifact.parent_path());
 }
 
+/// Two layers, grouped-query attention (4 heads on 1 KV head), an MLP width of its own, fp16.
+modelgen::DecoderSpec smallFloat16Decoder() {
+  modelgen::DecoderSpec spec;
+  spec.layers = 2;
+  spec.hidden = 32;
+  spec.heads = 4;
+  spec.kvHeads = 1;
+  spec.vocab = 40;
+  spec.mlp = 24;
+  spec.float16 = true;
+  spec.seed = 11;
+  return spec;
+}
+
 } // namespace
 
 TEST(Generate, DecodeLoopOnSimMatchesStepwiseReferenceDecode) {
@@ -100,15 +114,7 @@ TEST(Generate, DecodeLoopOnSimMatchesStepwiseReferenceDecode) {
 }
 
 TEST(Generate, Float16DecoderWithMlpWidthMatchesStepwiseReferenceDecode) {
-  modelgen::DecoderSpec spec;
-  spec.layers = 2;
-  spec.hidden = 32;
-  spec.heads = 4;
-  spec.kvHeads = 1;
-  spec.vocab = 40;
-  spec.mlp = 24;
-  spec.float16 = true;
-  spec.seed = 11;
+  const modelgen::DecoderSpec spec = smallFloat16Decoder();
   expectSameTokensAsReference(spec, DType::Float16, "decoder_f16");
 }
 
@@ -118,15 +124,7 @@ TEST(Generate, ElementwiseFusionLaunchesFewerKernelsPerStepWithTheSameTokens) {
   // (sigmoid, mul, mul up: 3 -> 1, 2 fewer), plus the final norm's tail: 2 * (3 + 3 + 2) + 3 = 19
   // fewer launches per decode step; the fused steps round as the separate kernels do, so the
   // generated tokens are the same.
-  modelgen::DecoderSpec spec;
-  spec.layers = 2;
-  spec.hidden = 32;
-  spec.heads = 4;
-  spec.kvHeads = 1;
-  spec.vocab = 40;
-  spec.mlp = 24;
-  spec.float16 = true;
-  spec.seed = 11;
+  const modelgen::DecoderSpec spec = smallFloat16Decoder();
   onnx::ModelProto model = modelgen::buildDecoder(spec);
   const std::string production = cli::pipelineSpecText("production");
   const std::string fusion = "dq-fuse-elementwise, ";
