@@ -1,0 +1,79 @@
+// The measurement choices ab, gate and calibrate resolve from their flags and arms: the clock,
+// the interleaving and the CPU that sample interleaving pins both arms to.
+#include "AbMeasurementChoice.h"
+#include "Commands.h"
+
+#include "dynqual/run/PipedChild.h"
+
+#include <charconv>
+#include <sched.h>
+
+namespace dynqual::cli {
+
+exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                               exec::Executor& executor) {
+  using exec::TimingClock;
+  if (choice == "wall")
+    return TimingClock::Wall;
+  auto cpuClockOf = [](const exec::Arm& a) {
+    return a.variant.kind == exec::Variant::Kind::Dq ? TimingClock::ThreadCpu : TimingClock::ProcessCpu;
+  };
+  auto whyNot = [&](const exec::Arm& a, TimingClock c) -> std::string {
+    // Other devices work outside the runtime's thread, so its CPU time would miss their work.
+    if (c == TimingClock::ThreadCpu && (a.variant.kind != exec::Variant::Kind::Dq || a.variant.device != "sim"))
+      return a.label + " arm '" + a.variant.text() + "' is not dq on sim";
+    return executor.clockUnavailable(a, c);  // an unusable arm is reported by the engine itself
+  };
+  if (choice == "auto") {
+    TimingClock c = cpuClockOf(base);
+    if (cpuClockOf(head) != c || !whyNot(base, c).empty() || !whyNot(head, c).empty())
+      return TimingClock::Wall;
+    return c;
+  }
+  TimingClock c = exec::parseTimingClock(choice);
+  for (const exec::Arm* a : {&base, &head})
+    if (std::string why = whyNot(*a, c); !why.empty())
+      throw UsageError("--clock " + choice + ": " + why);
+  return c;
+}
+
+diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                                   exec::Executor& executor) {
+  if (choice == "process")
+    return diff::Interleave::Process;
+  auto whyNot = [&](const exec::Arm& a) -> std::string {
+    try {
+      return executor.canServe(a) ? "" : a.label + " arm '" + a.variant.text() + "' cannot serve samples (it needs a runner "
+                                                                                 "of runner protocol 3 passing {serve})";
+    } catch (const exec::ExecError& e) {
+      return e.what();
+    }
+  };
+  std::string why = whyNot(base);
+  if (why.empty())
+    why = whyNot(head);
+  if (choice == "auto")
+    return why.empty() ? diff::Interleave::Sample : diff::Interleave::Process;
+  if (!why.empty())
+    throw UsageError("--interleave sample: " + why);
+  return diff::Interleave::Sample;
+}
+
+int resolvePinCpu(const std::string& choice) {
+  if (choice == "none")
+    return -1;
+  int last = run::lastAllowedCpu();
+  if (choice == "auto")
+    return last;
+  int cpu = -1;
+  auto [end, ec] = std::from_chars(choice.data(), choice.data() + choice.size(), cpu);
+  if (ec != std::errc() || end != choice.data() + choice.size() || cpu < 0)
+    throw UsageError("--pin-cpu '" + choice + "': expected auto, none or a CPU number");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(cpu, &set))
+    throw UsageError("--pin-cpu " + choice + ": this process may not run on CPU " + choice);
+  return cpu;
+}
+
+} // namespace dynqual::cli

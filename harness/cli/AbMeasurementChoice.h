@@ -1,0 +1,30 @@
+#pragma once
+// The measurement choices ab, gate and calibrate resolve from their flags and arms.
+#include "dynqual/diff/AbTypes.h"
+#include "dynqual/exec/Executor.h"
+
+#include <string>
+
+namespace dynqual::cli {
+
+/// The clock `choice` (auto, wall, thread-cpu, process-cpu) names for these arms. A CPU clock
+/// leaves out the time other processes take from a run, but each kind of arm reads its own scope:
+/// dq on sim the runtime's thread (all of a sim run's work), a runner its whole process (run on
+/// one onnxruntime thread). Those readings are not comparable with each other, so auto picks a
+/// CPU clock only when both arms read the same one, and wall otherwise (dq against ort, hip,
+/// protocol 1 binaries or runners). Throws UsageError when a forced CPU clock is asked of an arm
+/// that cannot provide it.
+exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                               exec::Executor& executor);
+
+/// The interleaving `choice` (auto, process, sample) names for these arms: sample needs both arms
+/// to serve samples (Executor::canServe). Throws UsageError when sample is forced on an arm that
+/// cannot.
+diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
+                                   exec::Executor& executor);
+
+/// The CPU of --pin-cpu: auto = the last CPU this process may run on, none = -1, or a number that
+/// must be one this process may run on. Throws UsageError for anything else.
+int resolvePinCpu(const std::string& choice);
+
+} // namespace dynqual::cli

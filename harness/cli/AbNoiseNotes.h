@@ -1,0 +1,27 @@
+#pragma once
+// Notes from the stored calibrations of this machine (docs/metrics/noise.md).
+#include "dynqual/diff/AbTypes.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dynqual::store {
+class Store;
+} // namespace dynqual::store
+
+namespace dynqual::cli {
+
+/// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
+/// sqrt(n) (docs/metrics/noise.md), and "no change" needs it below the margin, so
+/// n = ceil((z * 1.05 * sigma / m)^2), z the normal quantile at the smallest per-comparison alpha.
+std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
+                                               const std::vector<std::filesystem::path>& models, const diff::Policy& p,
+                                               const std::string& metric);
+
+/// Models whose noise in this run (scaled MAD of the per-round log ratios, docs/metrics/noise.md)
+/// is more than twice the median of their calibrations on this machine: the machine is noisier
+/// than its history, so an inconclusive verdict says more about the machine than the change.
+std::vector<std::string> noisierThanHistory(store::Store& db, const std::string& machine, const diff::AbResult& r);
+
+} // namespace dynqual::cli
