@@ -106,8 +106,8 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
       throw std::runtime_error("not a dynqual-device-ab version 1 plan");
     DeviceAbPlan p;
     p.kind = j.at("kind").get<std::string>();
-    if (p.kind != "ab" && p.kind != "calibrate")
-      throw std::runtime_error("kind '" + p.kind + "' is neither ab nor calibrate");
+    if (p.kind != "ab" && p.kind != "calibrate" && p.kind != "gate")
+      throw std::runtime_error("kind '" + p.kind + "' is none of ab, calibrate and gate");
     p.base = j.at("base").at("variant").get<std::string>();
     p.head = j.at("head").at("variant").get<std::string>();
     p.device = j.at("device").get<std::string>();
@@ -132,8 +132,46 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
   }
 }
 
+namespace {
+
+/// Copies the MLIR-free runtime of source tree `src` (compiler/runtime, sources only) into
+/// `armDir`/runtime-src, so the device machine builds this arm's own dq-run. Returns the plan's
+/// record: {"dir": "ARM/runtime-src", "sha256": over the relative paths and bytes, in path order}.
+/// Throws std::runtime_error naming the folder when it is missing or cannot be copied.
+json copyRuntimeSource(const fs::path& src, const fs::path& armDir) {
+  const fs::path from = src / "compiler" / "runtime";
+  if (!fs::is_directory(from))
+    throw std::runtime_error(from.string() + ": no runtime sources there (is it a dynqual source tree?)");
+  const fs::path to = armDir / "runtime-src";
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name.rfind("build", 0) == 0 || name == "__pycache__" || name[0] == '.')) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file())
+      files.push_back(fs::relative(it->path(), from));
+  }
+  std::sort(files.begin(), files.end());
+  std::string digestInput;
+  for (const auto& rel : files) {
+    std::error_code ec;
+    fs::create_directories((to / rel).parent_path(), ec);
+    fs::copy_file(from / rel, to / rel, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      throw std::runtime_error("copying " + (from / rel).string() + " into the plan: " + ec.message());
+    std::ifstream in(from / rel, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    digestInput += rel.generic_string() + '\0' + std::to_string(bytes.size()) + '\0' + bytes;
+  }
+  return {{"dir", (armDir.filename() / "runtime-src").generic_string()}, {"sha256", store::sha256Hex(digestInput)}};
+}
+
+} // namespace
+
 int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std::vector<std::string>& suites,
-                    const fs::path& dir) {
+                    const fs::path& dir, const std::map<std::string, fs::path>& runtimeSources) {
   for (const exec::Arm* a : {&o.base, &o.head})
     if (a->variant.kind != exec::Variant::Kind::Dq)
       throw std::runtime_error("--prepare-device: the " + a->label + " arm '" + a->variant.text() +
@@ -161,6 +199,9 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     std::cout << a->label << " (" << a->variant.text() << ", " << (a->binDir / "dynqual").string() << "):\n";
     failed += prepareSuite(a->binDir / "dynqual", suitePaths, o.models, s, dir / a->label, false, a->env);
   }
+  json runtimes = json::object();
+  for (const auto& [label, src] : runtimeSources)
+    runtimes[label] = copyRuntimeSource(src, dir / label);
   json models = json::array(), names = json::array();
   for (const auto& m : o.models) {
     models.push_back(fs::absolute(m).lexically_normal().string());
@@ -181,6 +222,7 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
              {"budget_s", o.measure.budgetSeconds},
              {"inject_slowdown", o.measure.injectSlowdownPercent},
              {"plan_dir", fs::absolute(dir).lexically_normal().string()},
+             {"runtime_src", runtimes},
              {"created", store::utcNow()}};
   std::ofstream(dir / "ab.json") << ab.dump(1) << "\n";
   if (!fs::exists(dir / "ab.json"))
@@ -189,6 +231,10 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     std::cout << failed << " model preparation(s) failed (above); fix them before running the plan\n";
     return failed;
   }
+  if (!runtimes.empty())
+    std::cout << fmt::format("each arm's runtime sources are in {}/ARM/runtime-src: scripts/gpu-ab.sh builds each "
+                             "arm's dq-run from them\n",
+                             dir.string());
   std::cout << fmt::format("next: carry {} to the device machine and run there\n"
                            "  python3 compiler/runtime/tools/dq-run/device_ab.py --plan {} --dq-run DQ_RUN --out OUT\n"
                            "then here: dynqual {} --import-device OUT (docs/commands/ab.md, \"On a GPU machine\")\n",

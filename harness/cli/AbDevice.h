@@ -39,9 +39,13 @@ DeviceAbPlan readDeviceAbPlan(const std::filesystem::path& dir);
 /// compiled by that arm's dynqual with its pipeline) and `dir`/ab.json. Both arms must be dq on
 /// the same device. Throws std::runtime_error for an arm that is not dq, arms on two devices, arms
 /// with different environments under sample interleaving (one process runs both), or a `dir` that
-/// exists and is not empty. Returns the number of models that failed to prepare.
+/// exists and is not empty. `runtimeSources` maps an arm label ("base", "head") to the source
+/// tree its binaries were built from (a gate revision): that tree's compiler/runtime is copied into
+/// `dir`/ARM/runtime-src and recorded in ab.json ("runtime_src"), so the device machine builds the
+/// arm's own dq-run. Returns the number of models that failed to prepare.
 int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std::vector<std::string>& suites,
-                    const std::filesystem::path& dir);
+                    const std::filesystem::path& dir,
+                    const std::map<std::string, std::filesystem::path>& runtimeSources = {});
 
 /// --import-device: the AbResult of the device run in `out` (device_ab.py's folder) for the plan
 /// it names. Correctness: each arm's outputs are compared with the CPU reference here, as `qualify

@@ -108,15 +108,22 @@ void applyFlags(const AbFlags& f, const std::optional<DeviceAbPlan>& devicePlan,
 
 /// --prepare-device: compiles both arms' plans for the device machine and runs nothing. One dq-run
 /// process holds both programs and alternates them, unless asked for a process per ABBA position
-/// (docs/commands/ab.md, "On a GPU machine"). Returns the exit code.
-int prepareDevice(const std::string& kind, const AbFlags& f, diff::AbOptions& o) {
+/// (docs/commands/ab.md, "On a GPU machine"). `extraParams` "base_src" / "head_src" name the
+/// source trees whose runtimes the plan carries (a gate's revisions). Returns the exit code.
+int prepareDevice(const std::string& kind, const AbFlags& f, diff::AbOptions& o,
+                  const std::map<std::string, std::string>& extraParams) {
   const bool sample = f.interleave != "process";
   o.measure.interleave = sample ? diff::Interleave::Sample : diff::Interleave::Process;
   o.measure.samplesPerPosition = f.samples == 0 ? (sample ? 20 : 5) : f.samples;
   if (f.looks.empty() && sample)
     o.policy.looks = stats::kSampleInterleaveLookRounds;
   try {
-    return prepareAbDevice(kind, o, f.suites, f.prepareDevice) > 0 ? diff::kRegression : diff::kPass;
+    std::map<std::string, fs::path> runtimeSources;
+    for (const char* arm : {"base", "head"})
+      if (auto it = extraParams.find(std::string(arm) + "_src"); it != extraParams.end())
+        runtimeSources[arm] = it->second;
+    return prepareAbDevice(kind, o, f.suites, f.prepareDevice, runtimeSources) > 0 ? diff::kRegression
+                                                                                   : diff::kPass;
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
@@ -253,7 +260,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   o.models = requestedModels(kind, f, devicePlan);
   applyFlags(f, devicePlan, o);
   if (!f.prepareDevice.empty())
-    return prepareDevice(kind, f, o);
+    return prepareDevice(kind, f, o, extraParams);
   checkOutputs(f);
   o.progress = isatty(STDERR_FILENO);
 

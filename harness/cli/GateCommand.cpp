@@ -104,13 +104,17 @@ void addGateCommand(CLI::App& app) {
               "budget, 4 infrastructure error such as a failed build (1 wins over 4, 4 over 3).");
   struct Opts {
     AbFlags flags;
-    std::string base, head, baseBin, headBin, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
+    std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--base", o->base, "base revision (any git revision)");
   cmd->add_option("--head", o->head, "head revision, or WORKTREE for the working tree as it is");
   cmd->add_option("--base-bin", o->baseBin, "prebuilt base binaries (folder with dynqual and dynqual-exec)");
   cmd->add_option("--head-bin", o->headBin, "prebuilt head binaries");
+  cmd->add_option("--base-src", o->baseSrc,
+                  "with --base-bin and --prepare-device: the source tree those binaries were built from, whose "
+                  "runtime the device plan carries (a revision's own tree is used without it)");
+  cmd->add_option("--head-src", o->headSrc, "with --head-bin and --prepare-device: as --base-src, for the head");
   cmd->add_option("--repo", o->repo, "the git repository to build from")->capture_default_str();
   cmd->add_option("--cache-dir", o->cacheDir, "build cache (default: $DYNQUAL_GATE_CACHE, else ~/.cache/dynqual/gate)");
   cmd->add_option("--variant", o->variant, "the dq variant both revisions run")->capture_default_str();
@@ -122,10 +126,23 @@ void addGateCommand(CLI::App& app) {
         setExitCode(reanalyze(o->reanalyze, o->flags));
         return;
       }
+      if (!o->flags.importDevice.empty()) {
+        // The builds and the device runs happened already: the arms are the plan's.
+        if (!o->base.empty() || !o->head.empty() || !o->baseBin.empty() || !o->headBin.empty())
+          throw UsageError("--import-device takes the revisions from its plan; give no --base, --head, --base-bin "
+                           "or --head-bin");
+        diff::AbOptions options;
+        armsFromDevicePlan(o->flags.importDevice, "", "", options);
+        setExitCode(runAbCommand("gate", o->flags, options));
+        return;
+      }
       if (o->base.empty() == o->baseBin.empty())
         throw UsageError("give exactly one of --base REV and --base-bin DIR");
       if (o->head.empty() == o->headBin.empty())
         throw UsageError("give exactly one of --head REV|WORKTREE and --head-bin DIR");
+      if ((!o->baseSrc.empty() && o->baseBin.empty()) || (!o->headSrc.empty() && o->headBin.empty()))
+        throw UsageError("--base-src and --head-src go with --base-bin and --head-bin (a built revision's source "
+                         "tree is known)");
       diff::AbOptions options;
       options.base = makeArm("base", o->variant, "--variant");
       options.head = makeArm("head", o->variant, "--variant");
@@ -150,6 +167,10 @@ void addGateCommand(CLI::App& app) {
           throw UsageError(e.what());
         }
         arm.binDir = b.binDir;
+        // The source tree of the arm's binaries: a device plan carries its runtime from there.
+        fs::path src = bin.empty() ? b.srcDir : fs::path(label == "base" ? o->baseSrc : o->headSrc);
+        if (!src.empty())
+          params[label + "_src"] = fs::absolute(src).lexically_normal().string();
         params[label + "_rev"] = b.sha.empty() ? (bin.empty() ? rev : bin) : b.sha;
         params[label + "_from_cache"] = b.fromCache ? "1" : "0";
         params[label + "_build_s"] = fmt::format("{:.1f}", b.buildSeconds);

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -297,4 +299,93 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   r = runDynqual({"ab", "--import-device", out.string(), "--a", "dq:production@hip", "--no-db"});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("differs from the plan"), std::string::npos) << r.err;
+}
+
+// A gate whose head changes the runtime: each arm's plan carries its own runtime sources, and on
+// the device each arm runs its own dq-run. Here the head "runtime" is a dq-run wrapper that spins
+// 300 us after every run, so the two serving processes (one per runtime, sampled in alternation)
+// must find a regression, in the same base/head order as one process holding both programs.
+TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlowerOne) {
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  fs::path binDir = fs::path(DYNQUAL_BIN).parent_path();
+  fs::path headSrc = root / "head-src";
+  fs::create_directories(headSrc / "compiler");
+  fs::copy(fs::path(DYNQUAL_SOURCE_DIR) / "compiler" / "runtime", headSrc / "compiler" / "runtime",
+           fs::copy_options::recursive);
+  std::ofstream(headSrc / "compiler" / "runtime" / "lib" / "Runtime.cpp", std::ios::app) << "// head\n";
+  fs::path p = root / "plan-gate", o = root / "out-gate";
+  run::ChildResult prep = runDynqual({"gate", (root / "suite" / "decoder_tiny").string(), "--base-bin",
+                                      binDir.string(), "--base-src", DYNQUAL_SOURCE_DIR, "--head-bin",
+                                      binDir.string(), "--head-src", headSrc.string(), "--looks", "8",
+                                      "--samples", "3", "--warmup", "1", "--prepare-device", p.string()});
+  ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
+  json ab = json::parse(std::ifstream(p / "ab.json"));
+  EXPECT_EQ(ab["kind"], "gate");
+  ASSERT_TRUE(ab["runtime_src"].contains("base") && ab["runtime_src"].contains("head")) << ab.dump();
+  EXPECT_NE(ab["runtime_src"]["base"]["sha256"], ab["runtime_src"]["head"]["sha256"]);
+  EXPECT_TRUE(fs::exists(p / ab["runtime_src"]["head"]["dir"].get<std::string>() / "CMakeLists.txt"));
+  std::ifstream copied(p / "head" / "runtime-src" / "lib" / "Runtime.cpp");
+  std::string text((std::istreambuf_iterator<char>(copied)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("// head\n"), std::string::npos);
+
+  fs::path slow = root / "slow-runtime.sh";
+  std::ofstream(slow) << "#!/bin/sh\nexec " << DQ_RUN_PATH << " \"$@\" --busy-us 300\n";
+  fs::permissions(slow, fs::perms::owner_all);
+  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--base-dq-run",
+                                        DQ_RUN_PATH, "--head-dq-run", slow.string(), "--out", o.string()},
+                                       600);
+  ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
+  json result = json::parse(std::ifstream(o / "device-ab.json"));
+  EXPECT_TRUE(result["serving_pairs"].get<bool>());
+  EXPECT_NE(result["runtimes"]["base"], result["runtimes"]["head"]);
+  std::vector<std::string> round1;
+  int n = 0;
+  std::ifstream in(o / "samples.jsonl");
+  for (std::string l; std::getline(in, l);) {
+    if (l.empty())
+      continue;
+    json j = json::parse(l);
+    ++n;
+    if (j["round"] == 1)
+      round1.push_back(j["arm"].get<std::string>() + std::to_string(j["position"].get<int>()));
+  }
+  EXPECT_EQ(n, 8 * 3 * 2);  // 8 rounds x 3 pairs x 2 arms
+  EXPECT_EQ(round1, (std::vector<std::string>{"head0", "base1", "base2", "head3", "head0", "base1"}));
+  int code = -1;
+  std::string err;
+  json doc = testing_support::runDynqualJson({"gate", "--import-device", o.string()}, root / "gate.db", code, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
+}
+
+// dq-run --serve answers one timed run per request line and refuses what it cannot serve.
+TEST_F(AbDevice, DqRunServesOneTimedRunPerRequest) {
+  ASSERT_EQ(prepareCode, 0) << prepareLog;
+  json manifest = json::parse(std::ifstream(plan / "base" / "manifest.json"));
+  json entry = manifest["models"][0];
+  json timedCase;
+  for (const auto& c : entry["cases"])
+    if (c.value("timed", false))
+      timedCase = c;
+  ASSERT_FALSE(timedCase.is_null()) << entry.dump();
+  std::string cmd = std::string("printf 'run\\nrun\\nquit\\n' | ") + DQ_RUN_PATH + " " +
+                    (plan / "base" / entry["artifact"].get<std::string>()).string() + " --device sim --output-dir " +
+                    (root / "serve-out").string() + " --warmup 0 --serve";
+  for (const auto& i : timedCase["inputs"])
+    cmd += " --input " + (plan / "base" / i.get<std::string>()).string();
+  run::ChildResult r = run::runChild({"/bin/sh", "-c", cmd}, 120);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<json> lines;
+  std::istringstream ss(r.out);
+  for (std::string l; std::getline(ss, l);)
+    if (!l.empty())
+      lines.push_back(json::parse(l));
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_TRUE(lines[0]["ready"].get<bool>());
+  for (int k : {1, 2})
+    EXPECT_GT(lines[k]["execute_ms"].get<double>(), 0) << lines[k].dump();
+  run::ChildResult refused = run::runChild({DQ_RUN_PATH, "x.dqp", "--output-dir", "o", "--reps", "3", "--serve"}, 60);
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("--serve"), std::string::npos) << refused.err;
 }

@@ -2,6 +2,7 @@
 """The device half of `dynqual ab` / `dynqual calibrate` on a machine without the compiler.
 
     device_ab.py --plan DIR --dq-run BIN --out OUT [--device hip] [--budget S]
+    device_ab.py --plan DIR --base-dq-run BIN --head-dq-run BIN --out OUT ...
 
 DIR was written by `dynqual ab ... --prepare-device DIR` (docs/commands/ab.md, "On a GPU
 machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, DIR/head). Steps:
@@ -17,7 +18,12 @@ machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, D
    cancels out of the ratio. With "process", round r runs base, head, head, base when r is even and
    head, base, base, head when odd, each position a fresh dq-run taking `samples` samples after
    `warmup` runs. An arm's NAME=VALUE settings (ab --a-env/--b-env) are in the environment of
-   its correctness runs and of its processes (process interleaving only). A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
+   its correctness runs and of its processes (process interleaving only). With two runtimes
+   (--base-dq-run and --head-dq-run of different bytes: a gate whose change is in the runtime, its
+   kernels or its allocator) one process cannot hold both arms, so "sample" becomes two serving
+   processes per round and model (dq-run --serve), one per runtime, both bound to the same CPU and
+   asked for one run at a time in the same base, head, head, base order (--serving-pairs forces
+   this path for one runtime too, to measure what it costs in noise). A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
    model, arm, round, position (0..3 within an ABBA cycle) and rep. With
    inject_slowdown in ab.json the head arm of that model spins PCT % of the base median measured
    before round 0 after every timed run (dq-run --busy-us). The rounds stop at the last look, or
@@ -30,8 +36,10 @@ Needs only the Python standard library. Exit code 0 when it ran (a model's failu
 1 when no model could be timed, 2 on a bad plan or bad arguments.
 """
 import argparse
+import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -80,10 +88,22 @@ def arm_env(ab, arm):
     return env
 
 
-def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None, env=None):
-    """One dq-run process; returns its execute_ms samples, and with `alternate` = (plan, entry,
-    busy_us, first) also the other program's."""
-    cmd = [args.dq_run, os.path.join(plan, entry["artifact"]), "--device", args.device, "--output-dir", work,
+def file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def runtime_of(args, arm):
+    return args.base_dq_run if arm == "base" else args.head_dq_run
+
+
+def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None, env=None, runtime=None):
+    """One dq-run process (`runtime`, default the base arm's); returns its execute_ms samples, and
+    with `alternate` = (plan, entry, busy_us, first) also the other program's."""
+    cmd = [runtime or args.base_dq_run, os.path.join(plan, entry["artifact"]), "--device", args.device, "--output-dir", work,
            "--reps", str(samples), "--warmup", str(warmup)]
     if busy_us > 0:
         cmd += ["--busy-us", str(busy_us)]
@@ -121,10 +141,88 @@ def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=No
         raise RuntimeError(f"dq-run printed no timing line ({e})")
 
 
+class Server:
+    """One `dq-run --serve` process of an arm: its own runtime and program, bound to the pinned CPU,
+    in its own process group so that a timeout ends everything it started."""
+
+    def __init__(self, args, ab, arm, entry, case, warmup, busy_us, work):
+        plan = os.path.join(args.plan, arm)
+        cmd = [runtime_of(args, arm), os.path.join(plan, entry["artifact"]), "--device", args.device,
+               "--output-dir", os.path.join(work, arm), "--warmup", str(warmup), "--serve"]
+        if busy_us > 0:
+            cmd += ["--busy-us", str(busy_us)]
+        for p in case["inputs"]:
+            cmd += ["--input", os.path.join(plan, p)]
+        os.makedirs(os.path.join(work, arm), exist_ok=True)
+        pin = (lambda: os.sched_setaffinity(0, {args.pin_cpu})) if args.pin_cpu >= 0 else None
+        self.arm, self.timeout = arm, args.run_timeout
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, bufsize=1, preexec_fn=pin, start_new_session=True,
+                                         env=arm_env(ab, arm))
+        except (OSError, subprocess.SubprocessError) as e:
+            raise RuntimeError(f"{arm} dq-run --serve could not start: {e}")
+        self.read()  # the ready line
+
+    def read(self):
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            err = self.proc.stderr.read().strip()[-300:] if not ready else ""
+            raise RuntimeError(f"{self.arm} dq-run --serve " +
+                               (f"gave no answer within {self.timeout} s" if not ready else f"ended: {err}"))
+        try:
+            return json.loads(line)
+        except ValueError as e:
+            raise RuntimeError(f"{self.arm} dq-run --serve printed '{line.strip()[:100]}' ({e})")
+
+    def run(self):
+        self.proc.stdin.write("run\n")
+        self.proc.stdin.flush()
+        reply = self.read()
+        if "execute_ms" not in reply:
+            raise RuntimeError(f"{self.arm} dq-run --serve answered without execute_ms: {reply}")
+        return reply["execute_ms"]
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def serve_pairs(args, ab, m, samples, warmup, head_first, work):
+    """One round of model `m` through two serving processes, one per arm: `samples` timed pairs,
+    pair i run base then head when (i odd) == head_first, else head then base, as dq-run
+    --alternate orders them. Returns [((arm, ms), (arm, ms)), ...] in the order they ran."""
+    servers = {}
+    try:
+        for arm in ("base", "head"):
+            entry, case = m[arm]
+            servers[arm] = Server(args, ab, arm, entry, case, warmup, m["busy_us"] if arm == "head" else 0, work)
+        pairs = []
+        for i in range(samples):
+            order = ("head", "base") if (i % 2 == 1) != head_first else ("base", "head")
+            pairs.append(tuple((arm, servers[arm].run()) for arm in order))
+        return pairs
+    finally:
+        for s in servers.values():
+            s.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plan", required=True, help="folder written by dynqual ab --prepare-device")
-    ap.add_argument("--dq-run", required=True, help="the dq-run binary")
+    ap.add_argument("--dq-run", help="the dq-run binary of both arms")
+    ap.add_argument("--base-dq-run", help="the base arm's dq-run (default: --dq-run)")
+    ap.add_argument("--head-dq-run", help="the head arm's dq-run (default: --dq-run)")
+    ap.add_argument("--serving-pairs", action="store_true",
+                    help="sample interleaving through two serving processes even when both arms share a runtime")
     ap.add_argument("--out", required=True, help="results folder (brought back for --import-device)")
     ap.add_argument("--device", help="device to run on (default: the plan's)")
     ap.add_argument("--budget", type=float, help="seconds of timed rounds (default: the plan's)")
@@ -135,8 +233,13 @@ def main():
                     help="time only (a look at the timing here; --import-device refuses such a folder)")
     args = ap.parse_args()
     usage = []
-    if not (os.path.isfile(args.dq_run) and os.access(args.dq_run, os.X_OK)):
-        usage.append(f"--dq-run {args.dq_run}: not an executable file")
+    args.base_dq_run = args.base_dq_run or args.dq_run
+    args.head_dq_run = args.head_dq_run or args.dq_run
+    if not args.base_dq_run or not args.head_dq_run:
+        usage.append("give --dq-run, or both --base-dq-run and --head-dq-run")
+    for flag, path in (("--base-dq-run", args.base_dq_run), ("--head-dq-run", args.head_dq_run)):
+        if path and not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            usage.append(f"{flag} {path}: not an executable file")
     if os.path.abspath(args.out) == os.path.abspath(args.plan) or \
             os.path.abspath(args.out).startswith(os.path.abspath(args.plan) + os.sep):
         usage.append("--out must be outside the plan folder")
@@ -173,6 +276,10 @@ def main():
         print("device_ab.py: the arms have different environments, but sample interleaving runs both in one "
               "process; prepare the plan with --interleave process", file=sys.stderr)
         return 2
+    two_runtimes = file_sha256(args.base_dq_run) != file_sha256(args.head_dq_run)
+    serving_pairs = interleave == "sample" and (two_runtimes or args.serving_pairs)
+    if two_runtimes:
+        print(f"two runtimes: base {args.base_dq_run}, head {args.head_dq_run}", flush=True)
     budget = args.budget if args.budget is not None else ab["budget_s"]
     looks = ab["looks"]
     os.makedirs(args.out, exist_ok=True)
@@ -184,7 +291,8 @@ def main():
             print(f"correctness: {arm}", flush=True)
             subprocess.run([sys.executable, os.path.join(HERE, "device_check.py"), "--manifest",
                             os.path.join(args.plan, arm, "manifest.json"), "--results", os.path.join(args.out, arm),
-                            "--dq-run", args.dq_run, "--device", args.device], check=False, env=arm_env(ab, arm))
+                            "--dq-run", runtime_of(args, arm), "--device", args.device], check=False,
+                           env=arm_env(ab, arm))
 
     errors, models = {}, []
     for i, name in enumerate(ab["models"]):
@@ -208,7 +316,7 @@ def main():
             continue
         try:
             s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], samples, warmup, 0, work,
-                              env=arm_env(ab, "base")))
+                              env=arm_env(ab, "base"), runtime=args.base_dq_run))
             median = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
             m["busy_us"] = int(round(pct / 100.0 * median * 1000.0))
             slowdown[m["name"]] = m["busy_us"]
@@ -222,6 +330,19 @@ def main():
         while look < len(looks) and any(not m.get("dropped") for m in models):
             r0 = time.monotonic()
             for m in models:
+                if serving_pairs and not m.get("dropped"):
+                    try:
+                        pairs = serve_pairs(args, ab, m, samples, warmup, rounds % 2 == 1, work)
+                    except RuntimeError as e:
+                        errors[m["name"]] = f"round {rounds}: {e}"
+                        m["dropped"] = True
+                        continue
+                    for i, ((first_arm, fv), (second_arm, sv)) in enumerate(pairs):
+                        for k, (arm, v) in enumerate(((first_arm, fv), (second_arm, sv))):
+                            out.write(json.dumps({"model": m["name"], "arm": arm, "round": rounds,
+                                                  "position": 2 * (i % 2) + k, "rep": i // 2, "value_ms": v,
+                                                  "iterations": 1}) + "\n")
+                    continue
                 if interleave == "sample" and not m.get("dropped"):
                     head_first = rounds % 2 == 1
                     (eb, cb), (eh, _) = m["base"], m["head"]
@@ -248,7 +369,8 @@ def main():
                     entry, case = m[arm]
                     try:
                         vals = dq_run(args, os.path.join(args.plan, arm), entry, case, samples, warmup,
-                                      m["busy_us"] if arm == "head" else 0, work, env=arm_env(ab, arm))
+                                      m["busy_us"] if arm == "head" else 0, work, env=arm_env(ab, arm),
+                                      runtime=runtime_of(args, arm))
                     except RuntimeError as e:
                         errors[m["name"]] = f"round {rounds} {arm}: {e}"
                         m["dropped"] = True
@@ -270,6 +392,8 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     result = {"format": "dynqual-device-ab-results", "version": 1, "device": args.device, "rounds": rounds,
               "interleave": interleave, "cpu": args.pin_cpu,
+              "runtimes": {"base": file_sha256(args.base_dq_run), "head": file_sha256(args.head_dq_run)},
+              "serving_pairs": serving_pairs,
               "budget_s": budget, "budget_exhausted": exhausted, "wall_s": time.monotonic() - t0,
               "slowdown_us": slowdown, "errors": errors, "env_start": env_start, "env_end": environment()}
     with open(os.path.join(args.out, "device-ab.json"), "w") as f:

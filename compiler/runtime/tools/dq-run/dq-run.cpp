@@ -5,6 +5,7 @@
 //
 //   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--reps N] [--warmup W]
 //          [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] [--alternate-first]]
+//   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--warmup W] [--busy-us US] --serve
 //
 // Runs the program once (outputs written to DIR/output_K.npy, K = output index, and the counters
 // of that run reported), then W untimed and N timed repetitions. Prints one JSON line on stdout:
@@ -28,6 +29,12 @@
 // ratio (the device gate's sample interleaving, docs/commands/ab.md). OTHER's samples are in
 // "alternate": {"program", "execute_ms", "total_ms"}; --alternate-busy-us spins after each of its
 // timed runs as --busy-us does for PROGRAM.
+// --serve keeps the process, its device and its program for line-per-request sampling: after the
+// first run and W warm-up runs it prints {"ready":true,"program":...,"device":...,"counters":{...}},
+// then answers each line "run" on stdin with one timed run, {"execute_ms":E,"total_ms":T} (the
+// --busy-us spin included), until "quit" or the end of stdin. The device gate uses it when the two
+// arms have different runtimes, so one process cannot hold both: two serving processes, one per
+// runtime, bound to one CPU and sampled in alternation (docs/commands/ab.md, "On a GPU machine").
 // Exit codes: 0 ran, 1 the run failed (message on stderr), 2 usage or input error.
 #include "dq/runtime/Device.h"
 #include "dq/runtime/Error.h"
@@ -83,7 +90,7 @@ int usage(const std::string &problem) {
   std::cerr << "dq-run: " << problem << "\n"
             << "usage: dq-run PROGRAM.dqp [--device sim|hip] --input FILE.npy ... --output-dir DIR "
                "[--reps N] [--warmup W] [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] "
-               "[--alternate-first]]\n";
+               "[--alternate-first]] [--serve]\n";
   return kUsage;
 }
 
@@ -102,7 +109,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs;
   int reps = 0, warmup = 1, busyUs = 0, altBusyUs = 0;
   std::string altPath;
-  bool altFirst = false;
+  bool altFirst = false, serve = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](std::string &dst) {
@@ -130,6 +137,8 @@ int main(int argc, char **argv) {
       if (!value(v) || !parseCount(v, altBusyUs)) return usage("--alternate-busy-us needs a count of microseconds >= 0");
     } else if (a == "--alternate-first") {
       altFirst = true;
+    } else if (a == "--serve") {
+      serve = true;
     } else if (a == "-h" || a == "--help") {
       usage("runs a .dqp program on a device");
       return 0;
@@ -143,6 +152,8 @@ int main(int argc, char **argv) {
   }
   if (programPath.empty()) return usage("no program given");
   if (outDir.empty()) return usage("--output-dir is required");
+  if (serve && (!altPath.empty() || reps > 0))
+    return usage("--serve takes its timed runs from stdin: give no --alternate and no --reps");
 
   Program program, altProgram;
   std::vector<HostTensor> tensors;
@@ -195,6 +206,31 @@ int main(int argc, char **argv) {
       e.push_back(r.executeMs + spunMs);
       t.push_back(r.totalMs + spunMs);
     };
+    if (serve) {
+      std::ostringstream ready;
+      ready << "{\"ready\":true,\"program\":" << jsonString(programPath) << ",\"device\":" << jsonString(device)
+            << ",\"counters\":{";
+      bool firstItem = true;
+      for (const auto &[name, value] : first.counters.items()) {
+        ready << (firstItem ? "" : ",") << jsonString(name) << ":" << value;
+        firstItem = false;
+      }
+      ready << "}}";
+      std::cout << ready.str() << std::endl;
+      std::string request;
+      while (std::getline(std::cin, request) && request != "quit") {
+        if (request != "run") {
+          std::cerr << "dq-run --serve: unknown request '" << request << "' (expected run or quit)\n";
+          return kUsage;
+        }
+        exec.clear();
+        total.clear();
+        timedRun(program, opts, busyUs, exec, total);
+        std::cout << "{\"execute_ms\":" << jsonNumber(exec.back()) << ",\"total_ms\":" << jsonNumber(total.back())
+                  << "}" << std::endl;
+      }
+      return 0;
+    }
     const double cpu0 = cpuSeconds();
     const Clock::time_point wall0 = Clock::now();
     for (int i = 0; i < reps; ++i) {
