@@ -35,7 +35,7 @@ arm_runtime() {
   read -r src sha < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1])).get("runtime_src", {}).get(sys.argv[2])
-print(f"{r[\"dir\"]} {r[\"sha256\"][:12]}" if r else "- -")' "$PLAN/ab.json" "$1") || return 1
+print(r["dir"], r["sha256"][:12]) if r else print("- -")' "$PLAN/ab.json" "$1") || return 1
   if [ "$src" = "-" ]; then
     build_dq_run compiler/runtime "$B" || return 1
     echo "$B/dq-run"
