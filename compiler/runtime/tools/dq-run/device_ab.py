@@ -22,8 +22,7 @@ machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, D
    (--base-dq-run and --head-dq-run of different bytes: a gate whose change is in the runtime, its
    kernels or its allocator) one process cannot hold both arms, so "sample" becomes two serving
    processes per round and model (dq-run --serve), one per runtime, both bound to the same CPU and
-   asked for one run at a time in the same base, head, head, base order; each round is two halves
-   whose processes start in opposite orders (--serving-pairs forces
+   asked for one run at a time in the same base, head, head, base order (--serving-pairs forces
    this path for one runtime too, to measure what it costs in noise). A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
    model, arm, round, position (0..3 within an ABBA cycle) and rep. With
    inject_slowdown in ab.json the head arm of that model spins PCT % of the base median measured
@@ -198,32 +197,25 @@ class Server:
 
 
 def serve_pairs(args, ab, m, samples, warmup, head_first, work):
-    """One round of model `m` through serving processes, one per arm: `samples` timed pairs, pair i
-    run base then head when (i odd) == head_first, else head then base, as dq-run --alternate
-    orders them. The process started second ran 1-2 % faster on the H200 (5-8 % on a 70 us model)
-    in A/A runs of one binary, so a round is two halves with fresh processes started in opposite
-    orders (base first, then head first; swapped in odd rounds): the start-order effect cancels
-    inside the round instead of flipping its sign from round to round. Returns
-    [((arm, ms), (arm, ms)), ...] in the order they ran."""
-    pairs = []
-    halves = ((samples + 1) // 2, samples // 2)
-    for half, count in enumerate(halves):
-        if count == 0:
-            continue
-        head_started_first = (half == 1) != head_first
-        servers = {}
-        try:
-            for arm in (("head", "base") if head_started_first else ("base", "head")):
-                entry, case = m[arm]
-                servers[arm] = Server(args, ab, arm, entry, case, warmup, m["busy_us"] if arm == "head" else 0, work)
-            for _ in range(count):
-                i = len(pairs)
-                order = ("head", "base") if (i % 2 == 1) != head_first else ("base", "head")
-                pairs.append(tuple((arm, servers[arm].run()) for arm in order))
-        finally:
-            for srv in servers.values():
-                srv.close()
-    return pairs
+    """One round of model `m` through two serving processes, one per arm, the head's started first
+    when `head_first`: `samples` timed pairs, pair i run base then head when (i odd) == head_first,
+    else head then base, as dq-run --alternate orders them. Returns [((arm, ms), (arm, ms)), ...]
+    in the order they ran."""
+    servers = {}
+    try:
+        # The process started second ran 1-2 % faster on the H200 (5-8 % on a 70 us model) in A/A
+        # runs of one binary, so the start order alternates with the round, as the pair order does.
+        for arm in (("head", "base") if head_first else ("base", "head")):
+            entry, case = m[arm]
+            servers[arm] = Server(args, ab, arm, entry, case, warmup, m["busy_us"] if arm == "head" else 0, work)
+        pairs = []
+        for i in range(samples):
+            order = ("head", "base") if (i % 2 == 1) != head_first else ("base", "head")
+            pairs.append(tuple((arm, servers[arm].run()) for arm in order))
+        return pairs
+    finally:
+        for s in servers.values():
+            s.close()
 
 
 def main():
