@@ -1,18 +1,16 @@
 // `dynqual gate`: builds two git revisions (or takes prebuilt binaries) and compares them with
 // the A/B engine; `--reanalyze RUN` recomputes every verdict of a stored run from its samples.
 #include "AbDriver.h"
+#include "AbStoredRun.h"
 #include "Commands.h"
 
 #include "dynqual/diff/AbStore.h"
-#include "dynqual/diff/Analysis.h"
-#include "dynqual/diff/Engine.h"
 #include "dynqual/gate/RevisionBuild.h"
 #include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <iostream>
 
 namespace fs = std::filesystem;
@@ -20,10 +18,6 @@ namespace fs = std::filesystem;
 namespace dynqual::cli {
 
 namespace {
-
-bool sameNumber(double a, double b) {
-  return (std::isnan(a) && std::isnan(b)) || a == b || (std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0));
-}
 
 /// Recomputes the verdicts of stored run `which` and prints the report; exit 1 when a stored
 /// verdict differs from the recomputed one (the stored numbers are then not reproducible).
@@ -41,55 +35,18 @@ int reanalyze(const std::string& which, const AbFlags& f) {
       throw UsageError("--reanalyze '" + which + "': expected a run id or 'latest'");
     }
   }
-  diff::StoredAbRun stored = diff::loadAbRun(db, runId);
-  diff::Policy policy = diff::policyFromParams(stored.params);
-  std::string timed = diff::timingMetricFromParams(stored.params);
-  std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
-  for (const auto& c : stored.comparisons)
-    if (c.metric == timed)
-      timedModels.push_back(c.model);
-  diff::AnalysisOutcome again = diff::analyze(stored.samples, timedModels, policy, timed,
-                                              stored.compileSamples, diff::compileMetricFromParams(stored.params));
-  std::vector<std::string> differences;
-  for (size_t i = 0; i < stored.comparisons.size(); ++i) {
-    const auto& s = stored.comparisons[i];
-    if (i >= again.comparisons.size()) {
-      differences.push_back(s.model + ": no recomputed comparison");
-      continue;
-    }
-    const auto& a = again.comparisons[i];
-    if (s.verdict != a.verdict || !sameNumber(s.p, a.p) || !sameNumber(s.ratio, a.ratio) ||
-        !sameNumber(s.ciLow, a.ciLow) || !sameNumber(s.ciHigh, a.ciHigh) || s.rounds != a.rounds)
-      differences.push_back(fmt::format("{}: stored {} ratio {} p {}, recomputed {} ratio {} p {}", s.model,
-                                        stats::verdictName(s.verdict), s.ratio, s.p, stats::verdictName(a.verdict),
-                                        a.ratio, a.p));
-  }
-  diff::AbResult r;
-  r.checks = stored.checks;
-  r.samples = stored.samples;
-  r.compileSamples = stored.compileSamples;
-  r.comparisons = again.comparisons;
-  r.counterChanges = diff::counterChanges(r.checks);
-  r.looksDone = again.looksDone;
-  for (const auto& s : r.samples)
-    r.rounds = std::max(r.rounds, s.round + 1);
-  if (auto it = stored.params.find("clock"); it != stored.params.end())
-    r.clock = exec::parseTimingClock(it->second);  // runs before --clock have none: wall
-  diff::Measurement m;
-  m.clock = r.clock;
-  if (auto it = stored.params.find("interleave"); it != stored.params.end() && it->second == "sample")
-    m.interleave = diff::Interleave::Sample;
-  reports::GateContext ctx{stored.kind + " (reanalysed)", stored.params["base"], stored.params["head"], policy, m, runId};
-  emitAbReport(f, r, ctx);
-  if (!differences.empty()) {
-    for (const auto& d : differences)
+  RebuiltAbRun run = rebuildAbRun(db, runId, StoredComparisons::Recomputed);
+  run.context.command += " (reanalysed)";
+  emitAbReport(f, run.result, run.context);
+  if (!run.differences.empty()) {
+    for (const auto& d : run.differences)
       std::cerr << "dynqual gate --reanalyze: differs: " << d << "\n";
     return 1;
   }
   std::cerr << fmt::format("dynqual gate --reanalyze: run {}: {} comparisons recomputed from {} samples, identical "
                            "to the stored verdicts\n",
-                           runId, again.comparisons.size(), r.samples.size());
-  return diff::exitCodeFor(r);
+                           runId, run.recomputed, run.result.samples.size());
+  return diff::exitCodeFor(run.result);
 }
 
 } // namespace

@@ -61,6 +61,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"command", ctx.command},
           {"verdict", diff::verdictLine(r)},
           {"exit_code", diff::exitCodeFor(r)},
+          {"exit_meaning", exitCodeMeaning(diff::exitCodeFor(r))},
           {"run_id", ctx.runId},
           {"base", ctx.baseLabel},
           {"head", ctx.headLabel},

@@ -1,3 +1,5 @@
+#include "GateText.h"
+
 #include "dynqual/reports/GateReport.h"
 #include "dynqual/reports/Report.h"
 
@@ -9,9 +11,9 @@
 
 namespace dynqual::reports {
 
-namespace {
+namespace detail {
 
-std::string pct(double ratio) {
+std::string gatePercent(double ratio) {
   if (!std::isfinite(ratio) || ratio <= 0)
     return "unbounded";
   return fmt::format("{:+.2f}%", (ratio - 1) * 100);
@@ -32,47 +34,80 @@ std::string worstRelL2(const diff::ModelCheck& c, bool head) {
   return c.bitExact ? (worst == 0 ? "bit-exact" : fmt::format("{:.2e}", worst)) : fmt::format("{:.2e}", worst);
 }
 
+std::string headVsBase(const diff::ModelCheck& c) {
+  bool any = std::any_of(c.cases.begin(), c.cases.end(), [](const auto& cc) { return !cc.headVsBase.outputs.empty(); });
+  if (!any)
+    return "-";
+  return std::all_of(c.cases.begin(), c.cases.end(),
+                     [](const auto& cc) { return cc.headVsBase.verdict == compare::Verdict::Pass; })
+             ? (c.bitExact ? "bit-exact" : "equal within gate")
+             : "differs";
+}
+
+std::string closedAt(const diff::MetricComparison& c) {
+  return c.decidedAtRounds > 0 ? std::to_string(c.decidedAtRounds) : "open";
+}
+
+std::string joinedInts(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
+
+std::string pct(double ratio) { return gatePercent(ratio); }
+
 } // namespace
+
+std::string exitCodeMeaning(int code) {
+  switch (code) {
+  case diff::kPass: return "exit 0: pass (accuracy passed; no regression, nothing inconclusive)";
+  case diff::kRegression: return "exit 1: a regression or an accuracy failure";
+  case diff::kUsage: return "exit 2: usage or input error";
+  case diff::kInconclusive: return "exit 3: inconclusive within the time budget";
+  case diff::kInfra: return "exit 4: infrastructure error (an arm, runner or build was unusable)";
+  default: return fmt::format("exit {}: not an exit code of this dynqual", code);
+  }
+}
 
 std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) {
   std::ostringstream md;
   md << kGateStickyMarker << "\n";
   md << "**dynqual " << ctx.command << ": " << escapeMarkdown(diff::verdictLine(r)) << "**\n\n";
+  md << escapeMarkdown(exitCodeMeaning(diff::exitCodeFor(r))) << ".\n\n";
   md << "base `" << escapeMarkdown(ctx.baseLabel) << "` vs head `" << escapeMarkdown(ctx.headLabel) << "`\n\n";
 
   md << "### Timing\n\n";
   if (r.comparisons.empty()) {
     md << "No model was timed.\n\n";
   } else {
-    md << "| model | metric | base | head | change | CI | p | p (Holm) | rounds | verdict |\n"
-          "|---|---|---:|---:|---:|---|---:|---:|---:|---|\n";
-    for (const auto& c : r.comparisons) {
-      std::string flag = c.outlierRounds.empty() ? "" : fmt::format(" ({} outlier rounds)", c.outlierRounds.size());
-      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {}{} |\n",
-                        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
-                        pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
-                        flag);
-    }
+    md << "| model | metric | base | head | change | CI | p | p (Holm) | level | rounds | closed at | outlier rounds | "
+          "verdict |\n"
+          "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
+    for (const auto& c : r.comparisons)
+      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
+                        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
+                        pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.alphaUsed, c.rounds,
+                        closedAt(c), c.outlierRounds.size(), stats::verdictName(c.verdict));
     md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
                       "round value: {}); CI at each comparison's Holm level (alpha {:.3g} over the suite, "
-                      "margin {:.3g}%).\n\n",
+                      "margin {:.3g}%). Level = the alpha the signed-rank p was compared with at the look "
+                      "that decided it; closed at = the rounds of that look (open: no look decided it).\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
   }
 
   md << "### Accuracy\n\n| model | cases | base vs reference | head vs reference | head vs base | verdict |\n"
         "|---|---:|---|---|---|---|\n";
-  for (const auto& c : r.checks) {
-    std::string hb = "-";
-    bool anyHb = std::any_of(c.cases.begin(), c.cases.end(), [](const auto& cc) { return !cc.headVsBase.outputs.empty(); });
-    if (anyHb)
-      hb = std::all_of(c.cases.begin(), c.cases.end(),
-                       [](const auto& cc) { return cc.headVsBase.verdict == compare::Verdict::Pass; })
-               ? (c.bitExact ? "bit-exact" : "equal within gate")
-               : "differs";
+  for (const auto& c : r.checks)
     md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", escapeMarkdown(c.model), c.cases.size(), worstRelL2(c, false),
-                      worstRelL2(c, true), hb, c.passed ? "pass" : "FAIL: " + escapeMarkdown(c.detail));
-  }
+                      worstRelL2(c, true), headVsBase(c), c.passed ? "pass" : "FAIL: " + escapeMarkdown(c.detail));
   md << "\n(max combined relative L2 over the cases)\n\n";
 
   md << "### Deterministic counters that changed\n\n";
@@ -118,6 +153,11 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
     md << fmt::format("- injected slowdown: {} head +{:.1f} us per run\n", escapeMarkdown(model), us);
   if (r.budgetExhausted)
     md << "- the time budget ended before the next look\n";
+  md << "\n### Policy\n\n";
+  md << fmt::format("alpha {:.3g} over the suite (Holm across the comparisons of a look, Bonferroni over the looks), "
+                    "margin {:.3g}%, looks at rounds {}, {} bootstrap resamples, seed {}, round value {}.\n",
+                    ctx.policy.alpha, ctx.policy.margin * 100, joinedInts(ctx.policy.looks), ctx.policy.bootstrapResamples,
+                    ctx.policy.seed, diff::roundValueName(ctx.policy.roundValue));
   md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s, "
                     "{} clock, {} interleaving{}.",
                     r.rounds, r.looksDone, r.wallSeconds, ctx.measure.samplesPerPosition, ctx.measure.minSampleMs,

@@ -151,7 +151,7 @@ std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
     body << "<p class=\"warning\">" << escapeHtml(t.warning) << "</p>\n";
   if (!t.baseNote.empty())
     body << "<p>" << escapeHtml(t.baseNote) << "</p>\n";
-  body << "<p class=\"" << (t.failures ? "warning" : "result") << "\"><b>" << escapeHtml(resultLine(t))
+  body << "<p class=\"" << (t.failures || t.unfinished ? "warning" : "result") << "\"><b>" << escapeHtml(resultLine(t))
        << "</b></p>\n";
 
   body << "<h2>L2 Accuracy Results (EP vs CPU)</h2>\n";

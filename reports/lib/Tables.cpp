@@ -151,6 +151,8 @@ std::string failureVerdict(const CaseRecord& c) {
 std::string verdictText(const AccuracyLine& a) { return a.error.empty() ? a.verdict : a.verdict + ": " + a.error; }
 
 std::string resultLine(const Tables& t) {
+  if (t.failures == 0 && t.unfinished)
+    return "Result: unfinished, no failing case so far (no verdict).";
   if (t.failures == 0)
     return "Result: pass, no failing cases.";
   return "Result: FAIL, " + std::to_string(t.failures) + (t.failures == 1 ? " failing case" : " failing cases") +
@@ -166,7 +168,8 @@ Tables buildTables(const ReportInput& in) {
   Tables t;
   t.hasBase = in.base.has_value();
   t.title = "dynqual " + h.kind + " report: run " + std::to_string(h.id) + " (" + shortHash(h.key) + ")";
-  if (h.status != store::kRunFinished)
+  t.unfinished = h.status != store::kRunFinished;
+  if (t.unfinished)
     t.warning = "Run " + std::to_string(h.id) +
                 " is unfinished: the process stopped before the end (or is still running); results are partial.";
   if (in.base)

@@ -56,6 +56,7 @@ struct Tables {
   std::string baseNote;  ///< "Compared with base run ..." or ""
   std::string threshold; ///< the accuracy threshold and its meaning
   int failures = 0;      ///< accuracy lines with failed set
+  bool unfinished = false;  ///< the run never finished: no verdict without a failure
   std::vector<AccuracyLine> accuracy;
   std::vector<PerfLine> performance;
   std::vector<CounterLine> counters;
@@ -77,8 +78,8 @@ Tables buildTables(const ReportInput& in);
 std::string failureVerdict(const store::CaseRecord& c);
 /// "verdict", or "verdict: error" when the line carries an error.
 std::string verdictText(const AccuracyLine& a);
-/// One line for the top of a report: "Result: FAIL, N failing cases (see the accuracy table)."
-/// or "Result: pass, no failing cases."
+/// One line for the top of a report: "Result: FAIL, N failing cases (see the accuracy table).",
+/// "Result: unfinished, no failing case so far (no verdict)." or "Result: pass, no failing cases."
 std::string resultLine(const Tables& t);
 
 /// "12.0", "-" for a missing value.

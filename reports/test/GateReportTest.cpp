@@ -108,7 +108,7 @@ TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
   if (!fs::exists(chartJs))
     GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
   std::string html = reports::renderGateHtml(sample(), context(), chartJs);
-  EXPECT_NE(html.find("gate-samples"), std::string::npos);
+  EXPECT_NE(html.find("gate-comparison-0"), std::string::npos);
   EXPECT_EQ(html.find("@@"), std::string::npos) << "unfilled placeholder";
   const char* chromium = fs::exists("/usr/bin/chromium") ? "/usr/bin/chromium" : nullptr;
   if (!chromium)
@@ -129,12 +129,23 @@ TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
     for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + 1))
       text.replace(p, std::string(from).size(), to);
   json state = json::parse(text);
-  ASSERT_EQ(state["charts"].size(), 3u);  // two sample charts and the ratio chart
-  EXPECT_EQ(state["charts"][0]["id"], "samples-fast");
-  EXPECT_EQ(state["charts"][0]["datasets"].size(), 2u);
-  EXPECT_EQ(state["charts"][0]["datasets"][0]["data"].size(), 12u);
-  EXPECT_EQ(state["charts"][2]["id"], "ratios");
-  EXPECT_DOUBLE_EQ(state["charts"][2]["datasets"][1]["data"][0].get<double>(), 1.10);
+  // Per comparison a samples chart and a per-round ratio chart, then the summary of every ratio.
+  ASSERT_EQ(state["charts"].size(), 5u);
+  const json& samples = state["charts"][0];
+  EXPECT_EQ(samples["id"], "samples-fast-latency_ms");
+  ASSERT_EQ(samples["datasets"].size(), 4u);  // base and head samples, base and head round values
+  EXPECT_EQ(samples["datasets"][0]["data"].size(), 12u);
+  EXPECT_EQ(samples["datasets"][3]["data"].size(), 12u);
+  // One sample per position at position 0: x = round + (0 + 0.5) / 4.
+  EXPECT_DOUBLE_EQ(samples["datasets"][1]["data"][3]["x"].get<double>(), 3.125);
+  EXPECT_DOUBLE_EQ(samples["datasets"][1]["data"][3]["y"].get<double>(), 1.1);
+  const json& rounds = state["charts"][1];
+  EXPECT_EQ(rounds["id"], "rounds-fast-latency_ms");
+  ASSERT_EQ(rounds["datasets"][0]["data"].size(), 12u);  // head / base = 1.1 / 1.0 in every round
+  EXPECT_DOUBLE_EQ(rounds["datasets"][0]["data"][5]["y"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(rounds["datasets"][1]["data"][0]["y"].get<double>(), 0.98);  // 1 - margin 0.02
+  EXPECT_EQ(state["charts"][4]["id"], "ratios");
+  EXPECT_DOUBLE_EQ(state["charts"][4]["datasets"][1]["data"][0].get<double>(), 1.10);
   EXPECT_TRUE(state["resources"].empty()) << "the page fetched something";
   fs::remove_all(work);
 }

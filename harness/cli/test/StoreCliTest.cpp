@@ -92,7 +92,7 @@ TEST(StoreCli, ReportListsFailedModel) {
   Result run = runDynqual(dir.path, "run suite --db r.db --exec '" DYNQUAL_EXEC_PATH "'");
   EXPECT_EQ(run.rc, 1) << run.out << run.err;
   Result md = runDynqual(dir.path, "report latest --db r.db");
-  ASSERT_EQ(md.rc, 0) << md.err;
+  ASSERT_EQ(md.rc, 1) << md.err;  // the run's verdict: a case failed
   EXPECT_EQ(md.out.find("No accuracy results"), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("| truncated | - | - | - | - | **FAIL**: "), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("**Result: FAIL, 1 failing case"), std::string::npos) << md.out;

@@ -181,6 +181,7 @@ void recordAbResult(store::Store& store, int64_t runId, const AbResult& r) {
     compile.reset();
   }
   insertComparisons(db, runId, r.comparisons);
+  insertAbOutcome(store, runId, r);
   tx.commit();
 }
 
@@ -270,6 +271,7 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
       if (c.model == counters.getColumn(0).getString())
         (counters.getColumn(1).getString() == "base" ? c.baseCounters : c.headCounters)[counters.getColumn(2).getString()] =
             counters.getColumn(3).getInt64();
+  out.outcome = loadAbOutcome(store, runId, out.checks);
   return out;
 }
 

@@ -259,6 +259,24 @@ CREATE TABLE fuzz_findings(
   UNIQUE(campaign, case_index, signature));
 )sql";
 
+// Version 6: the outcome of an A/B run beyond its samples, checks and comparisons: the exit code
+// and verdict line it ended with, rounds and looks, and (as one JSON document) the infrastructure
+// errors, warnings, environment check, binary sizes and injected slowdowns, so a report rebuilt
+// from the store shows everything the run printed. `record_version` lets an older reader refuse
+// a record it does not understand.
+const char* kV6 = R"sql(
+CREATE TABLE ab_outcomes(
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  record_version INTEGER NOT NULL,
+  exit_code INTEGER NOT NULL,
+  verdict_line TEXT NOT NULL,
+  rounds INTEGER NOT NULL,
+  looks_done INTEGER NOT NULL,
+  budget_exhausted INTEGER NOT NULL,
+  wall_s REAL,
+  details TEXT NOT NULL);
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -268,6 +286,7 @@ const std::vector<Migration>& migrations() {
       {3, "A/B samples, checks, counters, comparisons and noise calibrations", kV3},
       {4, "A/B compile-time samples", kV4},
       {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
+      {6, "A/B run outcomes: exit code, verdict line, infrastructure errors, environment", kV6},
   };
   return all;
 }

@@ -4,6 +4,8 @@
 #include "dynqual/diff/AbTypes.h"
 #include "dynqual/store/Store.h"
 
+#include <optional>
+
 namespace dynqual::diff {
 
 /// Policy and measurement as run_params (alpha, margin, looks, bootstrap_resamples, seed,
@@ -26,7 +28,26 @@ void recordAbResult(store::Store& db, int64_t runId, const AbResult& r);
 /// Replaces the comparisons of run `runId` (after a reanalysis that changed them) in one transaction.
 void recordComparisons(store::Store& db, int64_t runId, const std::vector<MetricComparison>& comparisons);
 
-/// What a stored A/B run holds: samples, comparisons, checks (without cases), params, kind.
+/// Version of the A/B outcome record (ab_outcomes, schema version 6) this build writes and reads.
+inline constexpr int kAbRecordVersion = 1;
+
+/// What an A/B run ended with beyond its samples, checks and comparisons (ab_outcomes): the exit
+/// code and verdict line it printed, rounds, looks, and the infrastructure errors, warnings,
+/// environment check, binary sizes and injected slowdowns of its AbResult.
+struct StoredOutcome {
+  int recordVersion = kAbRecordVersion;
+  int exitCode = 0;  ///< diff::exitCodeFor of the result as recorded
+  std::string verdictLine;
+  int rounds = 0, looksDone = 0;
+  bool budgetExhausted = false;
+  double wallSeconds = 0;
+  std::vector<std::string> infraErrors, warnings, envWarnings;
+  Environment envStart, envEnd;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
+  std::map<std::string, double> slowdownUs;
+};
+
+/// What a stored A/B run holds: samples, comparisons, checks, params, kind, outcome.
 struct StoredAbRun {
   int64_t runId = 0;
   std::string kind;
@@ -35,7 +56,20 @@ struct StoredAbRun {
   std::vector<Sample> compileSamples;  ///< empty unless the run timed compiles
   std::vector<MetricComparison> comparisons;
   std::vector<ModelCheck> checks;
+  /// Absent for runs recorded before schema version 6, and for runs that never recorded a result;
+  /// when present, `checks` carry their cases too.
+  std::optional<StoredOutcome> outcome;
 };
+
+/// Writes the outcome row of `r` for run `runId` (part of recordAbResult's transaction; the
+/// caller holds the transaction).
+void insertAbOutcome(store::Store& db, int64_t runId, const AbResult& r);
+/// Reads the outcome row of run `runId`; nullopt when the store predates it or the run has none.
+/// The cases of each check (names, errors, the comparisons' verdicts, reasons, combined and
+/// per-output L2) and the arms' versions, kept in the row, are put back into `checks`. Throws
+/// std::runtime_error ("unsupported: ... written by a newer dynqual") when the record version is
+/// newer than kAbRecordVersion, or naming the field when the row is malformed.
+std::optional<StoredOutcome> loadAbOutcome(store::Store& db, int64_t runId, std::vector<ModelCheck>& checks);
 
 /// Loads run `runId` ("latest" = the newest run of kind ab, gate or calibrate; resolve that with
 /// latestAbRun). Throws std::runtime_error when the run does not exist or is not an A/B run.

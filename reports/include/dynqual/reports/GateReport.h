@@ -21,9 +21,15 @@ struct GateContext {
 /// The hidden marker a CI bot searches for to update one sticky PR comment.
 inline constexpr const char* kGateStickyMarker = "<!-- dynqual-gate-comment -->";
 
-/// Markdown: the sticky marker, one verdict line, then per model and metric base, head, change %,
-/// CI, p (raw and Holm), rounds and verdict; the accuracy table; the deterministic counters that
-/// changed; artifact sizes This/Base/Delta; the environment check; the policy.
+/// "exit 1: a regression or an accuracy failure", ...: what an exit code of ab, gate and
+/// calibrate (diff::ExitCode) means.
+std::string exitCodeMeaning(int code);
+
+/// Markdown: the sticky marker, one verdict line and the exit code's meaning, then per model and
+/// metric base, head, change %, CI, p (raw and Holm), the level p was compared with
+/// (MetricComparison::alphaUsed), rounds, the rounds of the look that closed it, outlier rounds
+/// and verdict; the accuracy table; the deterministic counters that changed; artifact sizes
+/// This/Base/Delta; the environment check; the policy and measurement.
 std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx);
 
 /// JSON document {"format":"dynqual-ab","version":1,...} with every field of the result,

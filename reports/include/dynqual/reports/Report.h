@@ -3,6 +3,7 @@
 // JSON, and a self-contained HTML page with Chart.js charts. Renderers format what the store
 // holds; the only arithmetic is base/head change % and the median of a metric's samples.
 #include "dynqual/store/Records.h"
+#include "dynqual/store/Store.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,9 +60,18 @@ struct ReportRequest {
   int historyLimit = 50;          ///< runs shown in the history charts
 };
 
-/// Renders the report. The output file is opened before the database is read, so a bad path
-/// fails at once. Throws std::runtime_error (or store::StoreError) with one line naming the
+/// Renders the report of a case-based run (qualify, run, generate). The output file is opened
+/// before the database is read, so a bad path fails at once. Returns the report's exit code
+/// (caseRunExitCode). Throws std::runtime_error (or store::StoreError) with one line naming the
 /// file or run and what to do.
-void runReport(const ReportRequest& req, std::ostream& stdoutStream);
+int runReport(const ReportRequest& req, std::ostream& stdoutStream);
+
+/// Writes the report of case-based run `runId` of the open store `s` to `out` in req.format
+/// (req.run and req.output are not read; req.base is resolved in `s`). Returns caseRunExitCode.
+int renderCaseRun(const ReportRequest& req, store::Store& s, int64_t runId, std::ostream& out);
+
+/// Exit code of a case-based run's report: 1 when a case failed, 2 when the run is unfinished
+/// and nothing failed so far (it has no verdict), else 0.
+int caseRunExitCode(const ReportInput& in);
 
 } // namespace dynqual::reports

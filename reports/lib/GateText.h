@@ -1,0 +1,22 @@
+#pragma once
+// Cell texts shared by the Markdown and HTML gate reports, so both say the same.
+#include "dynqual/diff/AbTypes.h"
+
+#include <string>
+#include <vector>
+
+namespace dynqual::reports::detail {
+
+/// "+3.25%" for a ratio of 1.0325; "unbounded" for a non-finite or non-positive ratio.
+std::string gatePercent(double ratio);
+/// Worst combined relative L2 over the cases of one arm vs the reference: "bit-exact", "1.2e-07",
+/// or "-" when no case was compared.
+std::string worstRelL2(const diff::ModelCheck& c, bool head);
+/// Head vs base over the cases: "bit-exact", "equal within gate", "differs", or "-".
+std::string headVsBase(const diff::ModelCheck& c);
+/// The rounds of the look that closed a comparison, or "open".
+std::string closedAt(const diff::MetricComparison& c);
+/// "12, 16, 24".
+std::string joinedInts(const std::vector<int>& v);
+
+} // namespace dynqual::reports::detail
