@@ -1,7 +1,7 @@
 #include "FuzzCaseOptions.h"
 #include "Commands.h"
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/Campaign.h"
 

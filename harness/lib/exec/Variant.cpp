@@ -1,6 +1,6 @@
 #include "dynqual/exec/Variant.h"
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 #ifndef DQ_PIPELINE_PRODUCTIONPIPELINE_H
 #define DQ_PIPELINE_PRODUCTIONPIPELINE_H
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 
 #include <optional>
 #include <string>
