@@ -3,6 +3,7 @@
 // has ended (afterany), merges the shards, triages buckets and writes the report
 // (docs/commands/campaign.md).
 #include "Commands.h"
+#include "NightlyCommands.h"
 
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/Campaign.h"

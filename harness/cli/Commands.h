@@ -40,12 +40,8 @@ void addBenchCommand(CLI::App& app);
 void addFuzzCommand(CLI::App& app);
 /// `dynqual fuzz-worker ...`: the persistent fuzz worker (case requests on stdin, reports on stdout)
 void addFuzzWorkerCommand(CLI::App& app);
-/// `dynqual fuzz triage` (FuzzTriageCommand.cpp), a subcommand of `fuzz`.
-void addFuzzTriageCommand(CLI::App* fuzz);
 /// `dynqual corpus add FINDING_DIR` and `dynqual corpus check [DIR]`
 void addCorpusCommand(CLI::App& app);
-/// `dynqual campaign submit` (CampaignCommand.cpp).
-void addCampaignCommand(CLI::App& app);
 /// `dynqual bench fuzz`: fuzzer throughput and where the time goes (added under `bench`)
 void addBenchFuzzCommand(CLI::App* bench);
 /// `dynqual bench generate` (BenchGenerateCommand.cpp).

@@ -1,6 +1,7 @@
 // `dynqual fuzz` (a campaign shard, or --selftest over the inject knobs), the worker
 // `dynqual fuzz-case`, and `dynqual bench fuzz` (docs/commands/fuzz.md).
 #include "Commands.h"
+#include "NightlyCommands.h"
 #include "FuzzCaseOptions.h"
 
 #include "dq/Pipeline/InjectKnobs.h"

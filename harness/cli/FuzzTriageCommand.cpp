@@ -1,6 +1,7 @@
 // `dynqual fuzz triage`: the buckets of a store, new first, with their status (new / known /
 // fixed) and smallest reproducers (docs/commands/fuzz-triage.md).
 #include "Commands.h"
+#include "NightlyCommands.h"
 #include "CorpusReplay.h"
 
 #include "dynqual/store/Fingerprint.h"

@@ -1,5 +1,6 @@
 // dynqual: qualification of the dq compiler under test. Subcommands live in *Command.cpp.
 #include "Commands.h"
+#include "NightlyCommands.h"
 
 #include <CLI/CLI.hpp>
 
