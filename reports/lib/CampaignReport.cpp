@@ -173,6 +173,9 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
     double v = n.ms.count(k) ? n.ms.at(k) : 0.0;
     md << fmt::format("| {} | {:.0f} | {:.1f} % |\n", k, v, total > 0 ? 100.0 * v / total : 0.0);
   }
+  if (n.ms.count("bucket"))
+    md << fmt::format("\nOf minimize, {:.0f} ms went to bucket keys (the minimized case run again, and the key).\n",
+                      n.ms.at("bucket"));
   md << "\n### Op-kind coverage (nodes in valid cases)\n\n| Op | Nodes |\n|---|---|\n";
   std::vector<std::pair<std::string, int64_t>> ops(n.ops.begin(), n.ops.end());
   std::sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
