@@ -11,7 +11,8 @@ namespace {
 
 bool wordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-/// `text` after the last "instruction N (...)[ at LOC]: " prefix, or after the stage prefix.
+/// `text` after the last "instruction N (...)[ at LOC]: " prefix (and whatever precedes it: the
+/// program's path), or after the stage prefix.
 std::string stripContext(const std::string& text) {
   std::string s = text;
   // "v0 case: run: " / "v1 case: compile: dynqual compile: " say where, not what.
@@ -25,9 +26,21 @@ std::string stripContext(const std::string& text) {
   if (at != std::string::npos) {
     size_t colon = s.find(": ", at);
     if (colon != std::string::npos)
-      s = s.substr(0, at) + s.substr(colon + 2);
+      s = s.substr(colon + 2);
   }
   return s;
+}
+
+/// The runtime opcode of "instruction N (OPCODE 'name')" in `detail`, or "".
+std::string instructionOpcode(const std::string& detail) {
+  size_t at = detail.rfind("instruction ");
+  if (at == std::string::npos)
+    return "";
+  size_t open = detail.find(" (", at);
+  if (open == std::string::npos || open > detail.find(':', at))
+    return "";
+  size_t end = detail.find_first_of(" )", open + 2);
+  return end == std::string::npos ? "" : detail.substr(open + 2, end - open - 2);
 }
 
 } // namespace
@@ -99,6 +112,11 @@ std::string normalizeMessage(const std::string& detail) {
 }
 
 std::string originOp(const onnx::ModelProto& model, const std::string& detail) {
+  // A trap in a runtime instruction other than a kernel (an output allocation, a scalar
+  // readback, a host store, a view) starts there, whichever graph node the value belongs to.
+  std::string opcode = instructionOpcode(detail);
+  if (!opcode.empty() && opcode != "Kernel")
+    return opcode;
   size_t best = std::string::npos;
   std::string op = "-";
   for (const auto& n : model.graph().node()) {

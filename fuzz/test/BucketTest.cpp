@@ -27,9 +27,9 @@ onnx::ModelProto twoNodes() {
 
 TEST(Bucket, NormalizedMessageDropsWhereNumbersNamesAndShapes) {
   // Two traps of one bug on different cases: other instruction, node, buffer sizes and shapes.
-  std::string a = "v0 case: run: instruction 12 (launch 'slice') at Slice_3: out of bounds: kernel slice operand 1 "
+  std::string a = "v0 case: run: /tmp/dynqual-fuzz-x/case-0/model.dqp: instruction 12 (Kernel 'slice') at Slice_3: out of bounds: kernel slice operand 1 "
                   "bytes [0, 96) of buffer 7 (64 bytes)";
-  std::string b = "v0 case: run: instruction 4 (launch 'slice') at Slice_41: out of bounds: kernel slice operand 1 "
+  std::string b = "v0 case: run: instruction 4 (Kernel 'slice') at Slice_41: out of bounds: kernel slice operand 1 "
                   "bytes [0, 24) of buffer 2 (16 bytes)";
   // By hand: the stage prefix and "instruction N (...) at LOC: " go, every token with a digit
   // becomes # (the half-open "[0, 96)" has no "]", so it is not a list).
@@ -46,7 +46,11 @@ TEST(Bucket, NormalizedMessageDropsWhereNumbersNamesAndShapes) {
 
 TEST(Bucket, OriginIsTheNamedNodeElseTheFailingOutputsProducer) {
   onnx::ModelProto m = twoNodes();
-  EXPECT_EQ(originOp(m, "instruction 4 (launch 'slice') at Slice_3: out of bounds"), "Slice");
+  EXPECT_EQ(originOp(m, "instruction 4 (Kernel 'slice') at Slice_3: out of bounds"), "Slice");
+  // A trap outside a kernel: the runtime instruction, not the node it serves.
+  EXPECT_EQ(originOp(m, "/tmp/x/model.dqp: instruction 8 (AllocOutput) at Slice_3: output 0 'y': shape [2] does not "
+                        "match the declared [?,2]"),
+            "AllocOutput");
   // Whole words only: "Slice_30" is not "Slice_3".
   EXPECT_EQ(originOp(m, "instruction 4 at Slice_30: out of bounds"), "-");
   // The earliest name in the text wins.

@@ -24,16 +24,19 @@ struct BucketKey {
 };
 
 /// The error text without what varies between two cases of one bug: the variant and stage
-/// prefix ("v0 case: run: ") and the instruction context ("instruction 12 (launch 'slice') at
-/// Slice_3: "), quoted names ('x' -> '_'), bracketed lists ([2, 3] -> [_]), paths, and every token
+/// prefix ("v0 case: run: "), the program path and instruction context before the trap
+/// ("PATH: instruction 12 (Kernel 'slice') at Slice_3: "), quoted names ('x' -> '_'), bracketed lists ([2, 3] -> [_]), paths, and every token
 /// holding a digit (-> #); whitespace collapsed, at most 120 characters. A pure function of its
 /// argument.
 std::string normalizeMessage(const std::string& detail);
 
-/// The op kind of the node `detail` names in `model`: the node whose name occurs first in the
-/// text as a whole word (the runtime names the trapping instruction's source node, MLIR
-/// diagnostics the op's location); else, for "output 'NAME': ..." (a comparison), the op kind of
-/// the node producing graph output NAME; else "-".
+/// Where the failure of `detail` originates. A trap in a runtime instruction that is not a kernel
+/// ("instruction 8 (AllocOutput) at Concat_11: ...") gives that instruction's opcode: the bug is
+/// in how the program allocates, reads back or views, whichever node the value belongs to.
+/// Otherwise the op kind of the node `detail` names in `model`: the node whose name occurs first
+/// in the text as a whole word (a kernel's source node, an MLIR diagnostic's location); else, for
+/// "output 'NAME': ..." (a comparison), the op kind of the node producing graph output NAME;
+/// else "-".
 std::string originOp(const onnx::ModelProto& model, const std::string& detail);
 
 /// The bucket of a finding from its parts (see BucketKey).
