@@ -133,7 +133,7 @@ grep -q "<canvas\|chart-state" "$night/report.html" || fail "report.html has no 
 echo "campaign: 4 shards x $cases cases merged exactly once ($total), $buckets bucket(s), report written"
 
 # 2. scancel mid-run, rerun with --resume: the same result as an uninterrupted shard.
-long=${SLURM_TEST_LONG_CASES:-3000}
+long=${SLURM_TEST_LONG_CASES:-1000}
 kill_night="$work/night-cancel"
 "$dq" campaign submit --slurm --tasks 1 --cases "$long" --seed 23 --night cancel-night --time 10m \
   --out "$kill_night" >"$work/submit2.out" || fail "second submit failed"

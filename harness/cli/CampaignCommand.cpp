@@ -15,6 +15,9 @@
 #include <fstream>
 #include <iostream>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 namespace fs = std::filesystem;
 
@@ -139,7 +142,23 @@ void writeScript(const fs::path& p, const std::string& text) {
 
 /// `sbatch --parsable ARGS`: the job id. Throws naming sbatch's error.
 std::string sbatch(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  // The child layer runs a path, not a name: look sbatch up in $PATH.
+  std::string exe = "sbatch";
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    for (size_t at = 0; at <= p.size();) {
+      size_t colon = p.find(':', at);
+      fs::path cand = fs::path(p.substr(at, colon == std::string::npos ? std::string::npos : colon - at)) / "sbatch";
+      if (::access(cand.c_str(), X_OK) == 0) {
+        exe = cand.string();
+        break;
+      }
+      if (colon == std::string::npos)
+        break;
+      at = colon + 1;
+    }
+  }
+  std::vector<std::string> argv = {exe, "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   run::ChildResult r = run::runChild(argv, 120);
   if (!r.started)
