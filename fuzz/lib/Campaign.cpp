@@ -1,5 +1,6 @@
 #include "dynqual/fuzz/Campaign.h"
 
+#include "dynqual/fuzz/Bucket.h"
 #include "dynqual/fuzz/FindingStore.h"
 #include "dynqual/fuzz/PersistentWorker.h"
 #include "dynqual/fuzz/StageWatchdog.h"
@@ -42,6 +43,16 @@ CaseReport invalidByReferenceTimeout(uint64_t seed, const run::ChildResult& chil
   return r;
 }
 
+/// The bucket of a finding no worker minimized (the worker itself crashed or hung): no graph to
+/// find an origin in, so the symptom and the normalized message.
+void setUnminimizedBucket(FindingReport& f) {
+  BucketKey key{f.finding.symptom, f.pass, "-", normalizeMessage(f.finding.detail)};
+  f.origin = key.origin;
+  f.minimizedDetail = f.finding.detail;
+  f.bucket = key.text();
+  f.bucketHash = key.hash();
+}
+
 /// A worker that did not return a report: its crash, hang or memory exhaustion is a finding.
 CaseReport workerFailure(const CampaignOptions& o, uint64_t seed, const run::ChildResult& child,
                          const std::vector<std::string>& argv) {
@@ -62,6 +73,7 @@ CaseReport workerFailure(const CampaignOptions& o, uint64_t seed, const run::Chi
   f.signature = f.finding.symptom + "||unattributed";
   f.signatureHash = fnv1aHex(f.signature);
   f.pass = "unattributed";
+  setUnminimizedBucket(f);
   std::string line;
   for (size_t k = 0; k < argv.size(); ++k)
     if (argv[k] != "--json")
@@ -223,6 +235,7 @@ FindingReport unreproducedFailure(const CampaignOptions& o, const WorkerOutcome&
   f.pass = "unattributed";
   f.signature = f.finding.symptom + "||unattributed";
   f.signatureHash = fnv1aHex(f.signature);
+  setUnminimizedBucket(f);
   // The cases before it on the same worker are part of the cause: replay the shard up to it.
   std::string line = "dynqual fuzz --jobs 1 --seed " + std::to_string(o.seed) + " --shard " +
                      std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + " --cases " +
@@ -247,6 +260,7 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
     db.emplace(o.db);
     if (o.resume)
       done = db->doneCases(s.campaign);
+    db->beginShard(s.campaign, o.night, o.revision.empty() ? "unknown" : o.revision);
   }
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -276,6 +290,7 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
     s.compileMs += r.compileMs;
     s.runMs += r.runMs;
     s.minimizeMs += r.minimizeMs;
+    s.bucketMs += r.bucketMs;
     double at = elapsed();
     std::vector<std::string> states;
     if (db) {
@@ -295,6 +310,8 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
       s.findingSeconds.push_back(at);
       s.findingMinimizeSeconds.push_back(r.minimizeMs / 1000.0);
       s.signatures.insert(r.findings[k].signature);
+      if (!r.findings[k].bucketHash.empty())
+        s.buckets.emplace(r.findings[k].bucketHash, r.findings[k].bucket);
       if (state == "new")
         ++s.newFindings;
       ++findingCount;
@@ -415,6 +432,30 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
   if (o.progress)
     std::fprintf(stderr, "\n");
   s.wallSeconds = elapsed();
+  if (db) {
+    nlohmann::json delta = {{"ms",
+                             {{"generate", s.generateMs},
+                              {"check", s.checkMs},
+                              {"reference", s.referenceMs},
+                              {"compile", s.compileMs},
+                              {"run", s.runMs},
+                              {"minimize", s.minimizeMs},
+                              {"bucket", s.bucketMs},
+                              {"worker", s.workerMs}}},
+                            {"op_counts", s.opCounts},
+                            {"counters", s.counters},
+                            {"invalid", s.invalidReasons},
+                            {"worker_starts", s.workerStarts},
+                            {"worker_failures", s.workerFailures}};
+    // A shard stopped by an error (or by the selftest's first finding) did not run to its bound.
+    bool completed = s.infraError.empty() && !(o.stopAtFirstFinding && s.firstOwnFinding >= 0);
+    try {
+      db->finishShard(s.campaign, delta, s.wallSeconds, completed);
+    } catch (const std::exception& e) {
+      if (s.infraError.empty())
+        s.infraError = e.what();
+    }
+  }
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "dynqual/fuzz/CaseRunner.h"
 
+#include "dynqual/fuzz/Bucket.h"
 #include "dynqual/fuzz/Minimizer.h"
 #include "dynqual/fuzz/StageWatchdog.h"
 #include "dynqual/modelgen/GraphBuilder.h"
@@ -84,6 +85,9 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
       {"elements_before", fr.elementsBefore},
       {"elements_after", fr.elementsAfter},
       {"reproducer", fr.reproducer},
+      {"bucket", fr.bucket},
+      {"bucket_hash", fr.bucketHash},
+      {"origin", fr.origin},
   };
   std::ofstream(dir / "meta.json") << meta.dump(2) << "\n";
 }
@@ -299,8 +303,21 @@ CaseReport runCase(const CaseRequest& req) {
       ops.insert(n.op_type());
     fr.ops.assign(ops.begin(), ops.end());
     fr.pass = "unattributed";
+    fr.minimizedDetail = f.detail;
     try {
       PreparedCase one = reduced();
+      auto tb = std::chrono::steady_clock::now();
+      // The bucket needs the failure as the minimized case shows it (which node, which message).
+      fs::path w = req.workDir / ("min_" + std::to_string(attemptNo++));
+      OracleResult again = runOracle(one, oc, w);
+      std::error_code ec;
+      fs::remove_all(w, ec);
+      for (const auto& g : again.findings)
+        if (g.symptom == f.symptom && g.variant == f.variant) {
+          fr.minimizedDetail = g.detail;
+          break;
+        }
+      rep.bucketMs += msSince(tb);
       fr.pass = attributePass(one, f, req, attemptNo);
     } catch (const InvalidCase&) {
     }
@@ -309,6 +326,13 @@ CaseReport runCase(const CaseRequest& req) {
       opList += (opList.empty() ? "" : ",") + o;
     fr.signature = f.symptom + "|" + opList + "|" + fr.pass;
     fr.signatureHash = fnv1aHex(fr.signature);
+    auto tk = std::chrono::steady_clock::now();
+    BucketKey key = makeBucketKey(f.symptom, fr.pass, small, fr.minimizedDetail);
+    fr.origin = key.origin;
+    fr.bucket = key.text();
+    fr.bucketHash = key.hash();
+    fr.graphText = graphText(small);
+    rep.bucketMs += msSince(tk);
     if (!req.corpusOut.empty()) {
       try {
         PreparedCase one = reduced();
@@ -344,7 +368,12 @@ nlohmann::json toJson(const CaseReport& r) {
                         {"elements_after", f.elementsAfter},
                         {"binding_shrunk", f.binding},
                         {"case_dir", f.caseDir},
-                        {"reproducer", f.reproducer}});
+                        {"reproducer", f.reproducer},
+                        {"bucket", f.bucket},
+                        {"bucket_hash", f.bucketHash},
+                        {"origin", f.origin},
+                        {"minimized_detail", f.minimizedDetail},
+                        {"graph_text", f.graphText}});
   return {{"seed", r.seed},
           {"generator", kGeneratorVersion},
           {"valid", r.valid},
@@ -359,7 +388,8 @@ nlohmann::json toJson(const CaseReport& r) {
             {"reference", r.referenceMs},
             {"compile", r.compileMs},
             {"run", r.runMs},
-            {"minimize", r.minimizeMs}}}};
+            {"minimize", r.minimizeMs},
+            {"bucket", r.bucketMs}}}};
 }
 
 CaseReport caseReportFromJson(const nlohmann::json& j) {
@@ -384,6 +414,11 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
     fr.binding = f.value("binding_shrunk", std::string());
     fr.caseDir = f.at("case_dir");
     fr.reproducer = f.at("reproducer");
+    fr.bucket = f.value("bucket", std::string());
+    fr.bucketHash = f.value("bucket_hash", std::string());
+    fr.origin = f.value("origin", std::string());
+    fr.minimizedDetail = f.value("minimized_detail", std::string());
+    fr.graphText = f.value("graph_text", std::string());
     r.findings.push_back(std::move(fr));
   }
   const auto& ms = j.at("ms");
@@ -393,6 +428,7 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
   r.compileMs = ms.value("compile", 0.0);
   r.runMs = ms.value("run", 0.0);
   r.minimizeMs = ms.value("minimize", 0.0);
+  r.bucketMs = ms.value("bucket", 0.0);
   return r;
 }
 

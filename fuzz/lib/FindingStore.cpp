@@ -64,8 +64,9 @@ std::vector<std::string> FindingStore::recordCase(const std::string& campaign, i
       SQLite::Statement ins(store_->db(),
                             "INSERT OR IGNORE INTO fuzz_findings(campaign, case_index, seed, generator, signature, "
                             "symptom, detail, variant, knob, binding, nodes_before, nodes_after, case_dir, reproducer, "
-                            "state, seconds_into_campaign, recorded_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                            "?, ?, ?, ?)");
+                            "state, seconds_into_campaign, recorded_at, bucket, bucket_key, origin, elements_after, "
+                            "minimized_detail, graph_text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                            "?)");
       int k = 1;
       ins.bind(k++, campaign);
       ins.bind(k++, static_cast<int64_t>(caseIndex));
@@ -84,6 +85,12 @@ std::vector<std::string> FindingStore::recordCase(const std::string& campaign, i
       ins.bind(k++, states.back());
       ins.bind(k++, seconds);
       ins.bind(k++, now);
+      ins.bind(k++, f.bucketHash);
+      ins.bind(k++, f.bucket);
+      ins.bind(k++, f.origin);
+      ins.bind(k++, f.elementsAfter);
+      ins.bind(k++, f.minimizedDetail);
+      ins.bind(k++, f.graphText);
       bool inserted = ins.exec() > 0;
       if (!isKnown) {
         SQLite::Statement sig(store_->db(),
@@ -105,6 +112,60 @@ std::vector<std::string> FindingStore::recordCase(const std::string& campaign, i
     }
   });
   return states;
+}
+
+void FindingStore::beginShard(const std::string& campaign, const std::string& night, const std::string& revision) {
+  store_->transaction("starting fuzz shard", [&] {
+    SQLite::Statement ins(store_->db(), "INSERT INTO fuzz_campaigns(campaign, night, started_at, revision) "
+                                        "VALUES(?, ?, ?, ?) ON CONFLICT(campaign) DO UPDATE SET ended_at = NULL");
+    ins.bind(1, campaign);
+    ins.bind(2, night);
+    ins.bind(3, nowUtc());
+    ins.bind(4, revision);
+    ins.exec();
+  });
+}
+
+namespace {
+
+/// Adds the numbers of `delta` into `into`, key by key, recursively.
+void addInto(nlohmann::json& into, const nlohmann::json& delta) {
+  for (auto it = delta.begin(); it != delta.end(); ++it) {
+    if (it->is_object()) {
+      if (!into.contains(it.key()) || !into[it.key()].is_object())
+        into[it.key()] = nlohmann::json::object();
+      addInto(into[it.key()], *it);
+    } else if (it->is_number()) {
+      double have = into.contains(it.key()) && into[it.key()].is_number() ? into[it.key()].get<double>() : 0.0;
+      into[it.key()] = have + it->get<double>();
+    } else {
+      into[it.key()] = *it;
+    }
+  }
+}
+
+} // namespace
+
+void FindingStore::finishShard(const std::string& campaign, const nlohmann::json& delta, double wallSeconds,
+                               bool completed) {
+  store_->transaction("finishing fuzz shard", [&] {
+    SQLite::Statement q(store_->db(), "SELECT summary FROM fuzz_campaigns WHERE campaign = ?");
+    q.bind(1, campaign);
+    nlohmann::json summary = nlohmann::json::object();
+    if (q.executeStep())
+      summary = nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false);
+    if (!summary.is_object())
+      summary = nlohmann::json::object();
+    addInto(summary, delta);
+    SQLite::Statement u(store_->db(), "UPDATE fuzz_campaigns SET summary = ?, wall_seconds = wall_seconds + ?, "
+                                      "ended_at = CASE WHEN ? THEN ? ELSE NULL END WHERE campaign = ?");
+    u.bind(1, summary.dump());
+    u.bind(2, wallSeconds);
+    u.bind(3, completed ? 1 : 0);
+    u.bind(4, nowUtc());
+    u.bind(5, campaign);
+    u.exec();
+  });
 }
 
 } // namespace dynqual::fuzz

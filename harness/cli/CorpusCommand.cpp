@@ -1,6 +1,7 @@
 // `dynqual corpus add` (promote a fuzz finding into corpus/) and `dynqual corpus check` (replay
 // every corpus case) (docs/commands/corpus.md).
 #include "Commands.h"
+#include "CorpusReplay.h"
 
 #include "dynqual/compare/Compare.h"
 #include "dynqual/exec/Executor.h"
@@ -8,6 +9,7 @@
 #include "dynqual/fuzz/Oracle.h"
 #include "dynqual/onnx/ModelLoader.h"
 #include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/store/FuzzRecords.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,135 +23,41 @@ namespace fs = std::filesystem;
 
 namespace dynqual::cli {
 
-namespace {
-
-#ifndef DYNQUAL_SOURCE_DIR
-#define DYNQUAL_SOURCE_DIR "."
-#endif
-
-fs::path defaultCorpus() { return fs::path(DYNQUAL_SOURCE_DIR) / "corpus"; }
-
-nlohmann::json readMeta(const fs::path& dir) {
-  std::ifstream in(dir / "meta.json");
-  if (!in)
-    return nlohmann::json::object();
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw UsageError((dir / "meta.json").string() + ": not a JSON object");
-  return j;
-}
-
-std::vector<fs::path> sortedFiles(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind(prefix, 0) == 0)
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
-    auto num = [](const fs::path& p) {
-      std::string s = p.stem().string();
-      return std::stoi(s.substr(s.find_last_of('_') + 1));
-    };
-    return num(a) < num(b);
-  });
-  return files;
-}
-
-/// One replayed case: "pass", "detected", "fail" or "skip", with a reason.
-struct Replay {
-  std::string verdict, reason;
-};
-
-/// Runs `dir` on `variant` over its data sets (or generated bindings with reference outputs when
-/// it has none) and says whether anything differed or failed.
-Replay replay(const fs::path& dir, const std::string& variantText, bool bitExact, exec::Executor& executor,
-              bool& detected, std::string& why) {
-  detected = false;
-  onnx::ModelProto model = onnxio::loadModel(dir / "model.onnx");
-  std::vector<std::vector<fs::path>> inputs;
-  std::vector<std::vector<Tensor>> expected;
-  std::vector<std::string> names;
-  for (const auto& o : model.graph().output())
-    names.push_back(o.name());
-  std::vector<fs::path> sets = sortedFiles(dir, "test_data_set_");
-  fs::path generated = executor.config().workDir / "inputs" / dir.filename();
-  if (!sets.empty()) {
-    for (const auto& s : sets) {
-      inputs.push_back(sortedFiles(s, "input_"));
-      std::vector<Tensor> out;
-      for (const auto& f : sortedFiles(s, "output_"))
-        out.push_back(onnxio::readTensorFile(f));
-      expected.push_back(std::move(out));
-    }
-  } else {
-    fuzz::PreparedCase pc = fuzz::prepareCase(model, 4, 1, -1, /*check=*/false);
-    auto specs = onnxio::describeInputs(model);
-    for (size_t b = 0; b < pc.bindings.size(); ++b) {
-      fs::path d = generated / std::to_string(b);
-      fs::create_directories(d);
-      std::vector<fs::path> files;
-      for (size_t i = 0; i < pc.inputs[b].size(); ++i) {
-        files.push_back(d / ("input_" + std::to_string(i) + ".pb"));
-        onnxio::writeTensorFile(files.back(), pc.inputs[b][i], specs[i].name);
-      }
-      inputs.push_back(files);
-    }
-    expected = pc.expected;
-  }
-  exec::Arm arm;
-  arm.label = "corpus";
-  arm.variant = exec::parseVariant(variantText);
-  arm.binDir = exec::selfBinDir();
-  exec::PreparedModel pm;
-  try {
-    pm = executor.prepare(arm, dir);
-  } catch (const exec::ExecError& e) {
-    if (e.stage() == exec::Stage::Infra)
-      throw;
-    detected = true;
-    why = e.what();
-    return {};
-  }
-  compare::CompareOptions opts;
-  opts.bitExact = bitExact;
-  for (size_t b = 0; b < inputs.size(); ++b) {
-    fs::path out = executor.config().workDir / "out" / dir.filename() / std::to_string(b);
-    fs::create_directories(out);
-    try {
-      exec::ExecResult r = executor.execute(pm, inputs[b], {}, out);
-      compare::Comparison c = compare::compareOutputs(names, r.outputs, expected[b], opts);
-      if (c.verdict == compare::Verdict::Fail) {
-        detected = true;
-        why = "data set " + std::to_string(b) + ": " + c.reason;
-        return {};
-      }
-    } catch (const exec::ExecError& e) {
-      if (e.stage() == exec::Stage::Infra)
-        throw;
-      detected = true;
-      why = "data set " + std::to_string(b) + ": " + e.what();
-      return {};
-    }
-  }
-  return {};
-}
-
-} // namespace
 
 void addCorpusCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("corpus", "The tracked regression corpus (corpus/).");
   cmd->require_subcommand(1);
 
-  auto* add = cmd->add_subcommand("add", "Promote a fuzz finding folder (from --corpus-out) into the corpus.");
+  auto* add = cmd->add_subcommand("add", "Promote a fuzz finding folder (from --corpus-out), or the smallest reproducer\n"
+                                         "of a bucket (--bucket ID --db FILE), into the corpus.");
   struct AddOpts {
-    std::string finding, name, corpus;
+    std::string finding, name, corpus, bucket, db = store::defaultDbPath().string();
   };
   auto ao = std::make_shared<AddOpts>();
-  add->add_option("finding", ao->finding, "finding folder: model.onnx, test_data_set_0, meta.json")->required();
-  add->add_option("--name", ao->name, "case name (default fuzz-SYMPTOM-HASH8)");
+  add->add_option("finding", ao->finding, "finding folder: model.onnx, test_data_set_0, meta.json");
+  add->add_option("--bucket", ao->bucket, "a bucket id (or a prefix of 4+ hex digits) from `dynqual fuzz triage`");
+  add->add_option("--db", ao->db, "with --bucket: the store the bucket is in")->default_str(ao->db);
+  add->add_option("--name", ao->name, "case name (default fuzz-SYMPTOM-HASH8, or fuzz-SYMPTOM-BUCKET8 with --bucket)");
   add->add_option("--corpus", ao->corpus, "corpus folder (default: the source tree's corpus/)");
   add->callback([ao] {
     try {
+      if (ao->finding.empty() == ao->bucket.empty())
+        throw UsageError("give either a finding folder or --bucket ID (with --db)");
       fs::path src = ao->finding;
+      std::string bucket;
+      if (!ao->bucket.empty()) {
+        store::OpenOptions ro;
+        ro.mode = store::OpenOptions::Mode::Existing;
+        store::Store st(ao->db, ro);
+        store::FuzzBucket b = store::findBucket(st, ao->bucket);
+        if (b.caseDir.empty() || !fs::exists(fs::path(b.caseDir) / "model.onnx"))
+          throw UsageError("bucket " + b.bucket + ": its smallest reproducer has no case folder here ('" + b.caseDir +
+                           "'); rerun `" + b.reproducer + " --corpus-out DIR` and add DIR");
+        src = b.caseDir;
+        bucket = b.bucket;
+        if (ao->name.empty())
+          ao->name = "fuzz-" + b.symptom + "-" + b.bucket.substr(0, 8);
+      }
       if (!fs::exists(src / "model.onnx") || !fs::exists(src / "meta.json"))
         throw UsageError(src.string() + " is not a finding folder (needs model.onnx and meta.json)");
       nlohmann::json meta = readMeta(src);
@@ -164,7 +72,12 @@ void addCorpusCommand(CLI::App& app) {
         throw UsageError(dst.string() + " already exists (choose another --name)");
       fs::create_directories(dst.parent_path());
       fs::copy(src, dst, fs::copy_options::recursive);
-      std::cout << "added " << dst.string() << " (" << meta.value("signature", std::string()) << ")\n";
+      if (!bucket.empty()) {
+        store::Store st(ao->db);
+        store::setBucketStatus(st, bucket, name, false, false, "");
+      }
+      std::cout << "added " << dst.string() << " ("
+                << (bucket.empty() ? meta.value("signature", std::string()) : "bucket " + bucket) << ")\n";
       setExitCode(0);
     } catch (const UsageError& e) {
       std::cerr << "dynqual corpus add: " << e.what() << "\n";

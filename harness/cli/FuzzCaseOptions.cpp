@@ -1,7 +1,7 @@
 #include "FuzzCaseOptions.h"
 #include "Commands.h"
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/Campaign.h"
 
@@ -20,12 +20,19 @@ std::string fuzzVariantWithKnob(const std::string& variant, const std::string& k
 }
 
 void checkInjectKnob(const std::string& knob) {
-  if (knob.empty() || dq::parseInjectKnob(knob))
+  if (knob.empty())
     return;
+  std::vector<dq::InjectKnob> knobs;
+  std::string bad;
+  if (dq::parseInjectKnobs(knob, knobs, bad)) {
+    if (std::string why = dq::checkKnobCombination(knobs); !why.empty())
+      throw UsageError("--inject " + knob + ": " + why);
+    return;
+  }
   std::string names;
   for (const auto& [k, n] : dq::kInjectKnobs)
     names += (names.empty() ? "" : ", ") + std::string(n);
-  throw UsageError("unknown inject knob '" + knob + "' (knobs: " + names + ")");
+  throw UsageError("unknown inject knob '" + bad + "' (knobs: " + names + "; several: A,B)");
 }
 
 void limitOwnMemory(uint64_t mb) {

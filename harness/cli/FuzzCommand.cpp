@@ -1,6 +1,7 @@
 // `dynqual fuzz` (a campaign shard, or --selftest over the inject knobs), the worker
 // `dynqual fuzz-case`, and `dynqual bench fuzz` (docs/commands/fuzz.md).
 #include "Commands.h"
+#include "NightlyCommands.h"
 #include "FuzzCaseOptions.h"
 
 #include "dq/Pipeline/InjectKnobs.h"
@@ -9,6 +10,7 @@
 #include "dynqual/fuzz/CaseRunner.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/stats/Descriptive.h"
+#include "dynqual/store/Fingerprint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -51,12 +53,18 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   for (const auto& [c, n] : s.counters)
     paths += fmt::format(" {} {}", c, n);
   out << "compiler paths (device counters, summed):" << (paths.empty() ? " none reported" : paths) << "\n";
-  out << fmt::format("findings: {} ({} new), {} distinct signatures\n", s.findings.size(), s.newFindings,
-                     s.signatures.size());
+  out << fmt::format("findings: {} ({} new), {} distinct signatures, {} bucket(s)\n", s.findings.size(),
+                     s.newFindings, s.signatures.size(), s.buckets.size());
+  for (const auto& [hash, key] : s.buckets) {
+    int hits = 0;
+    for (const auto& f : s.findings)
+      hits += f.bucketHash == hash;
+    out << fmt::format("  bucket {} x{}: {}\n", hash.substr(0, 12), hits, key);
+  }
   for (size_t k = 0; k < s.findings.size(); ++k) {
     const auto& f = s.findings[k];
-    out << fmt::format("  [{}] {} at {:.1f} s: {} on {}{} nodes {} -> {}, input elements {} -> {}{}\n", s.states[k],
-                       f.signature, s.findingSeconds[k], f.finding.variant,
+    out << fmt::format("  [{}] {} (bucket {}) at {:.1f} s: {} on {}{} nodes {} -> {}, input elements {} -> {}{}\n", s.states[k],
+                       f.signature, f.bucketHash.substr(0, 12), s.findingSeconds[k], f.finding.variant,
                        f.finding.bindingText.empty() ? "compile" : "binding " + f.finding.bindingText, "",
                        f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
                        f.binding.empty() ? "" : " (" + f.binding + ")");
@@ -66,8 +74,9 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
       out << "      case: " << f.caseDir << "\n";
   }
   out << fmt::format("time (ms, summed over cases): generate {:.0f}, check {:.0f}, reference {:.0f}, compile {:.0f}, "
-                     "run {:.0f}, minimize {:.0f}, worker processes {:.0f}\n",
-                     s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.workerMs);
+                     "run {:.0f}, minimize {:.0f} (of which buckets {:.0f}), worker processes {:.0f}\n",
+                     s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.bucketMs,
+                     s.workerMs);
   if (s.persistentWorkers)
     out << fmt::format("persistent workers: {} started, {} case(s) they could not answer rerun one-shot\n",
                        s.workerStarts, s.workerFailures);
@@ -89,6 +98,7 @@ struct FuzzOpts {
   bool resume = false, selftest = false, noMinimize = false, oneShot = false;
   int compilesPerContext = 64;
   std::vector<std::string> knobs;  ///< --selftest: only these knobs (default all)
+  std::string night;
 };
 
 fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
@@ -148,6 +158,9 @@ fuzz::CampaignOptions campaignOptions(const FuzzOpts& o) {
     }
   }
   c.progress = isatty(2);
+  c.night = o.night.empty() ? store::utcNow().substr(0, 10) : o.night;
+  if (!o.db.empty())
+    c.revision = store::probeBuild(DYNQUAL_SOURCE_DIR, "", {}).revision;
   return c;
 }
 
@@ -253,7 +266,11 @@ void addFuzzCommand(CLI::App& app) {
                 "a campaign per inject knob (at most 60 s each, stops at the first finding): time to first\n"
                 "finding and minimized size; exit 77 when the compiler rejects the inject options");
   cmd->add_option("--knobs", o->knobs, "--selftest: only these knobs (repeatable; default every knob)");
-  cmd->callback([o] {
+  cmd->add_option("--night", o->night, "label grouping the shards of one nightly campaign (default: today, UTC)");
+  addFuzzTriageCommand(cmd);
+  cmd->callback([o, cmd] {
+    if (cmd->get_subcommands().size() > 0 && cmd->get_subcommands()[0]->parsed())
+      return;  // `dynqual fuzz triage` ran
     try {
       checkInjectKnob(o->inject);
       for (const auto& k : o->knobs)

@@ -1,5 +1,6 @@
 // dynqual: qualification of the dq compiler under test. Subcommands live in *Command.cpp.
 #include "Commands.h"
+#include "NightlyCommands.h"
 
 #include <CLI/CLI.hpp>
 
@@ -26,13 +27,14 @@ int main(int argc, char** argv) {
   dynqual::cli::addFuzzCommand(app);
   dynqual::cli::addFuzzWorkerCommand(app);
   dynqual::cli::addCorpusCommand(app);
+  dynqual::cli::addCampaignCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
     if (argc > 1 && argv[1][0] != '-' && known.empty()) {
       std::cerr << "dynqual: unknown command '" << argv[1]
-                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, fuzz, corpus; see --help)\n";
+                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, fuzz, corpus, campaign; see --help)\n";
       return 2;
     }
     int rc = app.exit(e);

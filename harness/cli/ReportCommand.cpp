@@ -4,6 +4,7 @@
 #include "Commands.h"
 #include "ReportAbRun.h"
 
+#include "dynqual/reports/CampaignReport.h"
 #include "dynqual/reports/Report.h"
 #include "dynqual/store/Store.h"
 
@@ -63,8 +64,19 @@ void addReportCommand(CLI::App& app) {
   cmd->add_option("--chartjs", req->chartJs, "Chart.js file to inline (default: Debian's libjs-chart.js)");
   cmd->add_option("--history", req->historyLimit, "runs shown in the HTML history charts")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->callback([req] {
+  // Fuzz campaigns (docs/commands/report.md#campaigns): `--campaign NIGHT`, or a store that
+  // holds campaigns but no finished run.
+  auto night = std::make_shared<std::string>();
+  cmd->add_option("--campaign", *night, "render a fuzz campaign night instead of a run: latest or a night label");
+  cmd->callback([req, night, cmd] {
     try {
+      bool runGiven = cmd->get_option("run")->count() > 0;
+      if (!night->empty() || (!runGiven && reports::storeHasOnlyCampaigns(req->db))) {
+        reports::CampaignReportRequest c{req->db, *night, req->format, req->output, req->chartJs};
+        reports::runCampaignReport(c, std::cout);
+        setExitCode(0);
+        return;
+      }
       // The output is opened first, so a bad path fails before any reading.
       std::ofstream file;
       if (req->output != "-") {

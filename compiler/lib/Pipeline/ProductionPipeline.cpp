@@ -6,20 +6,26 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 namespace {
 
-/// The body of the production pipeline (inside builtin.module) with `knob` injected.
+bool has(const std::vector<dq::InjectKnob> &knobs, dq::InjectKnob k) {
+  return std::find(knobs.begin(), knobs.end(), k) != knobs.end();
+}
+
+/// The body of the production pipeline (inside builtin.module) with `knobs` injected (each pass
+/// carries at most one: checked by checkKnobCombination).
 // Function boundaries use identity layouts so every graph input and output is a contiguous
 // row-major buffer (the runtime's ABI); inside a function, views keep fully dynamic layouts and a
 // returned view that is not contiguous is copied into an identity buffer by bufferization.
-std::string productionBody(std::optional<dq::InjectKnob> knob) {
+std::string productionBody(const std::vector<dq::InjectKnob> &knobs) {
   using dq::InjectKnob;
   auto opt = [&](std::initializer_list<InjectKnob> owned) -> std::string {
     for (InjectKnob k : owned)
-      if (knob == k)
+      if (has(knobs, k))
         return "{inject=" + std::string(dq::injectKnobName(k)) + "}";
     return "";
   };
@@ -34,9 +40,9 @@ std::string productionBody(std::optional<dq::InjectKnob> knob) {
   std::string pool = "dq-pool-allocs";
   std::string copies = "dq-lower-copies" + opt({InjectKnob::SingletonCopyHostPath});
   std::vector<std::string> memrefPasses = {output, materialize, optimize, promote, pool, copies};
-  if (knob == InjectKnob::HostScalarsAfterReuse) // reuse first: host-written buffers get merged
+  if (has(knobs, InjectKnob::HostScalarsAfterReuse)) // reuse first: host-written buffers get merged
     memrefPasses = {output, optimize, materialize, promote, pool, copies};
-  if (knob == InjectKnob::PromoteBeforeReuse) // temporaries become candidates for reuse
+  if (has(knobs, InjectKnob::PromoteBeforeReuse)) // temporaries become candidates for reuse
     memrefPasses = {output, materialize, promote, optimize, pool, copies};
   // Fusion on tensors, once canonicalize and cse have merged equal values (one use = one
   // consumer), before bufferization gives the intermediates buffers.
@@ -52,7 +58,7 @@ std::string productionBody(std::optional<dq::InjectKnob> knob) {
 /// `dq-production{inject=KNOB}`.
 struct ProductionOptions : public mlir::PassPipelineOptions<ProductionOptions> {
   Option<std::string> inject{*this, "inject",
-                             llvm::cl::desc("restore one known-unsound behaviour "
+                             llvm::cl::desc("restore known-unsound behaviours, KNOB[,KNOB] "
                                             "(docs/fuzz/knobs.md); empty: production"),
                              llvm::cl::init("")};
 };
@@ -72,7 +78,21 @@ const char *dq::productionPipelineSpec() {
 }
 
 std::string dq::productionPipelineSpec(std::optional<InjectKnob> knob) {
-  return "builtin.module(" + productionBody(knob) + ")";
+  return productionPipelineSpec(knob ? std::vector<InjectKnob>{*knob} : std::vector<InjectKnob>{});
+}
+
+std::string dq::productionPipelineSpec(const std::vector<InjectKnob> &knobs) {
+  return "builtin.module(" + productionBody(knobs) + ")";
+}
+
+bool dq::parseInjectKnobList(const std::string &list, std::vector<InjectKnob> &knobs, std::string &error) {
+  std::string bad;
+  if (!parseInjectKnobs(list, knobs, bad)) {
+    error = "unknown inject knob '" + bad + "' (knobs: " + injectKnobList() + ")";
+    return false;
+  }
+  error = checkKnobCombination(knobs);
+  return error.empty();
 }
 
 bool dq::resolveProductionName(const std::string &text, std::string &spec, std::string &error) {
@@ -93,14 +113,14 @@ bool dq::resolveProductionName(const std::string &text, std::string &spec, std::
         return true;
       }
       std::string name = rest.substr(open.size(), rest.size() - open.size() - 1);
-      std::optional<InjectKnob> knob = parseInjectKnob(name);
-      if (!knob && !name.empty()) {
-        error = "pipeline '" + text + "': unknown inject knob '" + name + "' (knobs: " +
-                injectKnobList() + ")";
+      std::vector<InjectKnob> knobs;
+      std::string why;
+      if (!name.empty() && !parseInjectKnobList(name, knobs, why)) {
+        error = "pipeline '" + text + "': " + why;
         spec.clear();
         return true;
       }
-      spec = productionPipelineSpec(knob);
+      spec = productionPipelineSpec(knobs);
       return true;
     }
   return false;
@@ -111,14 +131,17 @@ void mlir::dq::registerProductionPipeline() {
       "dq-production", "the dq production pipeline (docs/pipeline.md); inject=KNOB restores a "
                        "known-unsound behaviour (docs/fuzz/knobs.md)",
       [](OpPassManager &pm, const ProductionOptions &options) {
-        std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(options.inject.getValue());
-        // The builder cannot fail, so an unknown knob is handed to dq-convert-onnx, whose
+        std::vector<::dq::InjectKnob> knobs;
+        std::string why;
+        const std::string &value = options.inject.getValue();
+        // The builder cannot fail, so a bad knob list is handed to dq-convert-onnx, whose
         // option check rejects it with the list of knobs when the pipeline runs.
-        std::string body = productionBody(knob);
-        if (!knob && !options.inject.getValue().empty()) {
-          llvm::errs() << "dq-production: unknown inject knob '" << options.inject.getValue()
-                       << "' (knobs: " << ::dq::injectKnobList() << ")\n";
-          body = "dq-convert-onnx{inject=" + options.inject.getValue() + "}";
+        std::string body;
+        if (value.empty() || ::dq::parseInjectKnobList(value, knobs, why)) {
+          body = productionBody(knobs);
+        } else {
+          llvm::errs() << "dq-production: " << why << "\n";
+          body = "dq-convert-onnx{inject=" + value + "}";
         }
         if (failed(parsePassPipeline(body, pm, llvm::errs())))
           llvm::errs() << "dq-production: cannot build the pipeline\n";

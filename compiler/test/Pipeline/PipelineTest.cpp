@@ -183,4 +183,27 @@ TEST(Pipeline, ErrorsAreOneLine) {
   EXPECT_NE(missing.error.find("does-not-exist.mlir"), std::string::npos);
 }
 
+// "inject=A,B" gives each owning pass its knob; two knobs of one pass are refused, not half-applied.
+TEST(Pipeline, TwoKnobsOfDifferentPassesCombine) {
+  std::string spec, error;
+  ASSERT_TRUE(dq::resolveProductionName("production{inject=slice-upper-bound,output-rank-collapse}", spec, error));
+  EXPECT_EQ(error, "");
+  EXPECT_NE(spec.find("dq-convert-onnx{inject=slice-upper-bound}"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("dq-use-output-allocator{inject=output-rank-collapse}"), std::string::npos) << spec;
+  // Each knob alone gives the same pass text as in the pair.
+  std::string one, why;
+  dq::resolveProductionName("production{inject=slice-upper-bound}", one, why);
+  EXPECT_NE(one.find("dq-convert-onnx{inject=slice-upper-bound}"), std::string::npos);
+  EXPECT_EQ(one.find("dq-use-output-allocator{inject="), std::string::npos);
+
+  ASSERT_TRUE(dq::resolveProductionName("production{inject=slice-upper-bound,split-dim-size-alias}", spec, error));
+  EXPECT_TRUE(spec.empty());
+  EXPECT_NE(error.find("unsupported: inject knobs 'slice-upper-bound' and 'split-dim-size-alias' both act on "
+                       "dq-convert-onnx"),
+            std::string::npos)
+      << error;
+  ASSERT_TRUE(dq::resolveProductionName("production{inject=slice-upper-bound,no-such-knob}", spec, error));
+  EXPECT_NE(error.find("unknown inject knob 'no-such-knob'"), std::string::npos) << error;
+}
+
 } // namespace

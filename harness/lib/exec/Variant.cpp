@@ -1,6 +1,6 @@
 #include "dynqual/exec/Variant.h"
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,10 +24,14 @@ void checkProductionOptions(const std::string& text, const std::string& pipeline
     return;
   const std::string open = "production{inject=";
   if (pipeline.rfind(open, 0) != 0 || pipeline.back() != '}')
-    throw VariantError("variant '" + text + "': production takes one option, {inject=KNOB} (knobs: " + knobList() + ")");
-  std::string name = pipeline.substr(open.size(), pipeline.size() - open.size() - 1);
-  if (!dq::parseInjectKnob(name))
-    throw VariantError("variant '" + text + "': unknown inject knob '" + name + "' (knobs: " + knobList() + ")");
+    throw VariantError("variant '" + text + "': production takes one option, {inject=KNOB[,KNOB]} (knobs: " + knobList() + ")");
+  std::string names = pipeline.substr(open.size(), pipeline.size() - open.size() - 1);
+  std::vector<dq::InjectKnob> knobs;
+  std::string bad;
+  if (!dq::parseInjectKnobs(names, knobs, bad))
+    throw VariantError("variant '" + text + "': unknown inject knob '" + bad + "' (knobs: " + knobList() + ")");
+  if (std::string why = dq::checkKnobCombination(knobs); !why.empty())
+    throw VariantError("variant '" + text + "': " + why);
 }
 
 bool isWord(const std::string& s) {

@@ -1,5 +1,6 @@
 #include "dynqual/store/DbTool.h"
 
+#include "dynqual/store/FuzzRecords.h"
 #include "dynqual/store/Schema.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -19,7 +20,7 @@ namespace {
 const char* kTables[] = {"machines", "builds", "build_artifacts", "pipelines", "runs", "run_params", "models",
                          "datasets", "cases", "case_params", "accuracy", "samples", "counters",
                          "fuzz_cases", "findings", "verdicts", "fuzz_campaign_cases",
-                         "fuzz_signatures", "fuzz_findings"};
+                         "fuzz_signatures", "fuzz_findings", "fuzz_campaigns", "fuzz_bucket_status"};
 
 OpenOptions readOnly() {
   OpenOptions o;
@@ -183,8 +184,14 @@ ImportResult dbMerge(const fs::path& db, const std::vector<fs::path>& shards, st
   ImportResult total;
   for (size_t i = 0; i < shards.size(); ++i) {
     ImportResult r = s.importRuns(perShard[i]);
+    // The fuzzer's rows: cases and findings copied once, so merging a shard again adds nothing.
+    FuzzMergeCounts f = mergeFuzzTables(s, shards[i]);
     out << shards[i].string() << ": added " << r.added << ", replaced " << r.replaced << ", skipped " << r.skipped
-        << " runs\n";
+        << " runs";
+    if (f.shards > 0 || f.cases > 0)
+      out << "; fuzz: " << f.cases << " new cases, " << f.findings << " new findings from " << f.shards
+          << " shard(s)" << (f.unfinished ? ", " + std::to_string(f.unfinished) + " unfinished (rerun with --resume)" : "");
+    out << "\n";
     total.added += r.added;
     total.replaced += r.replaced;
     total.skipped += r.skipped;

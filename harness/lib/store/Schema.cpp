@@ -277,6 +277,37 @@ CREATE TABLE ab_outcomes(
   details TEXT NOT NULL);
 )sql";
 
+// Version 7: buckets (one per bug, docs/fuzz/buckets.md) and campaign shards as units. Each
+// finding carries its bucket; a bucket's hits, first and last sighting and smallest reproducer are
+// read from fuzz_findings, so a merge that copies rows once (INSERT OR IGNORE) keeps them right.
+// fuzz_campaigns holds one row per shard: ended_at stays NULL until the shard completes (a killed
+// shard stays unfinished), and its summary (JSON: time split, op counts, counters) adds up over
+// --resume runs. fuzz_bucket_status holds what triage learns: the corpus case of a bucket and
+// whether it passed on the build checked.
+const char* kV7 = R"sql(
+ALTER TABLE fuzz_findings ADD COLUMN bucket TEXT NOT NULL DEFAULT '';
+ALTER TABLE fuzz_findings ADD COLUMN bucket_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE fuzz_findings ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE fuzz_findings ADD COLUMN elements_after INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE fuzz_findings ADD COLUMN minimized_detail TEXT NOT NULL DEFAULT '';
+ALTER TABLE fuzz_findings ADD COLUMN graph_text TEXT NOT NULL DEFAULT '';
+CREATE INDEX fuzz_findings_bucket ON fuzz_findings(bucket);
+CREATE TABLE fuzz_campaigns(
+  campaign TEXT PRIMARY KEY,
+  night TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  ended_at TEXT,
+  revision TEXT NOT NULL,
+  wall_seconds REAL NOT NULL DEFAULT 0,
+  summary TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE fuzz_bucket_status(
+  bucket TEXT PRIMARY KEY,
+  corpus_case TEXT NOT NULL DEFAULT '',
+  checked_at TEXT,
+  checked_revision TEXT,
+  passes INTEGER);
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -287,6 +318,7 @@ const std::vector<Migration>& migrations() {
       {4, "A/B compile-time samples", kV4},
       {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
       {6, "A/B run outcomes: exit code, verdict line, infrastructure errors, environment", kV6},
+      {7, "fuzz buckets and campaign shards", kV7},
   };
   return all;
 }

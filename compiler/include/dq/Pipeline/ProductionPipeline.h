@@ -2,10 +2,11 @@
 #ifndef DQ_PIPELINE_PRODUCTIONPIPELINE_H
 #define DQ_PIPELINE_PRODUCTIONPIPELINE_H
 
-#include "dq/Pipeline/InjectKnobs.h"
+#include "dq/Pipeline/InjectKnobList.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dq {
 /// The production pipeline as a textual spec in MLIR pass-pipeline syntax, anchored on
@@ -17,8 +18,16 @@ const char *productionPipelineSpec();
 /// promote-before-reuse) move their pass. Without a knob this is productionPipelineSpec().
 std::string productionPipelineSpec(std::optional<InjectKnob> knob);
 
+/// The production pipeline with several knobs injected at once ("inject=A,B"): each owning pass
+/// gets its knob. The combination must pass checkKnobCombination.
+std::string productionPipelineSpec(const std::vector<InjectKnob> &knobs);
+
+/// Parses "A" or "A,B,..." into knobs (duplicates dropped). On an unknown name or an unsupported
+/// combination returns false with `error` set to one line naming the knob and listing the knobs.
+bool parseInjectKnobList(const std::string &list, std::vector<InjectKnob> &knobs, std::string &error);
+
 /// Resolves the `production` pipeline name with its options: "production" or
-/// "production{inject=KNOB}" (also spelled "dq-production{...}"). Returns false when `text` is
+/// "production{inject=KNOB[,KNOB...]}" (also spelled "dq-production{...}"). Returns false when `text` is
 /// not a production name at all; throws nothing. On an unknown option or knob, `error` gets one
 /// line listing the valid knobs and the result is true with `spec` empty.
 bool resolveProductionName(const std::string &text, std::string &spec, std::string &error);

@@ -47,6 +47,8 @@ struct CampaignOptions {
   bool oneShot = false;              ///< a `dynqual fuzz-case` process per case (no persistent worker)
   int compilesPerContext = 64;       ///< persistent worker: a fresh MLIRContext after this many compiles
   bool progress = false;             ///< live line on stderr
+  std::string night;                 ///< groups the shards of one nightly campaign in the store
+  std::string revision;              ///< git commit of the build, recorded with the shard
 };
 
 /// What a shard saw.
@@ -63,9 +65,11 @@ struct CampaignSummary {
   /// Seconds its case's worker spent minimizing (every finding of that case), included above.
   std::vector<double> findingMinimizeSeconds;
   std::set<std::string> signatures;
+  std::map<std::string, std::string> buckets;  ///< bucket hash -> key, of this run's findings
   int64_t newFindings = 0;
   double wallSeconds = 0;
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
+  double bucketMs = 0;               ///< part of minimizeMs spent on bucket keys
   double workerMs = 0;               ///< wall time of the workers per case, summed, ms
   bool persistentWorkers = false;    ///< !options.oneShot
   int workerStarts = 0;              ///< persistent worker processes started (jobs + restarts)

@@ -46,6 +46,11 @@ struct FindingReport {
   std::string binding;        ///< the shrunk binding ("N0=1 N1=2"), or "" when none was found
   std::string caseDir;        ///< the corpus-out folder, or ""
   std::string reproducer;     ///< one shell line
+  /// The bucket (docs/fuzz/buckets.md): its key "symptom|pass|origin|message" and its hash.
+  std::string bucket, bucketHash;
+  std::string origin;         ///< op kind of the originating node of the minimized case, or "-"
+  std::string minimizedDetail;  ///< the finding's detail on the minimized case (its bucket's message)
+  std::string graphText;      ///< the minimized graph as text (graphText), for reports
 };
 
 /// The whole outcome of one case.
@@ -58,6 +63,9 @@ struct CaseReport {
   std::map<std::string, uint64_t> counters;
   std::vector<FindingReport> findings;
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
+  /// Part of minimizeMs spent on buckets: the minimized case's run that gives its message and
+  /// origin, and the key itself (docs/fuzz/buckets.md#cost).
+  double bucketMs = 0;
 };
 
 /// Runs the case. Throws exec::ExecError (Stage::Infra) when a variant cannot run here; every

@@ -3,6 +3,8 @@
 // fuzz_signatures; docs/store.md).
 #include "dynqual/fuzz/CaseRunner.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -30,6 +32,16 @@ public:
   /// for (campaign, case, signature) is not stored twice (a rerun of a shard is idempotent).
   std::vector<std::string> recordCase(const std::string& campaign, int64_t caseIndex, const CaseReport& report,
                                       const std::string& knob, double secondsIntoCampaign);
+
+  /// Marks the shard as running (schema 6 fuzz_campaigns): a new row, or an existing one set back
+  /// to unfinished (a rerun or --resume). `night` groups the shards of one nightly campaign.
+  void beginShard(const std::string& campaign, const std::string& night, const std::string& revision);
+
+  /// Adds this run's totals (`delta`: {"ms": {...}, "op_counts": {...}, "counters": {...},
+  /// "invalid": {...}}, numbers summed key by key) and `wallSeconds` to the shard's row, and sets
+  /// its end time when `completed` (the shard ran to its bound; a stop on an error leaves it
+  /// unfinished). One transaction.
+  void finishShard(const std::string& campaign, const nlohmann::json& delta, double wallSeconds, bool completed);
 
 private:
   std::unique_ptr<store::Store> store_;

@@ -1,0 +1,34 @@
+#pragma once
+// Numbers of a campaign night shared by its Markdown, JSON and HTML renderers.
+#include "dynqual/reports/CampaignReport.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dynqual::reports::detail {
+
+/// The phases of a case, in the order they run (summary "ms" keys).
+inline constexpr const char* kPhases[] = {"generate", "check", "reference", "compile", "run", "minimize"};
+
+/// Sums over the night's shards and counts over its buckets.
+struct CampaignNumbers {
+  int64_t shards = 0, unfinished = 0, cases = 0, valid = 0, findings = 0;
+  double wallSeconds = 0;  ///< summed over shards
+  std::map<std::string, double> ms;
+  std::map<std::string, int64_t> ops, invalid;
+  int64_t newBuckets = 0, knownBuckets = 0, fixedBuckets = 0, bucketsTonight = 0;
+  int median = 0, p10 = 0, p90 = 0, maxNodes = 0;  ///< nearest-rank quantiles of the sizes
+};
+
+CampaignNumbers campaignNumbers(const CampaignReportInput& in);
+
+/// Counts of valid cases per size bin of 4 nodes ("1-4", "5-8", ...), empty bins included.
+std::vector<std::pair<std::string, int64_t>> sizeHistogram(const std::vector<int>& sizes);
+
+/// "Result: FAIL, N new bucket(s) ..." or "Result: pass, no new bucket ...".
+std::string resultLine(const CampaignNumbers& n);
+
+} // namespace dynqual::reports::detail
