@@ -1,5 +1,5 @@
 #pragma once
-// Fuzz rows written straight into a store (schema 6), for the tests of buckets, merging and the
+// Fuzz rows written straight into a store (schema 7), for the tests of buckets, merging and the
 // campaign report. Every value is given by the test, so its expectations can be counted by hand.
 #include "dynqual/store/Store.h"
 
