@@ -10,7 +10,7 @@
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/stats/Sequential.h"
 #include "dynqual/run/ModelRun.h"
-#include "dynqual/run/PipedChild.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
 
@@ -220,7 +220,7 @@ diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& b
 int resolvePinCpu(const std::string& choice) {
   if (choice == "none")
     return -1;
-  int last = run::lastAllowedCpu();
+  int last = process::lastAllowedCpu();
   if (choice == "auto")
     return last;
   int cpu = -1;

@@ -2,7 +2,7 @@
 
 #include "dynqual/exec/RunnerArm.h"
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,12 +63,12 @@ std::string lastLine(const std::string& text) {
 }
 
 /// " (stderr: 'LAST LINE')" when the child wrote to stderr, e.g. why it aborted; else "".
-std::string stderrTail(const run::ChildResult& child) {
+std::string stderrTail(const process::ProcessResult& child) {
   std::string line = lastLine(child.err);
   return line.empty() ? "" : " (stderr: '" + line + "')";
 }
 
-ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, const TimingRequest& timing,
+ExecResult parseDqResult(const PreparedModel& m, const process::ProcessResult& child, const TimingRequest& timing,
                          double limit) {
   std::string abnormal = child.describeAbnormalEnd(limit);
   if (!abnormal.empty())
@@ -133,7 +133,7 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
                                    "-o", artifact.string()};
   Arm envOnly;
   envOnly.env = env;
-  run::ChildResult child = run::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
+  process::ProcessResult child = process::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
   std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
   if (!abnormal.empty())
     throw ExecError(Stage::Compile, where + "compiler process " + abnormal + stderrTail(child));
@@ -155,7 +155,7 @@ int Executor::armProtocol(const Arm& arm) {
   for (const char* bin : {"dynqual", "dynqual-exec"})
     if (access((arm.binDir / bin).c_str(), X_OK) != 0)
       throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / bin).string() + " is missing or not executable");
-  run::ChildResult child = run::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
+  process::ProcessResult child = process::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
   std::string out = child.out.substr(0, child.out.find('\n'));
   int version = 0;
   try {
@@ -301,7 +301,7 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
     if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
       argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }
-  run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
+  process::ProcessResult child = process::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
   return parseDqResult(m, child, timing, config_.runTimeoutSeconds);
 }
 

@@ -50,7 +50,7 @@ struct ExecConfig {
   std::filesystem::path workDir;           ///< artifacts and outputs go under here (per arm)
   double compileTimeoutSeconds = 600;
   double runTimeoutSeconds = 300;
-  /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; run::runChild says
+  /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; process::ProcessSpec says
   /// how it is applied). Runner children are not limited: their JIT and thread pools reserve
   /// address space far beyond what they use.
   uint64_t memoryLimitBytes = kDefaultChildMemoryBytes;
