@@ -1,5 +1,6 @@
 #include "dynqual/run/ModelRun.h"
 
+#include "dynqual/cases/CaseSource.h"
 #include "dynqual/compare/MovementGraph.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/InputGenerator.h"
@@ -7,7 +8,6 @@
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/onnx/TestDataSets.h"
 #include "dynqual/reference/Interpreter.h"
-#include "dynqual/run/ShapeBindings.h"
 #include "dynqual/scope/DataQuirks.h"
 
 #include <algorithm>
@@ -212,41 +212,30 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
     }
 
     auto traced = shapesOf(firstInputs);
-    auto bindings = makeBindings(inSpecs, traced, config.extraBindings, config.seed);
-    auto zeroAlts = zeroAlternatives(inSpecs, traced);
+    auto bindings = cases::chooseBindings(inSpecs, traced, config.seed, cases::runPolicy(config.extraBindings));
+    auto zeroAlts = onnxio::zeroAlternatives(inSpecs, traced);
     auto ranges = rangesFrom(inSpecs, firstInputs);
     for (size_t b = 0; b < bindings.size(); ++b) {
       // A zero-size binding is tried on each dynamic dim in turn until the model admits one.
-      std::vector<NamedBinding> candidates = {bindings[b]};
+      std::vector<onnxio::NamedBinding> candidates = {bindings[b]};
       if (bindings[b].kind == "zero")
         candidates = zeroAlts;
       CaseResult c;
       c.kind = "binding";
-      std::vector<Tensor> inputs, ref;
-      std::string rejected;
-      bool legal = false;
       // The reference decides admission before the compiled program runs: it must accept the
       // shapes and compute outputs that agree with the model's own declared static dims.
-      for (const auto& cand : candidates) {
-        c.name = "binding " + cand.kind;
-        c.binding = cand.description;
-        try {
-          c.inputShapes = onnxio::bindShapes(inSpecs, cand.binding);
-          inputs = generate(inSpecs, c.inputShapes, ranges, config.seed + 101 * b);
-          ref = reference::evaluate(model, inputs);
-        } catch (const std::exception& e) {
-          rejected = std::string("the reference rejects it: ") + e.what();
-          continue;
-        }
-        rejected = declaredOutputContradiction(outSpecs, shapesOf(ref));
-        if (rejected.empty()) {
-          legal = true;
-          break;
-        }
-      }
-      if (!legal) {
+      cases::Admission admission =
+          cases::admitBinding(model, candidates, inSpecs, outSpecs, [&](const std::vector<std::vector<int64_t>>& shapes) {
+            return generate(inSpecs, shapes, ranges, config.seed + 101 * b);
+          });
+      c.name = "binding " + admission.binding.kind;
+      c.binding = admission.binding.description;
+      c.inputShapes = admission.inputShapes;
+      const std::vector<Tensor>& inputs = admission.inputs;
+      const std::vector<Tensor>& ref = admission.expected;
+      if (!admission.admitted) {
         c.skipped = true;
-        c.error = "not admitted by the model: " + rejected;
+        c.error = "not admitted by the model: " + admission.rejected;
         r.cases.push_back(std::move(c));
         continue;
       }
