@@ -1,5 +1,6 @@
 #include "dynqual/fuzz/Oracle.h"
 
+#include "dynqual/cases/CaseSource.h"
 #include "dynqual/compare/Compare.h"
 #include "dynqual/exec/FaultInjection.h"
 #include "dynqual/modelgen/GraphBuilder.h"
@@ -111,12 +112,7 @@ PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, in
                          const reference::EvaluateLimits& limits) {
   PreparedCase pc;
   std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
-  std::vector<run::NamedBinding> all = run::makeBindings(specs, {}, k + 1, seed);
-  for (auto& b : all)
-    if (b.kind != "zero" && static_cast<int>(pc.bindings.size()) < k)
-      pc.bindings.push_back(std::move(b));
-  if (pc.bindings.empty())
-    pc.bindings.push_back({"static", "static", {}});
+  pc.bindings = cases::chooseBindings(specs, {}, seed, cases::fuzzPolicy(k));
   std::vector<size_t> dataIndex;
   for (size_t b = 0; b < pc.bindings.size(); ++b)
     dataIndex.push_back(b);

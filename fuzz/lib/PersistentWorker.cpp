@@ -21,7 +21,7 @@ WorkerOutcome PersistentWorker::runCase(uint64_t seed, const fs::path& workDir, 
     }
     ++starts_;
   }
-  run::ServedReply r = child_.request(workerRequestLine(seed, workDir), timeoutSeconds);
+  process::ServedReply r = child_.request(workerRequestLine(seed, workDir), timeoutSeconds);
   o.wallMs = r.wallMs;
   if (r.answered) {
     nlohmann::json j = nlohmann::json::parse(r.line, nullptr, false);
@@ -39,7 +39,7 @@ WorkerOutcome PersistentWorker::runCase(uint64_t seed, const fs::path& workDir, 
                 ? "worker: " + j.at("case_error").get<std::string>()
                 : "worker answered something that is not a case report: " + r.line.substr(0, 200);
   }
-  o.failure = child_.finish(r.timedOut);
+  o.failure = child_.finish(1, r.timedOut);
   if (o.why.empty()) {
     std::string abnormal = o.failure.describeAbnormalEnd(timeoutSeconds);
     o.why = "persistent fuzz worker " +
@@ -52,6 +52,6 @@ WorkerOutcome PersistentWorker::runCase(uint64_t seed, const fs::path& workDir, 
 
 namespace dynqual::fuzz {
 
-run::ChildResult PersistentWorker::finish() { return child_.finish(false); }
+process::ProcessResult PersistentWorker::finish() { return child_.finish(1); }
 
 } // namespace dynqual::fuzz

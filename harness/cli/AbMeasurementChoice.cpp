@@ -3,7 +3,7 @@
 #include "AbMeasurementChoice.h"
 #include "Commands.h"
 
-#include "dynqual/run/PipedChild.h"
+#include "dynqual/process/Process.h"
 
 #include <charconv>
 #include <sched.h>
@@ -62,7 +62,7 @@ diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& b
 int resolvePinCpu(const std::string& choice) {
   if (choice == "none")
     return -1;
-  int last = run::lastAllowedCpu();
+  int last = process::lastAllowedCpu();
   if (choice == "auto")
     return last;
   int cpu = -1;

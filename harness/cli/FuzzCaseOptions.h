@@ -46,8 +46,8 @@ void checkInjectKnob(const std::string& knob);
 
 /// Limits this process's address space to `mb` MiB (0 = none). RLIMIT_AS does not work under
 /// ASan (its shadow memory reserves terabytes), so sanitized builds run without it here; a
-/// campaign applies ASan's hard_rss_limit_mb when it starts the worker (run::runChild,
-/// run::ServedChild).
+/// campaign applies ASan's hard_rss_limit_mb when it starts the worker (process::runChild,
+/// process::ServedProcess).
 void limitOwnMemory(uint64_t mb);
 
 } // namespace dynqual::cli

@@ -49,7 +49,7 @@ struct CommonOpts {
 };
 
 void addCommon(CLI::App* cmd, CommonOpts& o) {
-  cmd->add_option("--device", o.device, "device to run on (sim, or hip when built with DYNQUAL_WITH_HIP)")->capture_default_str();
+  cmd->add_option("--device", o.device, "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")->capture_default_str();
   cmd->add_option("--pipeline", o.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec")->capture_default_str();
   cmd->add_option("--reps", o.reps, "timed repetitions per model (at least 1)")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed runs after the first inference")

@@ -66,7 +66,7 @@ qualify::TimedCompileFn timedCompile() {
 json prepareOne(const fs::path& model, const QualifySettings& s, int index, const fs::path& planDir) {
   qualify::ModelPlanner planner(planDir, index);
   qualify::QualifyConfig config = configFor(s, planner.workDir());
-  config.run.execute = planner.executor();
+  config.run.replay = planner.executor();
   return planner.entry(qualify::qualifyModel(model, config, timedCompile()));
 }
 
@@ -75,7 +75,7 @@ json replayOne(const fs::path& model, const QualifySettings& s, int index, const
   qualify::DeviceResults results = qualify::DeviceResults::load(resultsDir);
   const json& entry = results.model(index);
   qualify::QualifyConfig config = configFor(s, workDir);
-  config.run.execute = results.executor(index);
+  config.run.replay = results.executor(index);
   config.measure = [&](const run::ModelResult&, const run::CaseResult& c) { return results.timed(index, c); };
   // The artifact was compiled at --prepare: its compile result and pass times are replayed.
   qualify::TimedCompileFn compile = [&](const onnx::ModelProto&, const std::string&, const fs::path&) {

@@ -51,7 +51,7 @@ void addRunCommand(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--device", o->config.device, "device to run on (sim, sim-elem, or hip when built with DYNQUAL_WITH_HIP)")
+  cmd->add_option("--device", o->config.device, "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")
       ->check(CLI::IsMember(dq::rt::availableDevices()));
   cmd->add_option("--pipeline", o->config.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
   cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);

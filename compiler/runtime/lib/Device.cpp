@@ -71,12 +71,29 @@ std::vector<std::pair<std::string, uint64_t>> Counters::items() const {
           {"output_copies", outputCopies}};
 }
 
-std::vector<std::string> availableDevices() {
+const std::vector<DeviceInfo> &deviceRegistry() {
 #ifdef DQ_WITH_HIP
-  return {"sim", "sim-elem", "null", "hip"};
+  constexpr bool kHip = true;
 #else
-  return {"sim", "sim-elem", "null"};
+  constexpr bool kHip = false;
 #endif
+  static const std::vector<DeviceInfo> registry = {
+      {"sim", true, true}, {"sim-elem", true, false}, {"null", true, false}, {"hip", kHip, true}};
+  return registry;
+}
+
+std::string deviceNames(bool variantsOnly) {
+  std::string s;
+  for (const auto &d : deviceRegistry())
+    if (!variantsOnly || d.variant) s += (s.empty() ? "" : ", ") + std::string(d.name);
+  return s;
+}
+
+std::vector<std::string> availableDevices() {
+  std::vector<std::string> names;
+  for (const auto &d : deviceRegistry())
+    if (d.built) names.push_back(d.name);
+  return names;
 }
 
 std::unique_ptr<Device> createDevice(const std::string &name) {
@@ -85,12 +102,14 @@ std::unique_ptr<Device> createDevice(const std::string &name) {
   if (name == "null") return std::make_unique<NullDevice>();
 #ifdef DQ_WITH_HIP
   if (name == "hip") return createHipDevice();  // throws "hip: no GPU: ..." without a GPU
-  throw RuntimeError("unknown device '" + name + "'; available: sim, sim-elem, null, hip");
+  throw RuntimeError("unknown device '" + name + "'; available: " + deviceNames());
 #else
   if (name == "hip")
     throw RuntimeError("unsupported: device 'hip' is not built into this runtime (configure with "
                        "-DDYNQUAL_WITH_HIP=ON); use --device sim");
-  throw RuntimeError("unknown device '" + name + "'; available: sim, sim-elem, null");
+  std::string built;
+  for (const auto &d : availableDevices()) built += (built.empty() ? "" : ", ") + d;
+  throw RuntimeError("unknown device '" + name + "'; available: " + built);
 #endif
 }
 

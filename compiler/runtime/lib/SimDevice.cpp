@@ -1,6 +1,7 @@
 // sim device memory model: three spaces, per-byte state, counted transfers.
 #include "dq/runtime/SimDevice.h"
 
+#include "KernelContract.h"
 #include "SimKernels.h"
 #include "dq/runtime/Error.h"
 #include "dq/runtime/HostTensor.h"
@@ -115,15 +116,7 @@ BufferHandle SimDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
   a.size = bytes;
   a.data.assign(bytes, 0xA5);  // a recognisable pattern; reads are refused anyway
   a.state.assign(bytes, kUnwritten);
-  ++counters_.allocations;
-  if (space == MemSpace::Device) {
-    counters_.bytesAllocated += bytes;
-    liveDeviceBytes_ += bytes;
-    counters_.peakDeviceBytes = std::max(counters_.peakDeviceBytes, liveDeviceBytes_);
-    if (purpose == AllocPurpose::Pool) counters_.poolBytes += bytes;
-  } else {
-    counters_.hostBytesAllocated += bytes;
-  }
+  kernel::countAllocation(counters_, liveDeviceBytes_, space, bytes, purpose);
   return h;
 }
 
@@ -133,7 +126,7 @@ void SimDevice::free(BufferHandle buffer) {
   Allocation &a = it->second;
   if (a.freed) throw RuntimeError("double free of " + bufferName(buffer));
   a.freed = true;
-  if (a.space == MemSpace::Device) liveDeviceBytes_ -= a.size;
+  kernel::countFree(liveDeviceBytes_, a.space, a.size);
   a.data = {};
   a.state = {};
 }

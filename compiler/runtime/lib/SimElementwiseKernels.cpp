@@ -56,7 +56,7 @@ int64_t truncMod(int64_t a, int64_t b) {
   return b == -1 ? 0 : a % b;
 }
 
-constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
+using kernel::kIntegerTypes;
 
 const Binary kBinary[] = {
     {"add", [](double a, double b) { return a + b; }, wrapAdd, false, kAllTypes, 0},

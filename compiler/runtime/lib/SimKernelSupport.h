@@ -3,6 +3,7 @@
 // wrap to the output width.
 #pragma once
 
+#include "KernelContract.h"
 #include "SimKernels.h"
 
 #include "dq/runtime/Error.h"
@@ -41,10 +42,6 @@ void addMathKernels(KernelTable &table);
 /// Registers arg_max, arg_min and one_hot.
 void addIndexKernels(KernelTable &table);
 
-inline bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
-}
-
 /// True when an accumulating kernel on dtype `t` rounds every step to fp32: the ElementType
 /// precision mode (SimDevice.h) and an f32, f16 or bf16 operand.
 inline bool fp32Steps(DType t) {
@@ -57,30 +54,29 @@ inline bool fp32Steps(DType t) {
 /// rounded fp32 result (double has more than 2 * 24 + 2 bits), so this is fp32 arithmetic.
 inline double step(bool f32, double v) { return f32 ? static_cast<double>(static_cast<float>(v)) : v; }
 
-// Sets of dtypes a kernel operand admits (the ONNX type constraints of the op it implements).
-using TypeSet = uint32_t;
-constexpr TypeSet bit(DType t) { return TypeSet{1} << static_cast<unsigned>(t); }
-constexpr TypeSet kFloatTypes = bit(DType::F32) | bit(DType::F64) | bit(DType::F16) | bit(DType::BF16);
-constexpr TypeSet kNumericTypes =
-    kFloatTypes | bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
-constexpr TypeSet kSignedTypes = kFloatTypes | bit(DType::I8) | bit(DType::I32) | bit(DType::I64);
-/// Floats, i32 and i64 (ONNX MatMul, ReduceSum, ReduceMean, CumSum, the base of Pow).
-constexpr TypeSet kWideTypes = kFloatTypes | bit(DType::I32) | bit(DType::I64);
-constexpr TypeSet kBoolTypes = bit(DType::Bool);
-constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
-constexpr TypeSet kIndexTypes = bit(DType::I32) | bit(DType::I64);
-
-inline std::string typeSetNames(TypeSet set) {
-  std::string s;
-  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8,
-                  DType::I32, DType::I64, DType::Bool})
-    if (set & bit(t)) s += (s.empty() ? "" : " ") + dtypeName(t);
-  return s;
-}
-
-[[noreturn]] inline void fail(const std::string &kernel, const std::string &problem) {
-  throw RuntimeError("kernel '" + kernel + "': " + problem);
-}
+// The kernel contract shared with the hip device: dtype sets, checks and their messages.
+inline const std::string &operandLabel(const Operand &o) { return o.label; }
+using kernel::bit;
+using kernel::checkAdmits;
+using kernel::checkArity;
+using kernel::checkBroadcast;
+using kernel::checkDType;
+using kernel::checkSameDType;
+using kernel::checkShape;
+using kernel::fail;
+using kernel::flagAttr;
+using kernel::axisAttr;
+using kernel::isFloat;
+using kernel::kAllTypes;
+using kernel::kBoolTypes;
+using kernel::kFloatTypes;
+using kernel::kIndexTypes;
+using kernel::kNumericTypes;
+using kernel::kSignedTypes;
+using kernel::kWideTypes;
+using kernel::normalizeAxis;
+using kernel::TypeSet;
+using kernel::typeSetNames;
 
 inline void checkReadable(const Operand &o, int64_t e) {
   const uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
@@ -210,46 +206,6 @@ inline int64_t at(const Operand &o, const std::vector<int64_t> &idx) {
   return off;
 }
 
-inline void checkBroadcast(const std::string &kernel, const Operand &in, const Operand &out) {
-  bool ok = in.sizes.size() <= out.sizes.size();
-  for (size_t d = 0; ok && d < in.sizes.size(); ++d) {
-    int64_t o = out.sizes[d + out.sizes.size() - in.sizes.size()];
-    ok = in.sizes[d] == 1 || in.sizes[d] == o;
-  }
-  if (!ok)
-    fail(kernel, in.label + " shape " + formatDims(in.sizes) + " does not broadcast to " +
-                     out.label + " shape " + formatDims(out.sizes));
-}
-
-inline void checkArity(const std::string &kernel, const std::vector<Operand> &ins,
-                const std::vector<Operand> &outs, size_t nIns) {
-  if (ins.size() != nIns || outs.size() != 1)
-    fail(kernel, "expects " + std::to_string(nIns) + " inputs and 1 output, got " +
-                     std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
-}
-
-inline void checkSameDType(const std::string &kernel, const Operand &a, const Operand &b) {
-  if (a.dtype != b.dtype)
-    fail(kernel, a.label + " is " + dtypeName(a.dtype) + " but " + b.label + " is " +
-                     dtypeName(b.dtype));
-}
-
-inline void checkDType(const std::string &kernel, const Operand &a, DType t) {
-  if (a.dtype != t)
-    fail(kernel, a.label + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
-}
-
-inline void checkAdmits(const std::string &kernel, const Operand &a, TypeSet set) {
-  if (!(bit(a.dtype) & set))
-    fail(kernel, "unsupported: " + a.label + " is " + dtypeName(a.dtype) + "; '" + kernel +
-                     "' admits " + typeSetNames(set));
-}
-
-inline void checkShape(const std::string &kernel, const Operand &o, const std::vector<int64_t> &shape) {
-  if (o.sizes != shape)
-    fail(kernel, o.label + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
-}
-
 // Any element type read as a double (integers and bool converted exactly where they fit).
 inline double loadD(const Operand &o, int64_t e) {
   return isFloat(o.dtype) ? loadF(o, e) : static_cast<double>(loadI(o, e));
@@ -274,36 +230,6 @@ inline int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(stati
 // NaN-propagating max/min (numpy maximum/minimum, the ONNX reference semantics).
 inline double fmaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
 inline double fminNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b); }
-
-inline size_t normalizeAxis(const std::string &kernel, const KernelArgs &args, size_t rank) {
-  if (args.attrs.empty()) fail(kernel, "missing axis attribute");
-  int64_t a = args.attrs[0];
-  if (a < 0) a += static_cast<int64_t>(rank);
-  if (a < 0 || static_cast<size_t>(a) >= rank)
-    fail(kernel, "axis " + std::to_string(args.attrs[0]) + " out of range for rank " +
-                     std::to_string(rank));
-  return static_cast<size_t>(a);
-}
-
-
-// Axis immediate args.attrs[k]; a negative value counts from the end only when `wraps`.
-inline size_t axisAttr(const std::string &kernel, const KernelArgs &args, size_t k, size_t rank,
-                bool wraps) {
-  if (args.attrs.size() <= k) fail(kernel, "missing axis attribute imm[" + std::to_string(k + 1) + "]");
-  int64_t a = args.attrs[k];
-  if (a < 0 && wraps) a += static_cast<int64_t>(rank);
-  if (a < 0 || static_cast<size_t>(a) >= rank)
-    fail(kernel, "axis " + std::to_string(args.attrs[k]) + " out of range for rank " +
-                     std::to_string(rank) + (wraps ? "" : " (must be non-negative)"));
-  return static_cast<size_t>(a);
-}
-
-// 0/1 flag immediate args.attrs[k].
-inline bool flagAttr(const std::string &kernel, const KernelArgs &args, size_t k, const char *what) {
-  if (args.attrs.size() <= k || (args.attrs[k] != 0 && args.attrs[k] != 1))
-    fail(kernel, std::string("imm[") + std::to_string(k + 1) + "] (" + what + ") must be 0 or 1");
-  return args.attrs[k] == 1;
-}
 
 // Element offset of `o` at `idx` with dim `axis` replaced by j (same rank as o).
 inline int64_t alongAxis(const Operand &o, const std::vector<int64_t> &idx, size_t axis, int64_t j) {

@@ -185,3 +185,17 @@ TEST(DeviceFactory, NamesDevicesAndRefusesUnknownOnes) {
   EXPECT_TRUE(contains(errorOf([] { createDevice("tpu"); }), "unknown device 'tpu'; available: sim, sim-elem, null"));
 #endif
 }
+
+// The registry is the one list: availableDevices is its built part, variants may name sim and hip.
+TEST(DeviceFactory, TheRegistryIsTheOneListOfDeviceNames) {
+  EXPECT_EQ(deviceNames(), "sim, sim-elem, null, hip");
+  EXPECT_EQ(deviceNames(true), "sim, hip");
+#ifdef DQ_WITH_HIP
+  EXPECT_EQ(availableDevices(), (std::vector<std::string>{"sim", "sim-elem", "null", "hip"}));
+#else
+  EXPECT_EQ(availableDevices(), (std::vector<std::string>{"sim", "sim-elem", "null"}));
+#endif
+  for (const auto &d : deviceRegistry())
+    if (d.built && std::string(d.name) != "hip")  // hip needs a GPU (HipDeviceTest)
+      EXPECT_NO_THROW(createDevice(d.name)) << d.name;
+}

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 namespace fs = std::filesystem;
 using namespace dynqual;
@@ -213,4 +214,47 @@ TEST(ModelRun, MissingModelIsAClearFailure) {
   run::ModelResult r = runDir(fs::temp_directory_path() / "no-such-dynqual-model");
   EXPECT_EQ(r.status, run::ModelStatus::Failed);
   EXPECT_NE(r.detail.find("no-such-dynqual-model"), std::string::npos) << r.detail;
+}
+
+// Every case runs through the executor and so under its memory limit. Here one stored set's
+// runtime process allocates until an allocation fails (DYNQUAL_TEST_FAULT=run-oom, set by a
+// wrapper for that set only) under a 512 MiB limit: that case fails as an oom naming the limit,
+// and every other set and binding still runs and passes.
+TEST(ModelRun, ACaseOverTheMemoryLimitIsAnOomAndTheOthersRun) {
+  fs::path work = fs::temp_directory_path() / ("dynqual-modelrun-oom-" + std::to_string(getpid()));
+  fs::create_directories(work);
+  fs::path wrapper = work / "exec-oom-on-set-1";
+  {
+    std::ofstream w(wrapper);
+    w << "#!/bin/sh\ncase \"$*\" in *test_data_set_1/*) export DYNQUAL_TEST_FAULT=run-oom ;; esac\nexec "
+      << DYNQUAL_EXEC_PATH << " \"$@\"\n";
+  }
+  fs::permissions(wrapper, fs::perms::owner_all);
+  run::RunConfig config;
+  config.execPath = wrapper;
+  config.workDir = work / "run";
+  config.memoryLimitBytes = uint64_t{512} << 20;
+  run::ModelResult r = run::runModel(fs::path(DYNQUAL_CORPUS_DIR) / "collapse4_dynamic", config,
+                                     cli::compileArtifact);
+  fs::remove_all(work);
+  EXPECT_EQ(r.status, run::ModelStatus::Failed);
+  int passed = 0, oom = 0;
+  for (const auto& c : r.cases) {
+    if (c.name == "test_data_set_1") {
+      EXPECT_FALSE(c.passed);
+      EXPECT_EQ(c.error.rfind("oom under the 512 MiB memory limit: runtime process ", 0), 0u) << c.error;
+#if !defined(__SANITIZE_ADDRESS__)
+      EXPECT_NE(c.error.find("bad_alloc"), std::string::npos) << c.error;
+#endif
+      ++oom;
+      continue;
+    }
+    EXPECT_TRUE(c.passed || c.skipped) << c.name << ": " << c.error;
+    passed += c.passed ? 1 : 0;
+  }
+  EXPECT_EQ(oom, 1);
+  // collapse4_dynamic has 3 stored sets and admits 4 bindings, all passing without the fault
+  // (CollapsedGraphOutputsRunEverySetAndBinding): 2 sets + 4 bindings still ran.
+  EXPECT_EQ(passed, 2 + 4) << "the other stored sets and the bindings did not all run";
+  EXPECT_EQ(r.detail.rfind("test_data_set_1: oom under the 512 MiB memory limit", 0), 0u) << r.detail;
 }

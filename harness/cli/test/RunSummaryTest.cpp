@@ -2,7 +2,7 @@
 // count, and bindings the model does not admit are counted.
 #include "dynqual/qualify/Suite.h"
 #include "dynqual/run/RunReport.h"
-#include "dynqual/run/ShapeBindings.h"
+#include "dynqual/onnx/ShapeBindings.h"
 
 #include <gtest/gtest.h>
 
@@ -123,15 +123,15 @@ TEST(DeclaredOutputContradiction, StaticDimsDecideRankAndExtent) {
   onnxio::ValueSpec y;
   y.name = "y";
   y.dims = {1, onnxio::kDynamicDim, 2};
-  EXPECT_EQ(run::declaredOutputContradiction({y}, {{1, 7, 2}}), "");
-  EXPECT_EQ(run::declaredOutputContradiction({y}, {{1, 0, 2}}), "");
-  EXPECT_EQ(run::declaredOutputContradiction({y}, {{1, 1, 1}}),
+  EXPECT_EQ(onnxio::declaredOutputContradiction({y}, {{1, 7, 2}}), "");
+  EXPECT_EQ(onnxio::declaredOutputContradiction({y}, {{1, 0, 2}}), "");
+  EXPECT_EQ(onnxio::declaredOutputContradiction({y}, {{1, 1, 1}}),
             "output 'y' is declared [1, ?, 2] but the reference computes [1, 1, 1] (axis 2)");
-  EXPECT_EQ(run::declaredOutputContradiction({y}, {{1, 2}}),
+  EXPECT_EQ(onnxio::declaredOutputContradiction({y}, {{1, 2}}),
             "output 'y' is declared [1, ?, 2] but the reference computes [1, 2] (rank 2 for declared rank 3)");
   onnxio::ValueSpec z = y;
   z.name = "z";
   z.dims = {onnxio::kDynamicDim};
-  EXPECT_EQ(run::declaredOutputContradiction({z, y}, {{5}, {2, 3, 2}}),
+  EXPECT_EQ(onnxio::declaredOutputContradiction({z, y}, {{5}, {2, 3, 2}}),
             "output 'y' is declared [1, ?, 2] but the reference computes [2, 3, 2] (axis 0)");
 }

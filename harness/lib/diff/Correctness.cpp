@@ -2,6 +2,7 @@
 // stored data set (or generated bindings for a model without data). Any failure fails the gate.
 #include "dynqual/diff/Correctness.h"
 
+#include "dynqual/cases/CaseSource.h"
 #include "dynqual/compare/MovementGraph.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/InputGenerator.h"
@@ -9,7 +10,6 @@
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/onnx/TestDataSets.h"
 #include "dynqual/reference/Interpreter.h"
-#include "dynqual/run/ShapeBindings.h"
 
 namespace fs = std::filesystem;
 
@@ -29,12 +29,7 @@ std::vector<CheckCase> casesFor(const fs::path& modelDir, const onnx::ModelProto
   if (!cases.empty())
     return cases;
   auto specs = onnxio::describeInputs(model);
-  auto bindings = run::makeBindings(specs, {}, 3, seed);
-  if (bindings.empty())
-    bindings.push_back({"static", "static shapes", {}});
-  for (const auto& b : bindings) {
-    if (b.kind == "zero")
-      continue;
+  for (const auto& b : cases::chooseBindings(specs, {}, seed, cases::abPolicy())) {
     auto shapes = onnxio::bindShapes(specs, b.binding);
     auto inputs = onnxio::generateInputs(specs, shapes, seed);
     fs::path dir = work / ("binding_" + b.kind);
@@ -45,8 +40,6 @@ std::vector<CheckCase> casesFor(const fs::path& modelDir, const onnx::ModelProto
       onnxio::writeTensorFile(c.inputs.back(), inputs[i], specs[i].name);
     }
     cases.push_back(std::move(c));
-    if (cases.size() == 2)
-      break;
   }
   return cases;
 }

@@ -2,7 +2,7 @@
 
 #include "dynqual/exec/RunnerArm.h"
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,23 +63,51 @@ std::string lastLine(const std::string& text) {
 }
 
 /// " (stderr: 'LAST LINE')" when the child wrote to stderr, e.g. why it aborted; else "".
-std::string stderrTail(const run::ChildResult& child) {
+std::string stderrTail(const process::ProcessResult& child) {
   std::string line = lastLine(child.err);
   return line.empty() ? "" : " (stderr: '" + line + "')";
 }
 
-ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, const TimingRequest& timing,
-                         double limit) {
+/// True when `text` (a child's stderr or its error line) says an allocation failed: std::bad_alloc,
+/// "out of memory", the runtime's "out of host memory", or AddressSanitizer's RSS limit (the limit under
+/// ASan).
+bool saysOutOfMemory(const std::string& text) {
+  for (const char* sign : {"bad_alloc", "out of memory", "out of host memory", "hard rss limit exhausted"})
+    if (text.find(sign) != std::string::npos)
+      return true;
+  return false;
+}
+
+/// A run failure of `m`; under a memory limit, an allocation failure reads "oom under the N MiB
+/// memory limit: WHY" and is flagged as such.
+[[noreturn]] void runFailure(const PreparedModel& m, const std::string& why, const std::string& evidence,
+                             uint64_t memoryLimitBytes) {
+  bool oom = memoryLimitBytes > 0 && saysOutOfMemory(evidence);
+  std::string detail =
+      oom ? "oom under the " + std::to_string(memoryLimitBytes >> 20) + " MiB memory limit: " + why : why;
+  throw ExecError(Stage::Run, prefix(m) + "run: " + detail, detail, oom);
+}
+
+ExecResult parseDqResult(const PreparedModel& m, const process::ProcessResult& child, const TimingRequest& timing,
+                         double limit, uint64_t memoryLimitBytes) {
   std::string abnormal = child.describeAbnormalEnd(limit);
   if (!abnormal.empty())
-    throw ExecError(Stage::Run, prefix(m) + "run: runtime process " + abnormal + stderrTail(child));
+    runFailure(m, "runtime process " + abnormal + stderrTail(child), child.err, memoryLimitBytes);
   nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    throw ExecError(Stage::Run, prefix(m) + "run: runtime process exited " + std::to_string(child.exitCode) +
-                                    " without a JSON result (stderr: '" + lastLine(child.err) + "')");
-  if (!j.value("ok", false))
-    throw ExecError(Stage::Run, prefix(m) + "run: " + j.value("error", std::string("unknown runtime error")));
+    runFailure(m,
+               "runtime process exited " + std::to_string(child.exitCode) + " without a JSON result (stderr: '" +
+                   lastLine(child.err) + "')",
+               child.err, memoryLimitBytes);
+  if (!j.value("ok", false)) {
+    std::string error = j.value("error", std::string("unknown runtime error"));
+    runFailure(m, error, error, memoryLimitBytes);
+  }
   ExecResult r;
+  auto malformed = [&](const std::string& why) {
+    std::string detail = "malformed result from the runtime process: " + why;
+    return ExecError(Stage::Run, prefix(m) + "run: " + detail, detail);
+  };
   try {
     for (const auto& f : j.at("outputs"))
       r.outputs.push_back(onnxio::readTensorFile(f.get<std::string>()));
@@ -87,6 +115,7 @@ ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, 
       r.counters.emplace_back(k, v.get<uint64_t>());
     r.sessionMs = j.value("session_ms", 0.0);
     r.firstInferMs = j.value("first_infer_ms", 0.0);
+    r.executeMs = j.value("execute_ms", 0.0);
     r.version = j.value("version", std::string());
     if (timing.reps > 0) {
       r.samplesMs = j.at("samples_ms").get<std::vector<double>>();
@@ -94,14 +123,16 @@ ExecResult parseDqResult(const PreparedModel& m, const run::ChildResult& child, 
       r.cpuPercent = j.value("cpu_percent", 0.0);
     }
   } catch (const std::exception& e) {
-    throw ExecError(Stage::Run, prefix(m) + "run: malformed result from the runtime process: " + e.what());
+    throw malformed(e.what());
   }
-  if (static_cast<int>(r.samplesMs.size()) != (timing.reps > 0 ? timing.reps : 0))
-    throw ExecError(Stage::Run, prefix(m) + "run: " + std::to_string(r.samplesMs.size()) + " samples, asked for " +
-                                    std::to_string(timing.reps));
+  if (static_cast<int>(r.samplesMs.size()) != (timing.reps > 0 ? timing.reps : 0)) {
+    std::string detail = std::to_string(r.samplesMs.size()) + " samples, asked for " + std::to_string(timing.reps);
+    throw ExecError(Stage::Run, prefix(m) + "run: " + detail, detail);
+  }
   for (double s : r.samplesMs)
     if (!std::isfinite(s) || s < 0)
-      throw ExecError(Stage::Run, prefix(m) + "run: a timing sample is negative or not finite");
+      throw ExecError(Stage::Run, prefix(m) + "run: a timing sample is negative or not finite",
+                      "a timing sample is negative or not finite");
   return r;
 }
 
@@ -133,7 +164,7 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
                                    "-o", artifact.string()};
   Arm envOnly;
   envOnly.env = env;
-  run::ChildResult child = run::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
+  process::ProcessResult child = process::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
   std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
   if (!abnormal.empty())
     throw ExecError(Stage::Compile, where + "compiler process " + abnormal + stderrTail(child));
@@ -155,7 +186,7 @@ int Executor::armProtocol(const Arm& arm) {
   for (const char* bin : {"dynqual", "dynqual-exec"})
     if (access((arm.binDir / bin).c_str(), X_OK) != 0)
       throw ExecError(Stage::Infra, arm.label + ": " + (arm.binDir / bin).string() + " is missing or not executable");
-  run::ChildResult child = run::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
+  process::ProcessResult child = process::runChild({(arm.binDir / "dynqual-exec").string(), "--protocol-version"}, 30);
   std::string out = child.out.substr(0, child.out.find('\n'));
   int version = 0;
   try {
@@ -279,6 +310,13 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   return m;
 }
 
+ExecResult Executor::execute(const PreparedModel& m, const std::string& caseId, const std::vector<fs::path>& inputFiles,
+                             const TimingRequest& timing, const fs::path& outDir) {
+  if (config_.replay)
+    return config_.replay(caseId, inputFiles);
+  return execute(m, inputFiles, timing, outDir);
+}
+
 ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>& inputFiles,
                              const TimingRequest& timing, const fs::path& outDir) {
   if (timing.clock != TimingClock::Wall)
@@ -287,7 +325,8 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
                                         "; use the wall clock");
   if (m.arm.variant.kind != Variant::Kind::Dq)
     return executeRunner(m, inputFiles, timing, outDir, config_, runnerProtocol(m.arm));
-  std::vector<std::string> argv = {(m.arm.binDir / "dynqual-exec").string(), m.artifact.string(), "--device",
+  fs::path exec = m.arm.execPath.empty() ? m.arm.binDir / "dynqual-exec" : m.arm.execPath;
+  std::vector<std::string> argv = {exec.string(), m.artifact.string(), "--device",
                                    m.arm.variant.device, "--output-dir", outDir.string()};
   for (const auto& f : inputFiles) {
     argv.push_back("--input");
@@ -301,8 +340,8 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
     if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
       argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }
-  run::ChildResult child = run::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
-  return parseDqResult(m, child, timing, config_.runTimeoutSeconds);
+  process::ProcessResult child = process::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
+  return parseDqResult(m, child, timing, config_.runTimeoutSeconds, config_.memoryLimitBytes);
 }
 
 } // namespace dynqual::exec

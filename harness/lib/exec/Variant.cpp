@@ -1,6 +1,7 @@
 #include "dynqual/exec/Variant.h"
 
 #include "dq/Pipeline/InjectKnobList.h"
+#include "dq/runtime/Device.h"
 
 #include <algorithm>
 #include <cctype>
@@ -78,8 +79,16 @@ Variant parseVariant(const std::string& text) {
     v.device = rest.substr(at + 1);
     rest = rest.substr(0, at);
   }
-  if (v.device != "sim" && v.device != "hip")
-    throw bad(text, "device '" + v.device + "' is not sim or hip");
+  // The runtime's registry says which devices a variant may name (dq::rt::deviceRegistry).
+  const auto& devices = dq::rt::deviceRegistry();
+  if (std::none_of(devices.begin(), devices.end(), [&](const dq::rt::DeviceInfo& d) {
+        return d.variant && v.device == d.name;
+      })) {
+    std::string names = dq::rt::deviceNames(true);
+    if (auto comma = names.rfind(", "); comma != std::string::npos)
+      names.replace(comma, 2, " or ");
+    throw bad(text, "device '" + v.device + "' is not " + names);
+  }
   if (!rest.empty()) {
     if (rest[0] != ':' || rest.size() == 1)
       throw bad(text, "expected ':PIPELINE' after dq");

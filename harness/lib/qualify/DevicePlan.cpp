@@ -56,8 +56,8 @@ ModelPlanner::ModelPlanner(fs::path planDir, int index) : planDir_(std::move(pla
 
 fs::path ModelPlanner::workDir() const { return planDir_ / "models" / std::to_string(index_); }
 
-run::ExecuteFn ModelPlanner::executor() {
-  return [this](const std::string& caseId, const fs::path&, const std::vector<fs::path>& inputFiles) -> run::ExecOutcome {
+exec::ReplayFn ModelPlanner::executor() {
+  return [this](const std::string& caseId, const std::vector<fs::path>& inputFiles) -> exec::ExecResult {
     Case c;
     c.id = caseId;
     for (size_t k = 0; k < inputFiles.size(); ++k) {
@@ -171,8 +171,8 @@ std::vector<std::string> DeviceResults::devicesSeen() const {
   return {seen.begin(), seen.end()};
 }
 
-run::ExecuteFn DeviceResults::executor(int index) const {
-  return [this, index](const std::string& caseId, const fs::path&, const std::vector<fs::path>& inputFiles) {
+exec::ReplayFn DeviceResults::executor(int index) const {
+  return [this, index](const std::string& caseId, const std::vector<fs::path>& inputFiles) {
     const json& m = model(index);
     const json* planned = nullptr;
     if (m.contains("cases"))
@@ -194,7 +194,7 @@ run::ExecuteFn DeviceResults::executor(int index) const {
     if (l["rc"].get<int>() != 0)
       throw std::runtime_error("device run failed (dq-run exit " + std::to_string(l["rc"].get<int>()) +
                                "): " + l.value("error", std::string("no message")));
-    run::ExecOutcome out;
+    exec::ExecResult out;
     fs::path outDir = dir_ / l.value("output_dir", "");
     for (const auto& o : l.value("outputs", json::array()))
       out.outputs.push_back(run::fromHostTensor(dq::rt::readNpy((outDir / o.at("file").get<std::string>()).string())));

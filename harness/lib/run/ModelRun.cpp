@@ -1,5 +1,6 @@
 #include "dynqual/run/ModelRun.h"
 
+#include "dynqual/cases/CaseSource.h"
 #include "dynqual/compare/MovementGraph.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/InputGenerator.h"
@@ -7,11 +8,7 @@
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/onnx/TestDataSets.h"
 #include "dynqual/reference/Interpreter.h"
-#include "dynqual/run/ChildProcess.h"
-#include "dynqual/run/ShapeBindings.h"
 #include "dynqual/scope/DataQuirks.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -52,36 +49,16 @@ std::vector<fs::path> expandModelDirs(const std::vector<fs::path>& dirs) {
 
 namespace {
 
-/// Runs the artifact on `inputFiles` in a separate process (or through config.execute). Throws
-/// std::runtime_error with the runtime's one-line error, or a description of a crash or timeout.
-ExecOutcome execute(const RunConfig& config, const std::string& caseId, const fs::path& artifact,
-                    const std::vector<fs::path>& inputFiles, const fs::path& outDir) {
-  if (config.execute)
-    return config.execute(caseId, artifact, inputFiles);
-  std::vector<std::string> argv = {config.execPath.string(), artifact.string(), "--device", config.device,
-                                   "--output-dir", outDir.string()};
-  for (const auto& f : inputFiles) {
-    argv.push_back("--input");
-    argv.push_back(f.string());
+/// Runs one case of the compiled model through the executor. Throws std::runtime_error: the
+/// executor's one line without its arm/model prefix (a crash, a timeout, an oom under the memory
+/// limit, the runtime's error), or a replay backend's error as it is.
+exec::ExecResult execute(exec::Executor& executor, const exec::PreparedModel& model, const std::string& caseId,
+                         const std::vector<fs::path>& inputFiles, const fs::path& outDir) {
+  try {
+    return executor.execute(model, caseId, inputFiles, exec::TimingRequest{}, outDir);
+  } catch (const exec::ExecError& e) {
+    throw std::runtime_error(e.detail());
   }
-  ChildResult child = runChild(argv, config.execTimeoutSeconds);
-  std::string abnormal = child.describeAbnormalEnd(config.execTimeoutSeconds);
-  if (!abnormal.empty())
-    throw std::runtime_error("runtime process " + abnormal);
-  nlohmann::json j = nlohmann::json::parse(child.out, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    throw std::runtime_error("runtime process exited " + std::to_string(child.exitCode) +
-                             " without a JSON result (stderr: '" + child.err.substr(0, 300) + "', stdout: '" +
-                             child.out.substr(0, 200) + "')");
-  if (!j.value("ok", false))
-    throw std::runtime_error(j.value("error", std::string("unknown runtime error")));
-  ExecOutcome out;
-  for (const auto& f : j["outputs"])
-    out.outputs.push_back(onnxio::readTensorFile(f.get<std::string>()));
-  for (const auto& [k, v] : j["counters"].items())
-    out.counters.emplace_back(k, v.get<uint64_t>());
-  out.executeMs = j.value("execute_ms", 0.0);
-  return out;
 }
 
 std::vector<std::vector<int64_t>> shapesOf(const std::vector<Tensor>& ts) {
@@ -179,6 +156,23 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
     r.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.artifact = artifact;
 
+    // Every case runs through the one executor, with its time and memory limits.
+    exec::ExecConfig execConfig;
+    execConfig.workDir = work;
+    execConfig.runTimeoutSeconds = config.execTimeoutSeconds;
+    execConfig.memoryLimitBytes = config.memoryLimitBytes;
+    execConfig.replay = config.replay;
+    exec::Executor executor(execConfig);
+    exec::PreparedModel prepared;
+    prepared.arm.label = "run";
+    prepared.arm.variant.device = config.device;
+    prepared.arm.variant.pipeline = config.pipeline;
+    prepared.arm.binDir = config.execPath.parent_path();
+    prepared.arm.execPath = config.execPath;
+    prepared.modelName = r.name;
+    prepared.modelFile = modelDir / "model.onnx";
+    prepared.artifact = artifact;
+
     auto sets = onnxio::discoverTestDataSets(modelDir);
     std::vector<Tensor> firstInputs;
     for (size_t s = 0; s < sets.size(); ++s) {
@@ -201,7 +195,7 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
         // Inputs are rewritten as read, so the runtime sees what the harness saw (quirks).
         fs::path caseDir = work / c.name;
         c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
-        ExecOutcome run = execute(config, c.name, artifact, c.inputFiles, caseDir / "out");
+        exec::ExecResult run = execute(executor, prepared, c.name, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, expected, cmpOpts);
@@ -218,41 +212,30 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
     }
 
     auto traced = shapesOf(firstInputs);
-    auto bindings = makeBindings(inSpecs, traced, config.extraBindings, config.seed);
-    auto zeroAlts = zeroAlternatives(inSpecs, traced);
+    auto bindings = cases::chooseBindings(inSpecs, traced, config.seed, cases::runPolicy(config.extraBindings));
+    auto zeroAlts = onnxio::zeroAlternatives(inSpecs, traced);
     auto ranges = rangesFrom(inSpecs, firstInputs);
     for (size_t b = 0; b < bindings.size(); ++b) {
       // A zero-size binding is tried on each dynamic dim in turn until the model admits one.
-      std::vector<NamedBinding> candidates = {bindings[b]};
+      std::vector<onnxio::NamedBinding> candidates = {bindings[b]};
       if (bindings[b].kind == "zero")
         candidates = zeroAlts;
       CaseResult c;
       c.kind = "binding";
-      std::vector<Tensor> inputs, ref;
-      std::string rejected;
-      bool legal = false;
       // The reference decides admission before the compiled program runs: it must accept the
       // shapes and compute outputs that agree with the model's own declared static dims.
-      for (const auto& cand : candidates) {
-        c.name = "binding " + cand.kind;
-        c.binding = cand.description;
-        try {
-          c.inputShapes = onnxio::bindShapes(inSpecs, cand.binding);
-          inputs = generate(inSpecs, c.inputShapes, ranges, config.seed + 101 * b);
-          ref = reference::evaluate(model, inputs);
-        } catch (const std::exception& e) {
-          rejected = std::string("the reference rejects it: ") + e.what();
-          continue;
-        }
-        rejected = declaredOutputContradiction(outSpecs, shapesOf(ref));
-        if (rejected.empty()) {
-          legal = true;
-          break;
-        }
-      }
-      if (!legal) {
+      cases::Admission admission =
+          cases::admitBinding(model, candidates, inSpecs, outSpecs, [&](const std::vector<std::vector<int64_t>>& shapes) {
+            return generate(inSpecs, shapes, ranges, config.seed + 101 * b);
+          });
+      c.name = "binding " + admission.binding.kind;
+      c.binding = admission.binding.description;
+      c.inputShapes = admission.inputShapes;
+      const std::vector<Tensor>& inputs = admission.inputs;
+      const std::vector<Tensor>& ref = admission.expected;
+      if (!admission.admitted) {
         c.skipped = true;
-        c.error = "not admitted by the model: " + rejected;
+        c.error = "not admitted by the model: " + admission.rejected;
         r.cases.push_back(std::move(c));
         continue;
       }
@@ -260,7 +243,7 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
         const std::string caseId = "binding_" + std::to_string(b);
         fs::path caseDir = work / caseId;
         c.inputFiles = writeInputs(caseDir, inputs, inSpecs);
-        ExecOutcome run = execute(config, caseId, artifact, c.inputFiles, caseDir / "out");
+        exec::ExecResult run = execute(executor, prepared, caseId, c.inputFiles, caseDir / "out");
         c.counters = run.counters;
         c.executeMs = run.executeMs;
         c.vsExpected = compare::compareOutputs(r.outputNames, run.outputs, ref, cmpOpts);

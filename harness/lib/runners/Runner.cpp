@@ -3,7 +3,7 @@
 #include "ArgvTemplate.h"
 
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -347,7 +347,7 @@ RunnerResult runRunner(const RunnerSpec& spec, const RunnerRequest& request, dou
                        const ResultExpectations& expect) {
   std::vector<std::string> argv = prepareInvocation(spec, request);
   const std::string model = request.model.filename().string();
-  run::ChildResult child = run::runChild(argv, timeoutSeconds);
+  process::ProcessResult child = process::runChild(argv, timeoutSeconds);
   if (!child.started)
     throw RunnerUnavailable("runner " + spec.name + ": could not start " + argv[0] + ": " + child.error);
   std::string stderrLine = lastLine(child.err);
@@ -385,7 +385,7 @@ int probeProtocol(const RunnerSpec& spec, double timeoutSeconds) {
   if (program.empty())
     throw RunnerUnavailable(what + ": program '" + argv[0] + "' of protocol_version_argv not found");
   argv[0] = program.string();
-  run::ChildResult child = run::runChild(argv, timeoutSeconds);
+  process::ProcessResult child = process::runChild(argv, timeoutSeconds);
   if (!child.started)
     throw RunnerUnavailable(what + ": could not start " + argv[0] + ": " + child.error);
   std::string out = child.out.substr(0, child.out.find('\n'));

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 
 namespace fs = std::filesystem;
 
@@ -21,11 +22,12 @@ RunnerSession::RunnerSession(const RunnerSpec& spec, const RunnerRequest& reques
   if (!request.serve)
     throw std::invalid_argument("RunnerSession: the request does not ask for serve mode");
   std::vector<std::string> argv = prepareInvocation(spec, request);
-  try {
-    child_ = std::make_unique<run::PipedChild>(argv, cpu);
-  } catch (const std::exception& e) {
-    throw RunnerUnavailable("runner " + spec.name + ": could not start: " + e.what());
-  }
+  process::ProcessSpec child;
+  child.argv = argv;
+  child.cpu = cpu;
+  std::string error;
+  if (!child_.start(child, error))
+    throw RunnerUnavailable("runner " + spec.name + ": could not start: " + error);
   std::string text = expectLine("ready", "start");
   auto doc = nlohmann::json::parse(text);
   auto k = doc.find("iterations_per_sample");
@@ -37,10 +39,23 @@ RunnerSession::RunnerSession(const RunnerSpec& spec, const RunnerRequest& reques
 
 RunnerSession::~RunnerSession() = default;
 
+std::string RunnerSession::endChild(double graceSeconds) {
+  if (!child_.running())
+    return end_;
+  process::ProcessResult r = child_.finish(graceSeconds, graceSeconds <= 0);
+  if (r.timedOut || child_.killedAfterGrace())
+    end_ = "did not end within " + std::to_string(static_cast<int>(std::ceil(graceSeconds))) + " s (killed)";
+  else if (r.signal != 0)
+    end_ = "killed by signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) + ")";
+  else
+    end_ = r.exitCode == 0 ? "" : "exited with status " + std::to_string(r.exitCode);
+  return end_;
+}
+
 void RunnerSession::failEnded(const char* command) {
   ended_ = true;
-  std::string end = child_->wait(5);
-  std::string err = child_->lastStderrLine();
+  std::string end = endChild(5);
+  std::string err = child_.lastStderrLine();
   std::string suffix = err.empty() ? "" : "; stderr: " + err;
   const std::string model = request_.model.filename().string();
   if (end.rfind("killed by signal", 0) == 0)
@@ -52,11 +67,11 @@ void RunnerSession::failEnded(const char* command) {
 
 std::string RunnerSession::expectLine(const char* key, const char* command) {
   std::string line;
-  bool timedOut = false;
-  if (!child_->readLine(line, timeoutSeconds_, timedOut)) {
-    if (timedOut) {
+  process::LineRead got = child_.readLine(line, timeoutSeconds_);
+  if (got != process::LineRead::Line) {
+    if (got == process::LineRead::TimedOut) {
       ended_ = true;
-      child_->wait(0);
+      endChild(0);
       throw RunnerFailure(FailureKind::TimedOut, spec_.name,
                           "serve: no answer to '" + std::string(command) + "' within " +
                               std::to_string(static_cast<int>(std::ceil(timeoutSeconds_))) + " s running " +
@@ -86,7 +101,7 @@ std::string RunnerSession::expectLine(const char* key, const char* command) {
 double RunnerSession::sample() {
   if (ended_)
     throw RunnerFailure(FailureKind::Exited, spec_.name, "serve: sample asked of an ended session");
-  if (!child_->writeLine("sample"))
+  if (!child_.writeLine("sample"))
     failEnded("sample");
   auto doc = nlohmann::json::parse(expectLine("sample_ms", "sample"));
   const auto& v = doc["sample_ms"];
@@ -100,11 +115,11 @@ double RunnerSession::sample() {
 RunnerResult RunnerSession::finish() {
   if (ended_)
     throw RunnerFailure(FailureKind::Exited, spec_.name, "serve: finish asked of an ended session");
-  if (!child_->writeLine("finish"))
+  if (!child_.writeLine("finish"))
     failEnded("finish");
   expectLine("finished", "finish");
   ended_ = true;
-  std::string end = child_->wait(timeoutSeconds_);
+  std::string end = endChild(timeoutSeconds_);
   if (!end.empty())
     throw RunnerFailure(FailureKind::Exited, spec_.name, "serve: after finish the runner " + end);
   ResultExpectations expect;
@@ -122,8 +137,8 @@ void RunnerSession::quit() {
   if (ended_)
     return;
   ended_ = true;
-  child_->writeLine("quit");
-  std::string end = child_->wait(timeoutSeconds_);
+  child_.writeLine("quit");
+  std::string end = endChild(timeoutSeconds_);
   if (!end.empty())
     throw RunnerFailure(end.rfind("killed by signal", 0) == 0 ? FailureKind::Crashed : FailureKind::Exited, spec_.name,
                         "serve: at quit the runner " + end);

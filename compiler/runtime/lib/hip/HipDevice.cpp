@@ -84,15 +84,7 @@ BufferHandle HipDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
   if (space != MemSpace::HostMapped) a.devPtr = a.ptr;
   BufferHandle h = nextHandle_++;
   allocations_[h] = a;
-  ++counters_.allocations;
-  if (space == MemSpace::Device) {
-    counters_.bytesAllocated += bytes;
-    liveDeviceBytes_ += bytes;
-    counters_.peakDeviceBytes = std::max(counters_.peakDeviceBytes, liveDeviceBytes_);
-    if (purpose == AllocPurpose::Pool) counters_.poolBytes += bytes;
-  } else {
-    counters_.hostBytesAllocated += bytes;
-  }
+  kernel::countAllocation(counters_, liveDeviceBytes_, space, bytes, purpose);
   return h;
 }
 
@@ -104,7 +96,7 @@ void HipDevice::free(BufferHandle buffer) {
     throw RuntimeError("free: unknown " + bufferName(buffer));
   }
   Allocation &a = it->second;
-  if (a.space == MemSpace::Device) liveDeviceBytes_ -= a.size;
+  kernel::countFree(liveDeviceBytes_, a.space, a.size);
   release(a);
   allocations_.erase(it);
 }

@@ -8,7 +8,7 @@
 #include "dynqual/fuzz/CaseEngine.h"
 #include "dynqual/exec/Variant.h"
 #include "dynqual/reference/Interpreter.h"
-#include "dynqual/run/ShapeBindings.h"
+#include "dynqual/onnx/ShapeBindings.h"
 #include "dynqual/tensor/Tensor.h"
 
 #include <onnx/onnx_pb.h>
@@ -50,7 +50,7 @@ inline reference::EvaluateLimits defaultReferenceLimits() {
 /// expected outputs.
 struct PreparedCase {
   onnx::ModelProto model;
-  std::vector<run::NamedBinding> bindings;
+  std::vector<onnxio::NamedBinding> bindings;
   std::vector<std::vector<Tensor>> inputs;    ///< per binding, graph input order
   std::vector<std::vector<Tensor>> expected;  ///< per binding, graph output order (reference)
   std::vector<std::string> outputNames;
@@ -61,7 +61,7 @@ struct PreparedCase {
 /// Throws InvalidCase naming the checker's or shape inference's complaint.
 void checkModel(const onnx::ModelProto& model);
 
-/// Checks the model and builds `k` bindings of its dim symbols with run::makeBindings (all
+/// Checks the model and builds `k` bindings of its dim symbols with cases::fuzzPolicy (all
 /// ones, asymmetric, larger than the traced size 3, then seeded random; the binding that puts a
 /// symbol at 0 is left out because symbols are >= 1 by construction), inputs from
 /// onnxio::generateInputs (seeded by `seed`), and reference outputs. A model without dynamic dims

@@ -1,7 +1,7 @@
 #pragma once
 // The campaign's side of one persistent fuzz worker (`dynqual fuzz-worker`): started on first
 // use, sent one case at a time, killed and started afresh after a crash, hang or bad answer.
-#include "dynqual/run/ServedChild.h"
+#include "dynqual/process/ServedProcess.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@ struct WorkerOutcome {
   };
   Kind kind = Kind::Failed;
   nlohmann::json reply;
-  run::ChildResult failure;  ///< Failed: exit status or signal, timedOut, stderr of the case
+  process::ProcessResult failure;  ///< Failed: exit status or signal, timedOut, stderr of the case
   std::string why;           ///< Failed: one line ("worker killed by signal 6 (Aborted)", ...)
   double wallMs = 0;         ///< request to answer (or to giving up), ms
 };
@@ -29,7 +29,7 @@ struct WorkerOutcome {
 class PersistentWorker {
 public:
   /// `argv`: the worker command line (argv[0] the dynqual binary). `memoryLimitBytes` as
-  /// run::ServedChild::start.
+  /// process::ServedProcess::start.
   PersistentWorker(std::vector<std::string> argv, uint64_t memoryLimitBytes);
 
   /// Runs case `seed` with scratch folder `workDir`, starting the worker first when none is
@@ -41,7 +41,7 @@ public:
   /// Ends the running worker by closing its stdin (it finishes its loop and exits; killed when it
   /// does not within a second). Returns how it ended, with its CPU time (cpuMs); `started` is
   /// false when none was running.
-  run::ChildResult finish();
+  process::ProcessResult finish();
 
   /// Worker processes started so far.
   int starts() const { return starts_; }
@@ -49,7 +49,7 @@ public:
 private:
   std::vector<std::string> argv_;
   uint64_t memoryLimitBytes_;
-  run::ServedChild child_;
+  process::ServedProcess child_;
   int starts_ = 0;
 };
 

@@ -21,7 +21,7 @@ struct Atom {
   int64_t maxValue = 0;
 };
 
-/// The largest value the generator expects an input symbol to take: run::makeBindings gives
+/// The largest value the generator expects an input symbol to take: onnxio::makeBindings gives
 /// symbols traced at 3 at most 2*3+3 = 9. Only used to keep outputs small (maxValue), never for
 /// validity, which holds for every binding.
 inline constexpr int64_t kSymbolBound = 9;

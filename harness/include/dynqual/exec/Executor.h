@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -22,14 +23,22 @@ namespace dynqual::exec {
 enum class Stage { Compile, Run, Infra };
 const char* stageName(Stage s);
 
-/// A failed compile or run. what() is one line: "<arm> <model>: <stage>: <why>".
+/// A failed compile or run. what() is one line: "<arm> <model>: <stage>: <why>"; detail() is
+/// the <why> alone (what() when the thrower gave none), for callers that name the case themselves.
+/// A child that ran out of memory under its limit says "oom under the N MiB memory limit: ..." in
+/// detail() and outOfMemory() is true.
 class ExecError : public std::runtime_error {
 public:
-  ExecError(Stage stage, const std::string& message) : std::runtime_error(message), stage_(stage) {}
+  ExecError(Stage stage, const std::string& message, std::string detail = {}, bool outOfMemory = false)
+      : std::runtime_error(message), stage_(stage), detail_(std::move(detail)), outOfMemory_(outOfMemory) {}
   Stage stage() const { return stage_; }
+  std::string detail() const { return detail_.empty() ? what() : detail_; }
+  bool outOfMemory() const { return outOfMemory_; }
 
 private:
   Stage stage_;
+  std::string detail_;
+  bool outOfMemory_ = false;
 };
 
 /// One side of a comparison: a variant plus the folder of the binaries that implement it
@@ -38,9 +47,18 @@ struct Arm {
   std::string label;           ///< "base" / "head" (or "A" / "B")
   Variant variant;
   std::filesystem::path binDir; ///< folder holding dynqual and dynqual-exec
+  /// The runtime binary of a dq arm when it is not binDir / "dynqual-exec" (`dynqual run --exec`).
+  std::filesystem::path execPath;
   /// Extra environment for the arm's processes (NAME=VALUE), recorded with the run.
   std::vector<std::string> env;
 };
+
+struct ExecResult;
+
+/// A replay backend: the result of case `caseId` (the data-set folder name, or "binding_N") on
+/// `inputFiles` (TensorProto files just written for it), computed elsewhere. Throws
+/// std::runtime_error with one line when the case has no result; execute() passes it on as it is.
+using ReplayFn = std::function<ExecResult(const std::string& caseId, const std::vector<std::filesystem::path>& inputFiles)>;
 
 /// Limits and places shared by every case.
 /// Default address-space limit of a compile or dynqual-exec child: 8 GiB.
@@ -50,11 +68,14 @@ struct ExecConfig {
   std::filesystem::path workDir;           ///< artifacts and outputs go under here (per arm)
   double compileTimeoutSeconds = 600;
   double runTimeoutSeconds = 300;
-  /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; run::runChild says
+  /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; process::ProcessSpec says
   /// how it is applied). Runner children are not limited: their JIT and thread pools reserve
   /// address space far beyond what they use.
   uint64_t memoryLimitBytes = kDefaultChildMemoryBytes;
   std::filesystem::path runnerConfig;      ///< JSON declaring ext:NAME runners (may be empty)
+  /// Set: execute() starts no process and replays each case from results computed elsewhere
+  /// (dq-run's outputs from a device on another machine, docs/commands/qualify.md).
+  ReplayFn replay;
 };
 
 /// A model made ready for one arm: compiled (dq) or just located (ort, ext).
@@ -103,6 +124,7 @@ struct ExecResult {
   int iterationsPerSample = 1;         ///< k
   double sessionMs = 0;                ///< load program / create session, ms
   double firstInferMs = 0;             ///< the checked (first) run, ms
+  double executeMs = 0;                ///< the checked run's program execution alone (RunResult::executeMs), ms
   double cpuPercent = 0;               ///< 100 * CPU s / wall s over the samples (dq arms; 0 for runners)
   std::string version;                 ///< compiler or runner version the arm reported
 };
@@ -139,6 +161,12 @@ public:
   /// the runner is missing, or when the arm cannot read timing.clock (clockUnavailable).
   ExecResult execute(const PreparedModel& model, const std::vector<std::filesystem::path>& inputFiles,
                      const TimingRequest& timing, const std::filesystem::path& outDir);
+
+  /// execute() of case `caseId`: with config().replay set, the replay backend's result for it
+  /// (its exceptions pass through unchanged), else a child process as above.
+  ExecResult execute(const PreparedModel& model, const std::string& caseId,
+                     const std::vector<std::filesystem::path>& inputFiles, const TimingRequest& timing,
+                     const std::filesystem::path& outDir);
 
   const ExecConfig& config() const { return config_; }
 

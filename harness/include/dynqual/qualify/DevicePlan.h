@@ -48,10 +48,10 @@ public:
   /// The work folder to give runModel (RunConfig::workDir).
   std::filesystem::path workDir() const;
 
-  /// An executor that writes input_K.npy beside each input_K.pb (the .pb is removed), records the
+  /// A replay backend (exec::ExecConfig::replay) that writes input_K.npy beside each input_K.pb (the .pb is removed), records the
   /// case and throws CasePlanned. A case whose inputs have no .npy encoding (bf16) is recorded
   /// with an "unsupported: ..." reason instead, which import reports as that case's error.
-  run::ExecuteFn executor();
+  exec::ReplayFn executor();
 
   /// The manifest entry of the model: {"index", "name", "dir", "status" ("planned", "skip" or
   /// "FAIL"), "detail", "artifact" (relative to planDir; "" without one), "compile_ms",
@@ -92,11 +92,11 @@ public:
   /// Device names the result lines report (one per distinct "device").
   std::vector<std::string> devicesSeen() const;
 
-  /// Executor replaying model `index`'s cases: checks the case was planned, that the inputs
-  /// written here hash to the prepared ones, that the device run succeeded, and returns its
-  /// outputs (read from the .npy files), counters and first executeMs. Throws
+  /// The executor's replay backend for model `index`'s cases: checks the case was planned, that
+  /// the inputs written here hash to the prepared ones, that the device run succeeded, and returns
+  /// its outputs (read from the .npy files), counters and first executeMs. Throws
   /// std::runtime_error naming the case for each of those problems: the case then fails.
-  run::ExecuteFn executor(int index) const;
+  exec::ReplayFn executor(int index) const;
 
   /// Timed repetitions of model `index` on case `timed` (its dq-run line with "timed": true):
   /// session_ms, first_infer_ms, latency = total_ms samples (one wall-clock sample per run, ms),

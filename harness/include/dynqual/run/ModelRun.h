@@ -1,7 +1,9 @@
 #pragma once
 // `dynqual run` for one model folder: compile once, run every stored data set and extra shape
-// bindings in a separate runtime process, compare with stored outputs and the CPU reference.
+// bindings through the executor (a dynqual-exec process each, or a replay), compare with stored
+// outputs and the CPU reference.
 #include "dynqual/compare/Compare.h"
+#include "dynqual/exec/Executor.h"
 #include "dynqual/scope/OpScope.h"
 
 #include <onnx/onnx_pb.h>
@@ -20,21 +22,6 @@ namespace dynqual::run {
 using CompileFn = std::function<void(const onnx::ModelProto& model, const std::string& pipeline,
                                      const std::filesystem::path& artifactPath)>;
 
-/// Outputs and counters of one execution of a compiled case.
-struct ExecOutcome {
-  std::vector<Tensor> outputs;                              ///< graph output order
-  std::vector<std::pair<std::string, uint64_t>> counters;   ///< device counters of the run
-  double executeMs = 0;                                     ///< RunResult::executeMs, ms
-};
-
-/// Runs one case somewhere other than a local dynqual-exec process (device results carried from
-/// another machine: docs/commands/qualify.md). `caseId` names the case within its model:
-/// the data-set folder name ("test_data_set_0") or "binding_N" for the N-th generated binding.
-/// `inputFiles` are the input_K.pb files just written for it. Throws std::runtime_error with one
-/// line when the case has no outputs (that becomes the case's error).
-using ExecuteFn = std::function<ExecOutcome(const std::string& caseId, const std::filesystem::path& artifact,
-                                            const std::vector<std::filesystem::path>& inputFiles)>;
-
 /// Settings shared by every model of one `dynqual run`.
 struct RunConfig {
   std::string device = "sim";
@@ -42,11 +29,17 @@ struct RunConfig {
   int extraBindings = 4;              ///< extra shape bindings for dynamic models
   uint64_t seed = 1;                  ///< input generator and random-binding seed
   double execTimeoutSeconds = 120;    ///< limit for each dynqual-exec process
+  /// Address-space limit of each dynqual-exec process, bytes (0 = none); a case that runs out of
+  /// memory under it fails with "oom under the N MiB memory limit: ..." and the others still run.
+  uint64_t memoryLimitBytes = exec::kDefaultChildMemoryBytes;
   std::filesystem::path execPath;     ///< the dynqual-exec binary
   std::filesystem::path workDir;      ///< artifacts, generated inputs and outputs go here
   compare::CompareOptions compare;    ///< bitExact is set per model (data-movement graphs)
-  /// When set, cases run through this instead of a dynqual-exec process (execPath is unused).
-  ExecuteFn execute;
+  /// When set, the executor replays each case through it instead of starting dynqual-exec
+  /// (execPath is unused): device results carried from another machine (docs/commands/qualify.md).
+  /// The case id is the data-set folder name ("test_data_set_0") or "binding_N" for the N-th
+  /// generated binding.
+  exec::ReplayFn replay;
 };
 
 /// One stored data set or one generated binding.

@@ -2,11 +2,10 @@
 // Serve mode of the runner protocol (version 3, docs/runners.md "Serve mode"): a runner started
 // once per round and asked for one timing sample at a time, so that two runners can be sampled in
 // alternation on one CPU.
-#include "dynqual/run/PipedChild.h"
+#include "dynqual/process/ServedProcess.h"
 #include "dynqual/runners/Runner.h"
 
 #include <cstdint>
-#include <memory>
 
 namespace dynqual::runners {
 
@@ -42,11 +41,16 @@ private:
   /// The next protocol line parsed as a JSON object holding `key`; throws RunnerFailure.
   std::string expectLine(const char* key, const char* command);
   [[noreturn]] void failEnded(const char* command);
+  /// Ends the child (a grace of `graceSeconds` after its stdin closes, then SIGKILL) and says how:
+  /// "" for exit status 0, "exited with status N", "killed by signal N (NAME)" or "did not end
+  /// within S s (killed)". Idempotent.
+  std::string endChild(double graceSeconds);
 
   RunnerSpec spec_;
   RunnerRequest request_;
   double timeoutSeconds_;
-  std::unique_ptr<run::PipedChild> child_;
+  process::ServedProcess child_;
+  std::string end_;
   int64_t k_ = 1;
   int samples_ = 0;
   bool ended_ = false;

@@ -133,4 +133,18 @@ std::unique_ptr<Device> createDevice(const std::string &name);
 /// Names createDevice accepts.
 std::vector<std::string> availableDevices();
 
+/// One device name the runtime defines.
+struct DeviceInfo {
+  const char *name;
+  bool built;    ///< createDevice makes it in this build ("hip" only with DYNQUAL_WITH_HIP)
+  bool variant;  ///< a dq variant may run on it (dq:PIPELINE@NAME): sim and hip
+};
+/// Every device name the runtime defines, built here or not, in a fixed order (sim, sim-elem,
+/// null, hip): the one list that createDevice, availableDevices, the variant grammar and the help
+/// texts read.
+const std::vector<DeviceInfo> &deviceRegistry();
+/// The registry's names joined for a help text or a message: "sim, sim-elem, null, hip" (with
+/// `variantsOnly`, only the devices a variant may name: "sim, hip").
+std::string deviceNames(bool variantsOnly = false);
+
 }  // namespace dq::rt

@@ -1,9 +1,9 @@
-#include "dynqual/run/ShapeBindings.h"
+#include "dynqual/onnx/ShapeBindings.h"
 
 #include <map>
 #include <random>
 
-namespace dynqual::run {
+namespace dynqual::onnxio {
 
 std::string declaredOutputContradiction(const std::vector<onnxio::ValueSpec>& declared,
                                         const std::vector<std::vector<int64_t>>& computed) {
@@ -120,4 +120,4 @@ std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& spe
   return out;
 }
 
-} // namespace dynqual::run
+} // namespace dynqual::onnxio

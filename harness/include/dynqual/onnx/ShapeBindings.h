@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace dynqual::run {
+namespace dynqual::onnxio {
 
 /// One binding of every dynamic dim, with a short kind ("ones", "zero", "asymmetric", "larger",
 /// "random") and a rendering such as "b=1 n=1".
@@ -40,4 +40,4 @@ std::vector<NamedBinding> zeroAlternatives(const std::vector<onnxio::ValueSpec>&
 std::string declaredOutputContradiction(const std::vector<onnxio::ValueSpec>& declared,
                                         const std::vector<std::vector<int64_t>>& computed);
 
-} // namespace dynqual::run
+} // namespace dynqual::onnxio

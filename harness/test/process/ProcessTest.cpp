@@ -1,7 +1,7 @@
-// exec::runProcess, the one child-process helper: capture, exit status and signal, the wall limit
+// process::runProcess, the one helper for a child that runs to its end: capture, exit status and signal, the wall limit
 // on the whole process group, start failures, PATH lookup, working folder, environment, log file,
-// CPU time and the address-space limit. Every child is a POSIX tool with a known outcome.
-#include "dynqual/exec/Process.h"
+// CPU time, the address-space limit and CPU pinning. Every child is a POSIX tool with a known outcome.
+#include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sched.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using namespace dynqual::exec;
+using namespace dynqual::process;
 
 namespace {
 
@@ -150,4 +151,30 @@ TEST(Process, AddressSpaceLimitFailsTheAllocationInTheChild) {
   spec.memoryLimitBytes = 0;
   spec.argv = {"/usr/bin/python3", "-c", "b = bytearray(16 << 20)"};  // well under: fine without a limit
   EXPECT_TRUE(runProcess(spec).ok());
+}
+
+TEST(Process, PinsTheChildToOneCpu) {
+  int cpu = lastAllowedCpu();
+  ASSERT_GE(cpu, 0);
+  ProcessSpec spec;
+  // /proc/self/status of the child (grep itself) lists the CPUs it may run on.
+  spec.argv = {"/bin/grep", "^Cpus_allowed_list:", "/proc/self/status"};
+  spec.cpu = cpu;
+  ProcessResult r = runProcess(spec);
+  ASSERT_TRUE(r.ok()) << r.describe(0) << r.err;
+  EXPECT_EQ(r.out, "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
+  // A CPU this process may not use is a start failure that names it.
+  spec.cpu = CPU_SETSIZE - 1;
+  if (cpu != spec.cpu) {
+    r = runProcess(spec);
+    EXPECT_FALSE(r.started);
+    EXPECT_NE(r.error.find("cannot bind to CPU " + std::to_string(CPU_SETSIZE - 1)), std::string::npos) << r.error;
+  }
+}
+
+TEST(Process, RunChildIsTheShortForm) {
+  ProcessResult r = runChild({"/bin/sh", "-c", "echo $0; sleep 5", "x"}, 0.5);
+  EXPECT_TRUE(r.timedOut);
+  EXPECT_EQ(r.out, "x\n");
+  EXPECT_NE(r.describeAbnormalEnd(0.5).find("timed out"), std::string::npos);
 }

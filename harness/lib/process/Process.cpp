@@ -1,4 +1,5 @@
-#include "dynqual/exec/Process.h"
+#include "dynqual/process/Process.h"
+#include "Spawn.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,15 +7,13 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
-
-namespace dynqual::exec {
+namespace dynqual::process {
 
 std::string ProcessResult::describeAbnormalEnd(double timeoutSeconds) const {
   if (!started)
@@ -34,64 +33,13 @@ std::string ProcessResult::describe(double timeoutSeconds) const {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
-/// The child's environment: ours with the spec's changes, and under an ASan memory limit
-/// hard_rss_limit_mb added to ASAN_OPTIONS. Built before fork, so the child only calls execve.
-std::vector<std::string> childEnvironment(const ProcessSpec& spec, bool asanLimit) {
-  std::map<std::string, std::string> vars;
-  std::vector<std::string> order;
-  auto set = [&](const std::string& k, const std::string& v) {
-    if (!vars.count(k))
-      order.push_back(k);
-    vars[k] = v;
-  };
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos)
-      set(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  for (const auto& [k, v] : spec.env) {
-    if (v)
-      set(k, *v);
-    else
-      vars.erase(k);
-  }
-  if (asanLimit) {
-    std::string limit = "hard_rss_limit_mb=" + std::to_string(std::max<uint64_t>(1, spec.memoryLimitBytes >> 20));
-    auto it = vars.find("ASAN_OPTIONS");
-    set("ASAN_OPTIONS", it == vars.end() || it->second.empty() ? limit : it->second + ":" + limit);
-  }
-  std::vector<std::string> out;
-  for (const auto& k : order)
-    if (auto it = vars.find(k); it != vars.end())
-      out.push_back(k + "=" + it->second);
-  return out;
-}
+using detail::StartFailure;
 
 void closeFd(int& fd) {
   if (fd >= 0)
     close(fd);
   fd = -1;
 }
-
-/// What the child reports through the exec-status pipe when it cannot become the program.
-struct StartFailure {
-  int stage;  ///< 0 chdir, 1 exec
-  int error;  ///< errno
-};
 
 } // namespace
 
@@ -103,7 +51,6 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   }
   const bool capture = spec.appendTo.empty();
   const bool limited = spec.timeoutSeconds > 0;
-  const bool asanLimit = spec.memoryLimitBytes > 0 && kAddressSanitizer;
   int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, statusPipe[2] = {-1, -1}, logFd = -1;
   auto closeAll = [&] {
     for (int* fd : {&outPipe[0], &outPipe[1], &errPipe[0], &errPipe[1], &statusPipe[0], &statusPipe[1], &logFd})
@@ -128,19 +75,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     return r;
   }
 
-  std::vector<char*> args;
-  for (const auto& a : spec.argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> envStrings = childEnvironment(spec, asanLimit);
-  std::vector<char*> envp;
-  for (auto& e : envStrings)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const bool search = spec.searchPath && spec.argv[0].find('/') == std::string::npos;
-  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  sigset_t none;
-  sigemptyset(&none);
+  const detail::PreparedExec prepared(spec);
 
   auto start = Clock::now();
   pid_t pid = fork();
@@ -150,35 +85,9 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     return r;
   }
   if (pid == 0) {
-    // Only async-signal-safe calls from here on: the parent may have other threads.
-    if (limited)
-      setpgid(0, 0);
-    if (spec.memoryLimitBytes > 0 && !asanLimit) {
-      rlimit lim{static_cast<rlim_t>(spec.memoryLimitBytes), static_cast<rlim_t>(spec.memoryLimitBytes)};
-      setrlimit(RLIMIT_AS, &lim);
-    }
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; ++s)
-      sigaction(s, &dfl, nullptr);  // fails harmlessly for SIGKILL, SIGSTOP and unused numbers
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    StartFailure failure{0, 0};
-    if (cwd && chdir(cwd) != 0) {
-      failure = {0, errno};
-    } else {
-      int devnull = open("/dev/null", O_RDONLY);
-      dup2(devnull, 0);
-      dup2(capture ? outPipe[1] : logFd, 1);
-      dup2(capture ? errPipe[1] : logFd, 2);
-      if (search)
-        execvpe(args[0], args.data(), envp.data());
-      else
-        execve(args[0], args.data(), envp.data());
-      failure = {1, errno};
-    }
-    ssize_t ignored = write(statusPipe[1], &failure, sizeof failure);
-    (void)ignored;
-    _exit(127);
+    int devnull = open("/dev/null", O_RDONLY);
+    detail::execChild(prepared, limited, devnull, capture ? outPipe[1] : logFd, capture ? errPipe[1] : logFd,
+                      statusPipe[1]);
   }
   closeFd(outPipe[1]);
   closeFd(errPipe[1]);
@@ -202,8 +111,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   closeFd(statusPipe[0]);
   if (got == static_cast<ssize_t>(sizeof failure)) {
     reap(0, status, usage);
-    r.error = (failure.stage == 0 ? "cannot change to " + spec.cwd.string() : spec.argv[0]) + ": " +
-              std::strerror(failure.error);
+    r.error = detail::describeStartFailure(spec, failure);
     closeAll();
     return r;
   }
@@ -279,4 +187,27 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   return r;
 }
 
-} // namespace dynqual::exec
+} // namespace dynqual::process
+
+namespace dynqual::process {
+
+ProcessResult runChild(const std::vector<std::string>& argv, double timeoutSeconds, uint64_t memoryLimitBytes) {
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.timeoutSeconds = timeoutSeconds;
+  spec.memoryLimitBytes = memoryLimitBytes;
+  return runProcess(spec);
+}
+
+int lastAllowedCpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return -1;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu)
+    if (CPU_ISSET(cpu, &set))
+      return cpu;
+  return -1;
+}
+
+} // namespace dynqual::process

@@ -1,0 +1,143 @@
+// The kernel contract every device implements (internal to dq_runtime): the dtype sets a kernel
+// operand admits, and the operand and attribute checks with their messages. The sim kernels
+// (SimKernelSupport.h) and the hip launches (hip/HipOperands.h) both call these, so a program
+// that one device rejects is rejected by the other with the same words.
+#pragma once
+
+#include "dq/runtime/Device.h"
+#include "dq/runtime/Error.h"
+#include "dq/runtime/HostTensor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dq::rt::kernel {
+
+inline bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+}
+
+// Sets of dtypes a kernel operand admits (the ONNX type constraints of the op it implements).
+using TypeSet = uint32_t;
+constexpr TypeSet bit(DType t) { return TypeSet{1} << static_cast<unsigned>(t); }
+inline constexpr TypeSet kFloatTypes = bit(DType::F32) | bit(DType::F64) | bit(DType::F16) | bit(DType::BF16);
+inline constexpr TypeSet kNumericTypes =
+    kFloatTypes | bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
+inline constexpr TypeSet kSignedTypes = kFloatTypes | bit(DType::I8) | bit(DType::I32) | bit(DType::I64);
+/// Floats, i32 and i64 (ONNX MatMul, ReduceSum, ReduceMean, CumSum, the base of Pow).
+inline constexpr TypeSet kWideTypes = kFloatTypes | bit(DType::I32) | bit(DType::I64);
+inline constexpr TypeSet kBoolTypes = bit(DType::Bool);
+inline constexpr TypeSet kAllTypes = kNumericTypes | kBoolTypes;
+inline constexpr TypeSet kIndexTypes = bit(DType::I32) | bit(DType::I64);
+inline constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(DType::I32) | bit(DType::I64);
+
+/// "f32 f64 ..." for the dtypes of `set`, in DType order.
+inline std::string typeSetNames(TypeSet set) {
+  std::string s;
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8,
+                  DType::I32, DType::I64, DType::Bool})
+    if (set & bit(t)) s += (s.empty() ? "" : " ") + dtypeName(t);
+  return s;
+}
+
+/// Throws RuntimeError "kernel 'KERNEL': PROBLEM".
+[[noreturn]] inline void fail(const std::string &kernel, const std::string &problem) {
+  throw RuntimeError("kernel '" + kernel + "': " + problem);
+}
+
+// The checks below take any device's operand type O with members dtype and sizes and a
+// label found by operandLabel(o) ("in 1 (buffer #4)"), which each device defines beside O.
+
+template <typename O> void checkBroadcast(const std::string &kernel, const O &in, const O &out) {
+  bool ok = in.sizes.size() <= out.sizes.size();
+  for (size_t d = 0; ok && d < in.sizes.size(); ++d) {
+    int64_t o = out.sizes[d + out.sizes.size() - in.sizes.size()];
+    ok = in.sizes[d] == 1 || in.sizes[d] == o;
+  }
+  if (!ok)
+    fail(kernel, operandLabel(in) + " shape " + formatDims(in.sizes) + " does not broadcast to " +
+                     operandLabel(out) + " shape " + formatDims(out.sizes));
+}
+
+template <typename O>
+void checkArity(const std::string &kernel, const std::vector<O> &ins, const std::vector<O> &outs, size_t nIns) {
+  if (ins.size() != nIns || outs.size() != 1)
+    fail(kernel, "expects " + std::to_string(nIns) + " inputs and 1 output, got " + std::to_string(ins.size()) +
+                     " and " + std::to_string(outs.size()));
+}
+
+template <typename O> void checkSameDType(const std::string &kernel, const O &a, const O &b) {
+  if (a.dtype != b.dtype)
+    fail(kernel, operandLabel(a) + " is " + dtypeName(a.dtype) + " but " + operandLabel(b) + " is " +
+                     dtypeName(b.dtype));
+}
+
+template <typename O> void checkDType(const std::string &kernel, const O &a, DType t) {
+  if (a.dtype != t)
+    fail(kernel, operandLabel(a) + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
+}
+
+template <typename O> void checkAdmits(const std::string &kernel, const O &a, TypeSet set) {
+  if (!(bit(a.dtype) & set))
+    fail(kernel, "unsupported: " + operandLabel(a) + " is " + dtypeName(a.dtype) + "; '" + kernel + "' admits " +
+                     typeSetNames(set));
+}
+
+template <typename O> void checkShape(const std::string &kernel, const O &o, const std::vector<int64_t> &shape) {
+  if (o.sizes != shape)
+    fail(kernel, operandLabel(o) + " shape " + formatDims(o.sizes) + ", expected " + formatDims(shape));
+}
+
+/// The axis immediate args.attrs[0], a negative value counting from the end.
+inline size_t normalizeAxis(const std::string &kernel, const KernelArgs &args, size_t rank) {
+  if (args.attrs.empty()) fail(kernel, "missing axis attribute");
+  int64_t a = args.attrs[0];
+  if (a < 0) a += static_cast<int64_t>(rank);
+  if (a < 0 || static_cast<size_t>(a) >= rank)
+    fail(kernel, "axis " + std::to_string(args.attrs[0]) + " out of range for rank " + std::to_string(rank));
+  return static_cast<size_t>(a);
+}
+
+/// The axis immediate args.attrs[k]; a negative value counts from the end only when `wraps`.
+inline size_t axisAttr(const std::string &kernel, const KernelArgs &args, size_t k, size_t rank, bool wraps) {
+  if (args.attrs.size() <= k) fail(kernel, "missing axis attribute imm[" + std::to_string(k + 1) + "]");
+  int64_t a = args.attrs[k];
+  if (a < 0 && wraps) a += static_cast<int64_t>(rank);
+  if (a < 0 || static_cast<size_t>(a) >= rank)
+    fail(kernel, "axis " + std::to_string(args.attrs[k]) + " out of range for rank " + std::to_string(rank) +
+                     (wraps ? "" : " (must be non-negative)"));
+  return static_cast<size_t>(a);
+}
+
+/// The 0/1 flag immediate args.attrs[k].
+inline bool flagAttr(const std::string &kernel, const KernelArgs &args, size_t k, const char *what) {
+  if (args.attrs.size() <= k || (args.attrs[k] != 0 && args.attrs[k] != 1))
+    fail(kernel, std::string("imm[") + std::to_string(k + 1) + "] (" + what + ") must be 0 or 1");
+  return args.attrs[k] == 1;
+}
+
+// ---- the allocation counters every device keeps (Counters, Device.h) -----------------------------
+
+/// Counts one allocate() of `bytes` in `space` for `purpose`: allocations, the device or host
+/// bytes, the pool bytes, and the live and peak device bytes.
+inline void countAllocation(Counters &c, uint64_t &liveDeviceBytes, MemSpace space, uint64_t bytes,
+                            AllocPurpose purpose) {
+  ++c.allocations;
+  if (space == MemSpace::Device) {
+    c.bytesAllocated += bytes;
+    liveDeviceBytes += bytes;
+    c.peakDeviceBytes = std::max(c.peakDeviceBytes, liveDeviceBytes);
+    if (purpose == AllocPurpose::Pool) c.poolBytes += bytes;
+  } else {
+    c.hostBytesAllocated += bytes;
+  }
+}
+
+/// Counts the free() of an allocation of `bytes` in `space` (the live device bytes).
+inline void countFree(uint64_t &liveDeviceBytes, MemSpace space, uint64_t bytes) {
+  if (space == MemSpace::Device) liveDeviceBytes -= bytes;
+}
+
+}  // namespace dq::rt::kernel
