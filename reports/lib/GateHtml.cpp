@@ -84,9 +84,9 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
     rows.push_back({c.model, fmt::format("{:.4g}", c.baseMedian), fmt::format("{:.4g}", c.headMedian),
                     fmt::format("{:+.2f}%", (c.ratio - 1) * 100),
                     fmt::format("[{:.4f}, {:.4f}]", c.ciLow, c.ciHigh), fmt::format("{:.2g}", c.p),
-                    fmt::format("{:.2g}", c.pAdjusted), std::to_string(c.rounds),
+                    fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
                     std::to_string(c.outlierRounds.size()), stats::verdictName(c.verdict)});
-  table(body, {"Model", "Base (ms)", "Head (ms)", "Change", "Ratio CI", "p", "p (Holm)", "Rounds", "Outlier rounds",
+  table(body, {"Model", "Base (ms)", "Head (ms)", "Change", "Ratio CI", "p", "Level (p < level: significant)", "Rounds", "Outlier rounds",
                "Verdict"},
         rows);
   body << "<h2>Accuracy</h2>\n";

@@ -44,18 +44,19 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   if (r.comparisons.empty()) {
     md << "No model was timed.\n\n";
   } else {
-    md << "| model | metric | base | head | change | CI | p | p (Holm) | rounds | verdict |\n"
+    md << "| model | metric | base | head | change | CI | p | level | rounds | verdict |\n"
           "|---|---|---:|---:|---:|---|---:|---:|---:|---|\n";
     for (const auto& c : r.comparisons) {
       std::string flag = c.outlierRounds.empty() ? "" : fmt::format(" ({} outlier rounds)", c.outlierRounds.size());
       md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {}{} |\n",
                         escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
-                        pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
+                        pct(c.ciLow), pct(c.ciHigh), c.p, c.alphaUsed, c.rounds, stats::verdictName(c.verdict),
                         flag);
     }
     md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
-                      "round value: {}); CI at each comparison's Holm level (alpha {:.3g} over the suite, "
-                      "margin {:.3g}%).\n\n",
+                      "round value: {}); a comparison is significant when p < level, its share of alpha "
+                      "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
+                      "+-{:.3g}%.\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
   }
