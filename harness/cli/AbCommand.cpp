@@ -33,16 +33,7 @@ void addAbCommand(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("--a,--base", o->a, "base variant (required, except with --import-device: the plan's)");
   cmd->add_option("--b,--head", o->b, "head variant (required, except with --import-device: the plan's)");
-  auto envSetting = CLI::Validator(
-      [](std::string& v) {
-        auto eq = v.find('=');
-        return eq == std::string::npos || eq == 0 ? std::string("expects NAME=VALUE") : std::string();
-      },
-      "NAME=VALUE");
-  cmd->add_option("--a-env", o->aEnv, "NAME=VALUE in the environment of the base arm's runs (repeatable)")
-      ->check(envSetting);
-  cmd->add_option("--b-env", o->bEnv, "NAME=VALUE in the environment of the head arm's runs (repeatable)")
-      ->check(envSetting);
+  addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   addAbFlags(cmd, o->flags);
   cmd->callback([o] {
     try {

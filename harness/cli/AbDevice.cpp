@@ -117,9 +117,26 @@ DeviceAbPlan readDeviceAbPlan(const fs::path& dir) {
     p.samples = j.at("samples").get<int>();
     p.warmup = j.at("warmup").get<int>();
     p.budgetSeconds = j.at("budget_s").get<double>();
-    p.injectSlowdownPercent = j.value("inject_slowdown", std::map<std::string, double>{});
+    for (const auto& [m, pct] : j.value("inject_slowdown", std::map<std::string, double>{}))
+      p.injectSlowdown[m].percent = pct;
+    for (const auto& [m, text] : j.value("inject_slowdown_spec", std::map<std::string, std::string>{})) {
+      try {
+        p.injectSlowdown[m] = diff::parseSlowdownSpec(text);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error((dir / "ab.json").string() + ": inject_slowdown_spec." + m + ": " + e.what());
+      }
+    }
     p.planDir = j.at("plan_dir").get<std::string>();
     p.interleave = j.value("interleave", "sample") == "process" ? diff::Interleave::Process : diff::Interleave::Sample;
+    if (j.contains("analysis")) {
+      const json& a = j.at("analysis");
+      p.analysisFixed = true;
+      p.alpha = a.at("alpha").get<double>();
+      p.margin = a.at("margin").get<double>();
+      p.roundValue = diff::parseRoundValue(a.at("round_value").get<std::string>());
+      if (std::string t = a.value("tail_value", "none"); t != "none")
+        p.tailValue = diff::parseRoundValue(t);
+    }
     p.baseEnv = j.at("base").value("env", std::vector<std::string>{});
     p.headEnv = j.at("head").value("env", std::vector<std::string>{});
     return withDeviceRun(p, dir);
@@ -207,6 +224,15 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     models.push_back(fs::absolute(m).lexically_normal().string());
     names.push_back(m.filename().string());
   }
+  // Shifts stay in "inject_slowdown" (a percent, as device_ab.py has always read it); tail and
+  // spread go to "inject_slowdown_spec" as text.
+  std::map<std::string, double> shiftPercents;
+  std::map<std::string, std::string> specTexts;
+  for (const auto& [m, spec] : o.measure.injectSlowdown)
+    if (spec.kind == diff::SlowdownSpec::Kind::Shift)
+      shiftPercents[m] = spec.percent;
+    else
+      specTexts[m] = diff::slowdownSpecText(spec);
   json ab = {{"format", kFormat},
              {"version", 1},
              {"kind", kind},
@@ -216,11 +242,18 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
              {"models", names},
              {"model_dirs", models},
              {"looks", o.policy.looks},
+             // Fixed before any data: an import that changes them is exploratory.
+             {"analysis",
+              {{"alpha", o.policy.alpha},
+               {"margin", o.policy.margin},
+               {"round_value", diff::roundValueName(o.policy.roundValue)},
+               {"tail_value", o.policy.tailValue ? diff::roundValueName(*o.policy.tailValue) : "none"}}},
              {"interleave", diff::interleaveName(o.measure.interleave)},
              {"samples", o.measure.samplesPerPosition},
              {"warmup", o.measure.warmup},
              {"budget_s", o.measure.budgetSeconds},
-             {"inject_slowdown", o.measure.injectSlowdownPercent},
+             {"inject_slowdown", shiftPercents},
+             {"inject_slowdown_spec", specTexts},
              {"plan_dir", fs::absolute(dir).lexically_normal().string()},
              {"runtime_src", runtimes},
              {"created", store::utcNow()}};

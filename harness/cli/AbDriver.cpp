@@ -5,6 +5,7 @@
 #include "Commands.h"
 
 #include "dynqual/diff/AbStore.h"
+#include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
 #include "dynqual/exec/Executor.h"
 #include "dynqual/qualify/Suite.h"
@@ -14,6 +15,7 @@
 #include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,11 +81,11 @@ void applyFlags(const AbFlags& f, const std::optional<DeviceAbPlan>& devicePlan,
   o.measure.warmup = f.warmup;
   o.measure.minSampleMs = f.minSampleMs;
   o.measure.budgetSeconds = f.budget;
-  o.measure.injectSlowdownPercent = parseInjectSlowdown(f.inject);
+  o.measure.injectSlowdown = parseInjectSlowdown(f.inject);
   o.measure.compileTime = f.compileTime;
   if (f.compileTime && (o.base.variant.kind != exec::Variant::Kind::Dq || o.head.variant.kind != exec::Variant::Kind::Dq))
     throw UsageError("--compile-time needs two dq arms: a runner's compile is not a separate step");
-  for (const auto& [model, pct] : o.measure.injectSlowdownPercent) {
+  for (const auto& [model, spec] : o.measure.injectSlowdown) {
     if (std::none_of(o.models.begin(), o.models.end(), [&](const fs::path& m) { return m.filename() == model; }))
       throw UsageError("--inject-slowdown: no model named '" + model + "' in the suite");
     if (o.head.variant.kind != exec::Variant::Kind::Dq)
@@ -96,14 +98,23 @@ void applyFlags(const AbFlags& f, const std::optional<DeviceAbPlan>& devicePlan,
     if (devicePlan && (f.samples != 0 || f.warmup != 2 || f.budget != 600 || !f.inject.empty()))
       throw UsageError("--import-device takes --samples, --warmup, --budget and --inject-slowdown from its plan; "
                        "give them at --prepare-device (the budget to device_ab.py --budget)");
-    if (!f.prepareDevice.empty() && (f.pinCpu != "auto" || f.minSampleMs != 0 || f.roundValue != "auto"))
-      throw UsageError("--prepare-device: --pin-cpu belongs to device_ab.py, a device sample is one run "
-                       "(no --min-sample-ms), and --round-value is given at --import-device");
+    if (!f.prepareDevice.empty() && (f.pinCpu != "auto" || f.minSampleMs != 0))
+      throw UsageError("--prepare-device: --pin-cpu belongs to device_ab.py, and a device sample is one run "
+                       "(no --min-sample-ms)");
     if (f.clock != "auto" && f.clock != "wall")
       throw UsageError("a device run reads wall time: --clock " + f.clock + " is not available there");
     if (f.compileTime)
       throw UsageError("--compile-time is not available with a device run");
   }
+}
+
+/// --tail-value: "none" for no second comparison; "auto" for the mean under process interleaving
+/// (measured: docs/metrics/gate-decision.md, "What a regression is") and none under sample
+/// interleaving (not measured there); else that round value.
+std::optional<diff::RoundValue> resolveTailValue(const std::string& text, bool sampleInterleave) {
+  if (text == "none" || (text == "auto" && sampleInterleave))
+    return std::nullopt;
+  return text == "auto" ? diff::RoundValue::Mean : diff::parseRoundValue(text);
 }
 
 /// --prepare-device: compiles both arms' plans for the device machine and runs nothing. One dq-run
@@ -117,6 +128,10 @@ int prepareDevice(const std::string& kind, const AbFlags& f, diff::AbOptions& o,
   o.measure.samplesPerPosition = f.samples == 0 ? (sample ? 20 : 5) : f.samples;
   if (f.looks.empty() && sample)
     o.policy.looks = stats::kSampleInterleaveLookRounds;
+  // The whole analysis is fixed here, before any data (docs/commands/ab.md, "On a GPU machine").
+  o.policy.roundValue = f.roundValue == "auto" ? (sample ? diff::RoundValue::LowerHalfMean : diff::RoundValue::Min)
+                                               : diff::parseRoundValue(f.roundValue);
+  o.policy.tailValue = resolveTailValue(f.tailValue, sample);
   try {
     std::map<std::string, fs::path> runtimeSources;
     for (const char* arm : {"base", "head"})
@@ -150,7 +165,7 @@ void resolveMeasurement(const AbFlags& f, const std::optional<DeviceAbPlan>& dev
     o.measure.samplesPerPosition = devicePlan->samples;
     o.measure.warmup = devicePlan->warmup;
     o.measure.budgetSeconds = devicePlan->budgetSeconds;
-    o.measure.injectSlowdownPercent = devicePlan->injectSlowdownPercent;
+    o.measure.injectSlowdown = devicePlan->injectSlowdown;
   }
   o.measure.clock = devicePlan ? exec::TimingClock::Wall : resolveClock(f.clock, o.base, o.head, executor);
   o.measure.interleave = devicePlan ? devicePlan->interleave : resolveInterleave(f.interleave, o.base, o.head, executor);
@@ -168,6 +183,44 @@ void resolveMeasurement(const AbFlags& f, const std::optional<DeviceAbPlan>& dev
   o.policy.roundValue = f.roundValue == "auto"
                             ? (sampleInterleave ? diff::RoundValue::LowerHalfMean : diff::RoundValue::Min)
                             : diff::parseRoundValue(f.roundValue);
+  o.policy.tailValue = resolveTailValue(f.tailValue, sampleInterleave);
+}
+
+/// --import-device: the analysis the plan fixed (looks, alpha, margin, round value), unless a flag
+/// departs from it (a value other than both the flag's default and the plan's); then the flag's
+/// value is used and the returned list says what changed, which makes the result exploratory. A
+/// plan from before the analysis was fixed there is exploratory as a whole.
+std::vector<std::string> applyDevicePlanAnalysis(const AbFlags& f, const DeviceAbPlan& plan, diff::Policy& p) {
+  std::vector<std::string> changed;
+  const AbFlags defaults;
+  if (!plan.analysisFixed) {
+    changed.push_back("the plan predates a fixed analysis, so alpha, margin and round value were chosen at import");
+    return changed;
+  }
+  p.alpha = f.alpha != defaults.alpha && f.alpha != plan.alpha ? f.alpha : plan.alpha;
+  if (p.alpha != plan.alpha)
+    changed.push_back(fmt::format("alpha {} (planned {})", p.alpha, plan.alpha));
+  p.margin = f.margin != defaults.margin && f.margin != plan.margin ? f.margin : plan.margin;
+  if (p.margin != plan.margin)
+    changed.push_back(fmt::format("margin {} (planned {})", p.margin, plan.margin));
+  if (!f.looks.empty() && f.looks != plan.looks)
+    changed.push_back(fmt::format("looks {} (planned {})", fmt::join(f.looks, ","), fmt::join(plan.looks, ",")));
+  else
+    p.looks = plan.looks;
+  std::optional<diff::RoundValue> tail =
+      f.tailValue == "auto" ? plan.tailValue : resolveTailValue(f.tailValue, plan.interleave == diff::Interleave::Sample);
+  auto tailName = [](const std::optional<diff::RoundValue>& v) {
+    return std::string(v ? diff::roundValueName(*v) : "none");
+  };
+  if (tail != plan.tailValue)
+    changed.push_back(fmt::format("tail value {} (planned {})", tailName(tail), tailName(plan.tailValue)));
+  p.tailValue = tail;
+  diff::RoundValue asked = f.roundValue == "auto" ? plan.roundValue : diff::parseRoundValue(f.roundValue);
+  if (asked != plan.roundValue)
+    changed.push_back(fmt::format("round value {} (planned {})", diff::roundValueName(asked),
+                                  diff::roundValueName(plan.roundValue)));
+  p.roundValue = asked;
+  return changed;
 }
 
 /// The parameters stored with the run: the policy and measurement, both arms (variant, binaries,
@@ -191,8 +244,10 @@ std::map<std::string, std::string> runParams(const AbFlags& f, const diff::AbOpt
     params["head_env"] = joined(o.head.env);
   for (const auto& [k, v] : extraParams)
     params[k] = v;
-  for (const auto& [m, pct] : o.measure.injectSlowdownPercent)
-    params["inject_slowdown." + m] = fmt::format("{}", pct);
+  // A shift keeps the bare percent that runs stored before the other kinds existed.
+  for (const auto& [m, spec] : o.measure.injectSlowdown)
+    params["inject_slowdown." + m] = spec.kind == diff::SlowdownSpec::Kind::Shift ? fmt::format("{}", spec.percent)
+                                                                                  : diff::slowdownSpecText(spec);
   if (deviceImport)
     params["device_results"] = fs::absolute(f.importDevice).lexically_normal().string();
   return params;
@@ -204,7 +259,8 @@ std::vector<std::string> announceSizing(const std::string& kind, store::Store& d
                                         const diff::AbOptions& o) {
   std::vector<std::string> sizing;
   try {
-    sizing = sizingFromCalibration(db, machine, o.models, o.policy, diff::timingMetric(o.measure.clock));
+    sizing = sizingFromCalibration(db, machine, o.models, o.policy, diff::timingMetric(o.measure.clock),
+                                   diff::comparisonCount(static_cast<int>(o.models.size()), o.policy, o.measure));
   } catch (const std::exception& e) {
     sizing.push_back(std::string("calibration history unreadable: ") + e.what());
   }
@@ -278,10 +334,16 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   ec.runnerConfig = f.runnerConfig;
   exec::Executor executor(ec);
   resolveMeasurement(f, devicePlan, executor, o);
+  std::vector<std::string> exploratory;
+  if (devicePlan)
+    exploratory = applyDevicePlanAnalysis(f, *devicePlan, o.policy);
+  std::map<std::string, std::string> params = runParams(f, o, devicePlan.has_value(), extraParams);
+  if (!exploratory.empty())
+    params["exploratory"] = fmt::format("{}", fmt::join(exploratory, "; "));
 
   store::RunRecord header =
       store::newRunHeader(kind, o.head.variant.device, o.head.variant.text(), {exec::selfBinDir() / "dynqual"},
-                          runParams(f, o, devicePlan.has_value(), extraParams));
+                          params);
   if (devicePlan) {
     try {
       header.machine = deviceAbMachine(f.importDevice);
@@ -302,6 +364,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   if (db)
     sizing = announceSizing(kind, *db, machine, o);
   diff::AbResult r = measure(f, devicePlan, o, executor, work);
+  r.exploratory = exploratory;
   r.warnings.insert(r.warnings.end(), sizing.begin(), sizing.end());
   std::string recordError;
   if (db) {

@@ -29,7 +29,9 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
   cmd->add_option("--seed", f.seed, "bootstrap and generated-input seed")->capture_default_str();
   cmd->add_option("--bootstrap", f.bootstrap, "bootstrap resamples")->check(CLI::Range(0, 1000000))->capture_default_str();
   cmd->add_option("--inject-slowdown", f.inject,
-                  "MODEL=PERCENT: slow the head arm of MODEL by PERCENT % of its measured median latency (self-test)");
+                  "MODEL=SPEC: inject a change into the head arm of MODEL (self-test), sized from its base measured "
+                  "before round 0: PCT or shift:PCT (every run PCT % slower), tail:FRAC:PCT (a random FRAC of the "
+                  "runs PCT % slower), spread:FACTOR (the same mean, FACTOR times the spread); docs/commands/ab.md");
   cmd->add_option("--runner-config", f.runnerConfig, "JSON file declaring ext:NAME runners (docs/runners.md)");
   cmd->add_option("--work-dir", f.workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
   cmd->add_option("--format", f.format, "stdout format")->check(CLI::IsMember({"md", "json", "junit", "html"}))->capture_default_str();
@@ -51,7 +53,14 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
                   "each arm's value in a round: min (the fastest sample), lower-half-mean (the mean of the "
                   "fastest half), or auto (lower-half-mean with --interleave sample, else min); "
                   "docs/metrics/round-value.md")
-      ->check(CLI::IsMember({"auto", "min", "lower-half-mean"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "min", "lower-half-mean", "mean", "median", "p90"}))->capture_default_str();
+  cmd->add_option("--tail-value", f.tailValue,
+                  "the round value of a second comparison per model in the same Holm family, which sees the "
+                  "runs the first misses: mean, median, p90, none, or auto (mean under --interleave process, none "
+                  "under sample); a model improves only "
+                  "when both improve; docs/metrics/gate-decision.md")
+      ->check(CLI::IsMember({"auto", "none", "min", "lower-half-mean", "mean", "median", "p90"}))
+      ->capture_default_str();
   auto notEmpty = CLI::Validator(
       [](std::string& v) { return v.empty() ? std::string("needs a folder") : std::string(); }, "DIR");
   cmd->add_option("--prepare-device", f.prepareDevice,
@@ -75,6 +84,19 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
       ->check(CLI::PositiveNumber)->capture_default_str();
 }
 
+void addArmEnvFlags(CLI::App* cmd, std::vector<std::string>& baseEnv, std::vector<std::string>& headEnv) {
+  auto envSetting = CLI::Validator(
+      [](std::string& v) {
+        auto eq = v.find('=');
+        return eq == std::string::npos || eq == 0 ? std::string("expects NAME=VALUE") : std::string();
+      },
+      "NAME=VALUE");
+  cmd->add_option("--a-env", baseEnv, "NAME=VALUE in the environment of the base arm's runs (repeatable)")
+      ->check(envSetting);
+  cmd->add_option("--b-env", headEnv, "NAME=VALUE in the environment of the head arm's runs (repeatable)")
+      ->check(envSetting);
+}
+
 exec::Arm makeArm(const std::string& label, const std::string& text, const std::string& flag) {
   exec::Arm arm;
   arm.label = label;
@@ -87,19 +109,18 @@ exec::Arm makeArm(const std::string& label, const std::string& text, const std::
   return arm;
 }
 
-std::map<std::string, double> parseInjectSlowdown(const std::vector<std::string>& items) {
-  std::map<std::string, double> out;
+std::map<std::string, diff::SlowdownSpec> parseInjectSlowdown(const std::vector<std::string>& items) {
+  std::map<std::string, diff::SlowdownSpec> out;
   for (const auto& s : items) {
     auto eq = s.find('=');
-    double pct = -1;
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--inject-slowdown '" + s + "': expected MODEL=SPEC (SPEC: PCT, shift:PCT, tail:FRAC:PCT or "
+                       "spread:FACTOR)");
     try {
-      if (eq != std::string::npos)
-        pct = std::stod(s.substr(eq + 1));
-    } catch (const std::exception&) {
+      out[s.substr(0, eq)] = diff::parseSlowdownSpec(s.substr(eq + 1));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--inject-slowdown '" + s + "': " + e.what());
     }
-    if (eq == std::string::npos || eq == 0 || pct < 0)
-      throw UsageError("--inject-slowdown '" + s + "': expected MODEL=PERCENT with PERCENT >= 0");
-    out[s.substr(0, eq)] = pct;
   }
   return out;
 }

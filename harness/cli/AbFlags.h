@@ -1,6 +1,7 @@
 #pragma once
 // The flags ab, gate and calibrate share (statistics, measurement, outputs, the device split)
 // and the arms they name.
+#include "dynqual/diff/Slowdown.h"
 #include "dynqual/exec/Variant.h"
 #include "dynqual/exec/Executor.h"
 
@@ -21,12 +22,13 @@ struct AbFlags {
   int samples = 0, warmup = 2, bootstrap = 2000;  ///< samples 0: 5, or 20 when interleaving samples
   double minSampleMs = 0;                          ///< 0: 1 ms, or 4 ms when interleaving samples
   uint64_t seed = 1;
-  std::vector<std::string> inject;  ///< MODEL=PERCENT
+  std::vector<std::string> inject;  ///< MODEL=SPEC (diff::parseSlowdownSpec)
   std::string runnerConfig, workDir, format = "md", outDir, db;
   std::string clock = "auto";  ///< auto | wall | thread-cpu | process-cpu
   std::string interleave = "auto";  ///< auto | process | sample
   std::string pinCpu = "auto";      ///< auto | none | CPU number (sample interleaving only)
-  std::string roundValue = "auto";  ///< auto | min | lower-half-mean
+  std::string roundValue = "auto";  ///< auto | min | lower-half-mean | mean | median | p90
+  std::string tailValue = "auto";   ///< auto | none | a round value: the second comparison per model
   bool noDb = false;
   bool compileTime = false;
   std::string prepareDevice;  ///< --prepare-device DIR: compile both arms' plans for a device machine, run nothing
@@ -40,11 +42,16 @@ struct AbFlags {
 /// --pin-cpu, --round-value, --prepare-device, --import-device).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
+/// Adds --a-env and --b-env (NAME=VALUE in the environment of the base and head arm's runs,
+/// repeatable), shared by ab and gate.
+void addArmEnvFlags(CLI::App* cmd, std::vector<std::string>& baseEnv, std::vector<std::string>& headEnv);
+
 /// A variant for an arm; throws UsageError naming the flag for a variant that does not parse.
 exec::Arm makeArm(const std::string& label, const std::string& variantText, const std::string& flag);
 
-/// --inject-slowdown items MODEL=PERCENT as a map from model to percent. Throws UsageError for an
-/// item without a model, without '=' or with a negative or unparsable percent.
-std::map<std::string, double> parseInjectSlowdown(const std::vector<std::string>& items);
+/// --inject-slowdown items MODEL=SPEC as a map from model to spec (diff::parseSlowdownSpec: PCT,
+/// shift:PCT, tail:FRAC:PCT, spread:FACTOR). Throws UsageError for an item without a model,
+/// without '=' or with a SPEC that does not parse.
+std::map<std::string, diff::SlowdownSpec> parseInjectSlowdown(const std::vector<std::string>& items);
 
 } // namespace dynqual::cli

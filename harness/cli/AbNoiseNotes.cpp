@@ -3,13 +3,12 @@
 #include "AbNoiseNotes.h"
 
 #include "dynqual/diff/AbStore.h"
+#include "dynqual/stats/Decision.h"
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/stats/Sequential.h"
 #include "dynqual/store/Store.h"
 
 #include <fmt/format.h>
-
-#include <boost/math/distributions/normal.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -20,20 +19,19 @@ namespace dynqual::cli {
 
 std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
                                                const std::vector<fs::path>& models, const diff::Policy& p,
-                                               const std::string& metric) {
+                                               const std::string& metric, int comparisons) {
   std::vector<std::string> notes;
-  if (models.empty())
+  if (models.empty() || comparisons < 1)
     return notes;
   stats::LookSchedule schedule;
   schedule.rounds = p.looks;
-  double alpha = schedule.alphaAt(0, p.alpha) / static_cast<double>(models.size());
-  double z = boost::math::quantile(boost::math::complement(boost::math::normal(), alpha / 2));
+  double alpha = schedule.alphaAt(0, p.alpha) / static_cast<double>(comparisons);
   for (const auto& m : models) {
     auto history = diff::noiseHistory(db, machine, m.filename().string(), metric);
     if (history.empty())
       continue;
     double sigma = history.back().scaledMad;
-    int need = static_cast<int>(std::ceil(std::pow(z * 1.05 * sigma / std::max(p.margin, 1e-9), 2)));
+    int need = stats::roundsToSettle(sigma, std::max(p.margin, 1e-9), alpha);
     notes.push_back(fmt::format("{}: calibrated noise {:.2f}% per round asks for about {} rounds to settle within "
                                 "+-{}%{}",
                                 m.filename().string(), sigma * 100, need, p.margin * 100,

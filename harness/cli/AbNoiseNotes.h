@@ -12,12 +12,12 @@ class Store;
 
 namespace dynqual::cli {
 
-/// Rounds a calibrated noise asks for: the HL interval's half-width is about z * 1.05 * sigma /
-/// sqrt(n) (docs/metrics/noise.md), and "no change" needs it below the margin, so
-/// n = ceil((z * 1.05 * sigma / m)^2), z the normal quantile at the smallest per-comparison alpha.
+/// Rounds a calibrated noise asks for: stats::roundsToSettle, the rounds at which an A/A
+/// comparison settles as "no change" in 80 % of runs (docs/metrics/noise.md), at the smallest
+/// per-comparison alpha of the first look over `comparisons` comparisons (diff::comparisonCount).
 std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
                                                const std::vector<std::filesystem::path>& models, const diff::Policy& p,
-                                               const std::string& metric);
+                                               const std::string& metric, int comparisons);
 
 /// Models whose noise in this run (scaled MAD of the per-round log ratios, docs/metrics/noise.md)
 /// is more than twice the median of their calibrations on this machine: the machine is noisier

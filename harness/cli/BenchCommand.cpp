@@ -3,6 +3,8 @@
 #include "Commands.h"
 
 #include "dynqual/diff/AbStore.h"
+#include "dynqual/diff/Analysis.h"
+#include "dynqual/diff/GateSimulation.h"
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/stats/HodgesLehmann.h"
 #include "dynqual/stats/Simulation.h"
@@ -34,7 +36,78 @@ struct StatsOpts {
   std::vector<double> effects = {0.01, 0.02, 0.03, 0.05, 0.10};
   uint64_t seed = 1;
   double drift = 0, outlierRate = 0, outlierMagnitude = 0, tailDf = 0;
+  /// Sample-level simulation of the whole suite per kind of change ("aa", or an --inject-slowdown
+  /// SPEC), on model `changed` (default: the first model of the calibration).
+  std::vector<std::string> modes;
+  std::string changed, tailValue = "auto";
+  bool keepBias = false;
+  int modeTrials = 500;
 };
+
+/// The suite simulated on the calibration's own rounds, one block per mode: suite-level rates and
+/// each model's verdicts (docs/commands/bench.md, "Kinds of change").
+void benchModes(const StatsOpts& o, const diff::StoredAbRun& run, const std::vector<int>& looks) {
+  diff::GateSimulationParams g;
+  g.rounds = diff::calibrationRounds(run.samples);
+  for (auto it = g.rounds.begin(); it != g.rounds.end();)
+    it = it->second.size() < 2 ? g.rounds.erase(it) : std::next(it);
+  if (g.rounds.empty())
+    throw UsageError(fmt::format("calibration run {} has no model with 2 rounds", run.runId));
+  g.policy = diff::policyFromParams(run.params);
+  g.policy.alpha = o.alpha;
+  g.policy.margin = o.margin;
+  g.policy.looks = looks;
+  g.policy.tailValue = o.tailValue == "none"   ? std::nullopt
+                       : o.tailValue == "auto" ? std::optional(diff::RoundValue::Mean)
+                                               : std::optional(diff::parseRoundValue(o.tailValue));
+  g.keepBias = o.keepBias;
+  g.trials = o.modeTrials;
+  g.seed = o.seed;
+  std::string changed = o.changed.empty() ? g.rounds.begin()->first : o.changed;
+  if (!g.rounds.count(changed))
+    throw UsageError("--changed-model " + changed + ": not a model of calibration run " + std::to_string(run.runId));
+  std::cout << fmt::format("\nkinds of change, simulated on each model's own calibration rounds ({} models: ",
+                           g.rounds.size());
+  for (const auto& [m, r] : g.rounds)
+    std::cout << fmt::format("{} {} rounds{}", m, r.size(), m == g.rounds.rbegin()->first ? "" : ", ");
+  std::cout << fmt::format("), round values {} + {}, A/A bias {}, {} trials per mode\n",
+                           diff::roundValueName(g.policy.roundValue),
+                           g.policy.tailValue ? diff::roundValueName(*g.policy.tailValue) : "none",
+                           o.keepBias ? "kept as measured" : "removed (arms swapped at random)", o.modeTrials);
+  for (const auto& mode : o.modes) {
+    diff::GateSimulationParams q = g;
+    if (mode != "aa") {
+      try {
+        q.change = diff::parseSlowdownSpec(mode);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--modes: ") + e.what());
+      }
+      q.changedModel = changed;
+    }
+    auto r = diff::simulateGateOnSamples(q);
+    std::cout << fmt::format("\n{}{}:", mode, mode == "aa" ? "" : " on " + changed);
+    if (mode != "aa")
+      std::cout << fmt::format(" busy {:.1f} us (median {:.4g} ms, spread {:.3g} ms); detected {}; flagged "
+                               "improvement {};",
+                               r.busyUs, r.medianMs, r.spreadMs, rate(r.detected), rate(r.changedImprovement));
+    std::cout << fmt::format(" other models flagged (suite) {}; mean rounds {:.1f}\n", rate(r.falsePositivePerSuite),
+                             r.meanRounds);
+    for (const auto& [m, nc] : r.noChange) {
+      auto counts = [](const std::map<std::string, int>& v) {
+        std::string s;
+        for (const char* name : {"no-change", "inconclusive", "regression", "improvement"}) {
+          auto it = v.find(name);
+          s += fmt::format("{} {:4d}  ", name, it == v.end() ? 0 : it->second);
+        }
+        return s;
+      };
+      std::cout << fmt::format("  {:18s} both no change {}  first: {}", m, rate(nc), counts(r.firstVerdicts[m]));
+      if (g.policy.tailValue)
+        std::cout << " tail: " << counts(r.tailVerdicts[m]);
+      std::cout << "\n";
+    }
+  }
+}
 
 void benchStats(const StatsOpts& o) {
   store::OpenOptions ro;
@@ -110,6 +183,8 @@ void benchStats(const StatsOpts& o) {
     std::cout << fmt::format("slowdown {:5.1f}%: detected {}  wrong-direction flags {}  mean rounds {:.1f}\n", e * 100,
                              rate(r.detection), rate(r.falsePositivePerComparison), r.meanRounds);
   }
+  if (!o.modes.empty())
+    benchModes(o, run, looks);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{:.1f} s\n", s);
 }
@@ -142,6 +217,18 @@ void addBenchCommand(CLI::App& app) {
   st->add_option("--outlier-rate", o->outlierRate, "probability of an outlier round")->check(CLI::Range(0.0, 1.0));
   st->add_option("--outlier-magnitude", o->outlierMagnitude, "log units an outlier round moves");
   st->add_option("--tail-df", o->tailDf, "t-type heavy tails with this many degrees of freedom (0 = off)");
+  st->add_option("--modes", o->modes,
+                 "also simulate the whole suite sample by sample for each kind of change: aa, or a SPEC of "
+                 "--inject-slowdown (3 = shift:3, tail:0.3:25, spread:3), comma-separated")
+      ->delimiter(',');
+  st->add_option("--changed-model", o->changed, "the model --modes changes (default: the first of the calibration)");
+  st->add_option("--tail-value", o->tailValue, "the second round value of --modes: auto (mean), none, mean, median, p90")
+      ->check(CLI::IsMember({"auto", "none", "mean", "median", "p90", "min", "lower-half-mean"}))
+      ->capture_default_str();
+  st->add_flag("--keep-bias", o->keepBias,
+               "--modes keeps each model's A/A bias as measured (default: arms swapped at random per round)");
+  st->add_option("--mode-trials", o->modeTrials, "simulated gates per mode")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   st->callback([o] {
     try {
       benchStats(*o);

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <random>
 
 namespace {
 
@@ -82,6 +83,12 @@ struct Timing {
   int warmup = 1;
   double minSampleMs = 1.0;
   double busyWaitUs = 0;
+  /// Injection modes (docs/commands/ab.md, --inject-slowdown): each timed run spins with
+  /// probability busyFraction (tail), or each sample draws its spin uniformly from [0, 2 busyWaitUs]
+  /// (spread: the same mean, a wider spread); busySeed seeds both draws.
+  double busyFraction = 1.0;
+  bool busySpread = false;
+  uint64_t busySeed = 1;
   TimingClock clock = TimingClock::Wall;
 };
 
@@ -110,6 +117,12 @@ int main(int argc, char** argv) {
   app.add_option("--busy-wait-us", timing.busyWaitUs,
                  "add this many microseconds of busy work to every timed run (slowdown injection)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--busy-fraction", timing.busyFraction,
+                 "spin --busy-wait-us after a timed run only with this probability, drawn per run (tail injection)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--busy-spread", timing.busySpread,
+               "draw each sample's spin per run uniformly from [0, 2 x --busy-wait-us] (spread injection: same mean)");
+  app.add_option("--busy-seed", timing.busySeed, "seed of the --busy-fraction and --busy-spread draws");
   app.add_option("--clock", timing.clock,
                  "clock of the timing samples: wall (steady clock) or thread-cpu (CPU time of the running "
                  "thread; excludes time preempted by other processes)")
@@ -159,9 +172,14 @@ int main(int argc, char** argv) {
               {"session_ms", sessionMs}, {"first_infer_ms", firstInferMs}};
 
     if (timing.reps > 0) {
+      std::mt19937_64 busyRng(timing.busySeed);
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      double spinUs = timing.busyWaitUs;  // this sample's spin per run (redrawn per sample under --busy-spread)
+      bool timed = false;                 // warm-up runs spin the plain amount
       auto once = [&] {
         dq::rt::runProgram(program, *dev, hostInputs, options);
-        busyWait(timing.busyWaitUs, timing.clock);
+        if (!timed || timing.busyFraction >= 1.0 || unit(busyRng) < timing.busyFraction)
+          busyWait(spinUs, timing.clock);
       };
       double fastestMs = firstInferMs;
       for (int i = 0; i < timing.warmup; ++i) {
@@ -175,7 +193,10 @@ int main(int argc, char** argv) {
       nlohmann::json samples = nlohmann::json::array();
       double cpu0 = cpuSeconds();
       auto wall0 = Clock::now();
+      timed = true;
       for (int r = 0; r < timing.reps; ++r) {
+        if (timing.busySpread)
+          spinUs = 2 * timing.busyWaitUs * unit(busyRng);
         double t = nowMs(timing.clock);
         for (int i = 0; i < k; ++i)
           once();
@@ -189,6 +210,10 @@ int main(int argc, char** argv) {
       result["warmup"] = timing.warmup;
       result["clock"] = timing.clock == TimingClock::Wall ? "wall" : "thread-cpu";
       result["busy_wait_us"] = timing.busyWaitUs;
+      if (timing.busyFraction < 1.0)
+        result["busy_fraction"] = timing.busyFraction;
+      if (timing.busySpread)
+        result["busy_spread"] = true;
     }
     std::cout << result.dump() << "\n";
     return 0;

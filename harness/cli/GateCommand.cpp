@@ -62,6 +62,7 @@ void addGateCommand(CLI::App& app) {
   struct Opts {
     AbFlags flags;
     std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
+    std::vector<std::string> aEnv, bEnv;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--base", o->base, "base revision (any git revision)");
@@ -77,6 +78,7 @@ void addGateCommand(CLI::App& app) {
   cmd->add_option("--variant", o->variant, "the dq variant both revisions run")->capture_default_str();
   cmd->add_option("--reanalyze", o->reanalyze, "recompute the verdicts of stored run RUN (an id or 'latest')");
   addAbFlags(cmd, o->flags);
+  addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   cmd->callback([o] {
     try {
       if (!o->reanalyze.empty()) {
@@ -103,6 +105,8 @@ void addGateCommand(CLI::App& app) {
       diff::AbOptions options;
       options.base = makeArm("base", o->variant, "--variant");
       options.head = makeArm("head", o->variant, "--variant");
+      options.base.env = o->aEnv;
+      options.head.env = o->bEnv;
       if (options.base.variant.kind != exec::Variant::Kind::Dq)
         throw UsageError("--variant: a gate compares builds of this compiler, so it takes a dq variant");
       std::map<std::string, std::string> params;

@@ -195,12 +195,12 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
     rows.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
                     fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
                     fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
-                    fmt::format("{:.2g}", c.pAdjusted), fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
+                    fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
                     closedAt(c), std::to_string(c.outlierRounds.size()), stats::verdictName(c.verdict)});
   if (rows.empty())
     body << "<p>No model was timed.</p>\n";
   else
-    table(body, {"Model", "Metric", "Base", "Head", "Change", "Interval", "p", "p (Holm)", "Level", "Rounds",
+    table(body, {"Model", "Metric", "Base", "Head", "Change", "Interval", "p", "Level (p < level: significant)", "Rounds",
                  "Closed at", "Outlier rounds", "Verdict"},
           rows);
   body << "<p>Change = Hodges-Lehmann estimate of head/base over the per-round ratios; the interval is at the "

@@ -86,6 +86,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"binary_bytes", r.binaryBytes},
           {"environment", {{"start", env(r.envStart)}, {"end", env(r.envEnd)}, {"warnings", r.envWarnings}}},
           {"warnings", r.warnings},
+          {"exploratory", r.exploratory},
           {"infrastructure_errors", r.infraErrors},
           {"samples_columns", {"model", "arm", "round", "position", "rep", "ms", "iterations"}},
           {"samples", samples}};

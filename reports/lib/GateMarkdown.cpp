@@ -87,18 +87,17 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   if (r.comparisons.empty()) {
     md << "No model was timed.\n\n";
   } else {
-    md << "| model | metric | base | head | change | CI | p | p (Holm) | level | rounds | closed at | outlier rounds | "
-          "verdict |\n"
-          "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
+    md << "| model | metric | base | head | change | CI | p | level | rounds | closed at | outlier rounds | verdict |\n"
+          "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n";
     for (const auto& c : r.comparisons)
-      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
+      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
                         escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
-                        pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.alphaUsed, c.rounds,
-                        closedAt(c), c.outlierRounds.size(), stats::verdictName(c.verdict));
+                        pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
+                        c.outlierRounds.size(), stats::verdictName(c.verdict));
     md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
-                      "round value: {}); CI at each comparison's Holm level (alpha {:.3g} over the suite, "
-                      "margin {:.3g}%). Level = the alpha the signed-rank p was compared with at the look "
-                      "that decided it; closed at = the rounds of that look (open: no look decided it).\n\n",
+                      "round value: {}); a comparison is significant when p < level, its share of alpha "
+                      "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
+                      "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
   }

@@ -38,6 +38,7 @@ diff::AbResult sample() {
   slow.ciHigh = 1.13;
   slow.p = 0.0005;
   slow.pAdjusted = 0.001;
+  slow.alphaUsed = 0.0041667;  // 0.05 over 6 looks, Holm's first of 2: 0.05 / 6 / 2
   slow.verdict = diff::Verdict::Regression;
   diff::MetricComparison open = slow;
   open.model = "other";
@@ -81,6 +82,14 @@ TEST(GateMarkdown, VerdictLineTablesAndMarker) {
   EXPECT_NE(md.find("accuracy failure: broken"), std::string::npos) << md;
   EXPECT_NE(md.find("| fast | kernel\\_launches | 10 | 12 | +2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| fast | .dqp + .dqp.bin | 120 | 100 | +20 |"), std::string::npos) << md;
+}
+
+TEST(GateMarkdown, ShowsTheLevelEachPIsComparedWith) {
+  // A comparison is significant when its raw p is below its own level (its share of alpha after
+  // the look split and Holm), not below the suite's alpha 0.05: the row shows that level.
+  std::string md = reports::renderGateMarkdown(sample(), context());
+  EXPECT_NE(md.find("| 0.0005 | 0.0042 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("p (Holm)"), std::string::npos) << md;
 }
 
 TEST(GateJunit, RegressionFailsInconclusiveSkipsInfrastructureErrors) {

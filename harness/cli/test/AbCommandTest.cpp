@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -65,7 +66,9 @@ TEST(AbCommand, AaOnATinySuiteFlagsNothing) {
   Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq:production@sim"}, kQuick));
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_TRUE(o.code == 0 || o.code == 3) << o.err;
-  ASSERT_EQ(o.doc["comparisons"].size(), 2u);
+  // Two models, each with its round value (the minimum) and the mean (the tail value).
+  ASSERT_EQ(o.doc["comparisons"].size(), 4u);
+  EXPECT_EQ(o.doc["comparisons"][2]["metric"], "cpu_time_ms.mean");
   for (const auto& c : o.doc["comparisons"]) {
     EXPECT_NE(c["verdict"], "regression") << c.dump();
     EXPECT_NE(c["verdict"], "improvement") << c.dump();
@@ -149,7 +152,7 @@ TEST(AbCommand, DqAgainstOrtStaysOnTheWallClock) {
   SKIP_WITHOUT_ORT(o);
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_EQ(o.doc["measurement"]["clock"], "wall");
-  ASSERT_EQ(o.doc["comparisons"].size(), 1u);
+  ASSERT_EQ(o.doc["comparisons"].size(), 2u);  // the minimum and the mean, process interleaving
   EXPECT_EQ(o.doc["comparisons"][0]["metric"], "latency_ms");
 }
 
@@ -183,7 +186,7 @@ TEST(AbCommand, CrashingRunIsAnAccuracyFailureNamingModelAndStage) {
   EXPECT_NE(detail.find("run"), std::string::npos) << detail;
   EXPECT_NE(detail.find("signal 6"), std::string::npos) << detail;
   EXPECT_TRUE((*good)["passed"].get<bool>());
-  EXPECT_EQ(o.doc["comparisons"].size(), 1u);  // the other model is still timed
+  EXPECT_EQ(o.doc["comparisons"].size(), 2u);  // the other model is still timed (minimum and mean)
   EXPECT_NE(o.err.find("accuracy failure: slice_negative_step"), std::string::npos) << o.err;
 }
 
@@ -198,7 +201,7 @@ TEST(AbCommand, PassOrderComparisonRunsEndToEnd) {
   EXPECT_NE(o.code, 4) << o.err;
   ASSERT_EQ(o.doc["accuracy"].size(), 1u);
   EXPECT_TRUE(o.doc["accuracy"][0]["passed"].get<bool>()) << o.doc["accuracy"][0].dump();
-  EXPECT_EQ(o.doc["comparisons"].size(), 1u);
+  EXPECT_EQ(o.doc["comparisons"].size(), 2u);
 }
 
 TEST(AbCommand, UsageAndInfrastructureErrorsHaveTheirExitCodes) {
@@ -268,17 +271,19 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
                    "--warmup", "0", "--compile-time", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
-  ASSERT_EQ(g.doc["comparisons"].size(), 2u) << g.doc["comparisons"].dump();
-  EXPECT_EQ(g.doc["comparisons"][1]["metric"], "compile_cpu_ms");
-  EXPECT_EQ(g.doc["comparisons"][1]["rounds"], 12);
+  // The run time (minimum), its mean, then the compile time.
+  ASSERT_EQ(g.doc["comparisons"].size(), 3u) << g.doc["comparisons"].dump();
+  EXPECT_EQ(g.doc["comparisons"][1]["metric"], "cpu_time_ms.mean");
+  EXPECT_EQ(g.doc["comparisons"][2]["metric"], "compile_cpu_ms");
+  EXPECT_EQ(g.doc["comparisons"][2]["rounds"], 12);
   EXPECT_EQ(g.doc["compile_samples"].size(), 24u);  // 12 rounds x 2 arms
   // Which verdict a 12-round, one-sample A/A gets depends on the load of the machine (a loaded
   // ctest can flag it); that the stored samples give it again is what this test is about.
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(r.doc.is_discarded()) << r.err;
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
-  ASSERT_EQ(r.doc["comparisons"].size(), 2u);
-  for (size_t i = 0; i < 2; ++i) {
+  ASSERT_EQ(r.doc["comparisons"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(r.doc["comparisons"][i]["verdict"], g.doc["comparisons"][i]["verdict"]);
     EXPECT_EQ(r.doc["comparisons"][i]["p"], g.doc["comparisons"][i]["p"]);
   }
@@ -286,6 +291,60 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   EXPECT_EQ(ort.code, 2);
   EXPECT_NE(ort.err.find("two dq arms"), std::string::npos) << ort.err;
   fs::remove(db);
+}
+
+TEST(GateCommand, CompileTimeCountsInTheReachabilityWarning) {
+  // One model with --compile-time is a family of 2 (--tail-value none): at one look, 0.05 / 2 =
+  // 0.025 needs 2^(1-n) < 0.025, n >= 7 (2^-6 = 0.0156; 2^-5 = 0.031), so a look at 6 cannot
+  // reject. Timed alone (0.05: n >= 6) the look at 6 could.
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "6", "--samples", "1",
+                   "--warmup", "0", "--compile-time", "--tail-value", "none", "--no-db", "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  bool warned = false;
+  for (const auto& w : g.doc["warnings"])
+    warned = warned || w.get<std::string>().find("looks before round 7") != std::string::npos;
+  EXPECT_TRUE(warned) << g.doc["warnings"].dump();
+}
+
+TEST(GateCommand, TakesEachArmsEnvironmentLikeAb) {
+  // docs/commands/gate.md: gate takes every flag of ab, --a-env and --b-env included.
+  fs::path db = fs::temp_directory_path() / ("gate-env-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "6", "--samples", "1",
+                   "--warmup", "0", "--a-env", "DYNQUAL_GATE_TEST=base", "--b-env", "DYNQUAL_GATE_TEST=head",
+                   "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  EXPECT_NE(g.code, 2) << g.err;
+  dynqual::run::ChildResult q = dynqual::run::runChild(
+      {kBin, "db", "--db", db.string(), "query",
+       "SELECT key || '=' || value FROM run_params WHERE key LIKE '%_env' ORDER BY key"},
+      30);
+  EXPECT_NE(q.out.find("base_env=DYNQUAL_GATE_TEST=base"), std::string::npos) << q.out << q.err;
+  EXPECT_NE(q.out.find("head_env=DYNQUAL_GATE_TEST=head"), std::string::npos) << q.out << q.err;
+  fs::remove(db);
+}
+
+TEST(AbCommand, AModelClosedEarlyStopsTakingRounds) {
+  // slice_negative_step's head is 300 % slower: a regression at the first look (12 rounds). With
+  // margin 0 no comparison can close as "no change", so expand_where_shape (A/A) stays open to 16
+  // unless it is flagged. Every model's samples must stop at the round its comparison closed.
+  Outcome o = run({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--looks", "12,16", "--margin", "0",
+                   "--samples", "1", "--warmup", "0", "--inject-slowdown", "slice_negative_step=300", "--no-db",
+                   "--format", "json"});
+  ASSERT_FALSE(o.doc.is_discarded()) << o.err;
+  const json* slice = comparison(o.doc, "slice_negative_step");
+  const json* expand = comparison(o.doc, "expand_where_shape");
+  ASSERT_TRUE(slice && expand) << o.doc["comparisons"].dump();
+  ASSERT_EQ((*slice)["verdict"], "regression") << slice->dump();
+  EXPECT_EQ((*slice)["decided_at_rounds"], 12);
+  std::map<std::string, int> rounds;
+  for (const auto& s : o.doc["samples"])  // columns: model, arm, round, ...
+    rounds[s[0].get<std::string>()] = std::max(rounds[s[0].get<std::string>()], s[2].get<int>() + 1);
+  EXPECT_EQ(rounds["slice_negative_step"], 12);
+  int expandClosed = (*expand)["decided_at_rounds"].get<int>();
+  EXPECT_EQ(rounds["expand_where_shape"], expandClosed ? expandClosed : 16) << expand->dump();
 }
 
 TEST(GateCommand, MissingRevisionIsAUsageErrorNamingIt) {

@@ -122,6 +122,36 @@ TEST_F(AbDevice, TheDeviceRoundsFindTheInjectedSlowdownAndAreRecorded) {
   EXPECT_EQ(run.params.at("device_results"), fs::absolute(out).lexically_normal().string());
 }
 
+TEST_F(AbDevice, AnAnalysisChangedAtImportIsExploratoryAndNeverFails) {
+  ASSERT_EQ(prepareCode, 0) << prepareLog;
+  ASSERT_EQ(deviceCode, 0) << deviceLog;
+  // The plan fixed alpha 0.05, margin 2 % and the round value before the device ran. As planned,
+  // decoder_tiny's +50 % is a regression (exit 1, see above); asked with another alpha and margin
+  // after the data exists, the same regression is exploratory: labelled, and exit 3, not 1.
+  std::ifstream planned(plan / "ab.json");
+  json ab = json::parse(planned);
+  EXPECT_EQ(ab["analysis"]["alpha"], 0.05);
+  EXPECT_EQ(ab["analysis"]["margin"], 0.02);
+  EXPECT_EQ(ab["analysis"]["round_value"], "lower-half-mean");  // sample interleaving
+  int code = -1;
+  std::string err;
+  json doc = testing_support::runDynqualJson({"ab", "--import-device", out.string(), "--alpha", "0.2", "--margin",
+                                              "0.1"},
+                                             {}, code, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
+  ASSERT_EQ(doc["exploratory"].size(), 2u) << doc["exploratory"].dump();
+  EXPECT_NE(doc["exploratory"][0].get<std::string>().find("alpha 0.2 (planned 0.05)"), std::string::npos);
+  EXPECT_EQ(doc["verdict"].get<std::string>().rfind("EXPLORATORY", 0), 0u) << doc["verdict"];
+  // Asking for what the plan fixed is not a change.
+  json same = testing_support::runDynqualJson({"ab", "--import-device", out.string(), "--alpha", "0.05"}, {}, code,
+                                              err);
+  ASSERT_FALSE(same.is_discarded()) << err;
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_TRUE(same["exploratory"].empty());
+}
+
 TEST_F(AbDevice, ProcessInterleavingRunsAProcessPerPosition) {
   ASSERT_EQ(deviceCode, 0) << deviceLog;
   fs::path p = root / "plan-process", o = root / "out-process";

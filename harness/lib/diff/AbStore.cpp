@@ -80,6 +80,7 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"bootstrap_resamples", std::to_string(p.bootstrapResamples)},
           {"seed", std::to_string(p.seed)},
           {"round_value", roundValueName(p.roundValue)},
+          {"tail_value", p.tailValue ? roundValueName(*p.tailValue) : "none"},
           {"samples_per_position", std::to_string(m.samplesPerPosition)},
           {"warmup", std::to_string(m.warmup)},
           {"min_sample_ms", fmt::format("{}", m.minSampleMs)},
@@ -119,6 +120,8 @@ Policy policyFromParams(const std::map<std::string, std::string>& params) {
     // Runs recorded before the round value was a policy used the minimum.
     if (auto it = params.find("round_value"); it != params.end())
       p.roundValue = parseRoundValue(it->second);
+    if (auto it = params.find("tail_value"); it != params.end() && it->second != "none")
+      p.tailValue = parseRoundValue(it->second);  // absent: a run from before the second comparison
   } catch (const std::logic_error& e) {  // std::invalid_argument is one
     throw std::runtime_error(std::string("malformed A/B run parameter: ") + e.what());
   }

@@ -1,6 +1,8 @@
 #include "dynqual/diff/Analysis.h"
 
+#include "dynqual/stats/Bootstrap.h"
 #include "dynqual/stats/Descriptive.h"
+#include "dynqual/stats/Latency.h"
 #include "dynqual/stats/MultipleTesting.h"
 
 #include <fmt/format.h>
@@ -12,14 +14,46 @@
 
 namespace dynqual::diff {
 
-const char* roundValueName(RoundValue v) { return v == RoundValue::Min ? "min" : "lower-half-mean"; }
+const char* roundValueName(RoundValue v) {
+  switch (v) {
+  case RoundValue::Min:
+    return "min";
+  case RoundValue::LowerHalfMean:
+    return "lower-half-mean";
+  case RoundValue::Mean:
+    return "mean";
+  case RoundValue::Median:
+    return "median";
+  case RoundValue::P90:
+    return "p90";
+  }
+  return "min";
+}
 
 RoundValue parseRoundValue(const std::string& text) {
-  if (text == "min")
-    return RoundValue::Min;
-  if (text == "lower-half-mean")
-    return RoundValue::LowerHalfMean;
-  throw std::invalid_argument("round value '" + text + "' is not one of min, lower-half-mean");
+  for (RoundValue v : {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median,
+                       RoundValue::P90})
+    if (text == roundValueName(v))
+      return v;
+  throw std::invalid_argument("round value '" + text + "' is not one of min, lower-half-mean, mean, median, p90");
+}
+
+double roundValueOf(const std::vector<double>& samples, RoundValue value) {
+  switch (value) {
+  case RoundValue::Min:
+    if (samples.empty())
+      throw std::invalid_argument("round value of no samples");
+    return *std::min_element(samples.begin(), samples.end());
+  case RoundValue::LowerHalfMean:
+    return stats::lowerHalfMean(samples);
+  case RoundValue::Mean:
+    return stats::mean(samples);
+  case RoundValue::Median:
+    return stats::median(samples);
+  case RoundValue::P90:
+    return stats::nearestRankPercentile(samples, 90);
+  }
+  throw std::invalid_argument("unknown round value");
 }
 
 std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& samples, const std::string& model,
@@ -28,13 +62,10 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
   for (const auto& s : samples)
     if (s.model == model)
       (s.arm == "base" ? byRound[s.round].first : byRound[s.round].second).push_back(s.valueMs);
-  auto of = [&](const std::vector<double>& v) {
-    return value == RoundValue::Min ? *std::min_element(v.begin(), v.end()) : stats::lowerHalfMean(v);
-  };
   std::map<int, std::pair<double, double>> out;
   for (const auto& [round, v] : byRound)
     if (!v.first.empty() && !v.second.empty())
-      out[round] = {of(v.first), of(v.second)};
+      out[round] = {roundValueOf(v.first, value), roundValueOf(v.second, value)};
   return out;
 }
 
@@ -47,7 +78,9 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   stats::DecisionParams common;
   common.margin = policy.margin;
   common.bootstrapSeed = policy.seed;
-  common.bootstrapResamples = policy.bootstrapResamples;
+  // The bootstrap is not part of the verdict: it is computed once per comparison at the end, for
+  // the look whose numbers the comparison reports, instead of at every replayed look.
+  common.bootstrapResamples = 0;
 
   // One series per model and metric: the timed metric of every model, then the compile time of
   // the models that have compile samples. Holm runs over all of them.
@@ -58,6 +91,10 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   std::vector<Series> series;
   for (const auto& m : models)
     series.push_back({m, metric, roundValues(samples, m, policy.roundValue)});
+  const size_t timedCount = series.size();
+  if (policy.tailValue)
+    for (const auto& m : models)
+      series.push_back({m, metric + "." + roundValueName(*policy.tailValue), roundValues(samples, m, *policy.tailValue)});
   for (const auto& m : models) {
     auto v = roundValues(compileSamples, m, policy.roundValue);
     if (!v.empty())
@@ -68,18 +105,21 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
     values.push_back(s.values);
 
   AnalysisOutcome out;
+  std::vector<std::pair<std::vector<double>, double>> bootstrapOf(series.size());  // log ratios, alpha
   stats::SuiteState state = stats::startSuite(static_cast<int>(series.size()));
   std::vector<MetricComparison> result(series.size());
   for (size_t look = 0; look < schedule.rounds.size() && !series.empty(); ++look) {
     int n = schedule.rounds[look];
     std::vector<stats::Comparison> family;
     bool complete = true;
-    for (const auto& v : values) {
+    for (size_t i = 0; i < values.size(); ++i) {
       stats::Comparison c;
-      for (const auto& [round, bh] : v)
+      for (const auto& [round, bh] : values[i])
         if (round < n)
           c.logRatios.push_back(std::log(bh.second / bh.first));
-      complete = complete && static_cast<int>(c.logRatios.size()) == n;
+      // A closed comparison's model stops taking rounds: it keeps the rounds it has.
+      if (state.closedAtRounds[i] == 0)
+        complete = complete && static_cast<int>(c.logRatios.size()) == n;
       family.push_back(std::move(c));
     }
     if (!complete)
@@ -116,8 +156,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       c.ciLow = d.ratioLow;
       c.ciHigh = d.ratioHigh;
       c.medianRatio = d.medianRatio;
-      c.bootLow = d.medianRatioLow;
-      c.bootHigh = d.medianRatioHigh;
+      bootstrapOf[i] = {family[i].logRatios, alphas[i]};
       c.p = d.pTwoSided;
       c.pAdjusted = adjusted[i];
       c.alphaUsed = alphas[i];
@@ -129,6 +168,26 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
     if (state.done)
       break;
   }
+  for (size_t i = 0; i < result.size() && out.looksDone > 0; ++i) {
+    const auto& [r, alpha] = bootstrapOf[i];
+    if (r.empty() || policy.bootstrapResamples <= 0) {
+      result[i].bootLow = result[i].bootHigh = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    int resamples = std::max(policy.bootstrapResamples, stats::bootstrapResamplesFor(alpha));
+    auto b = stats::bootstrapMedianInterval(r, 1 - alpha, resamples, policy.seed);
+    result[i].bootLow = std::exp(b.low);
+    result[i].bootHigh = std::exp(b.high);
+  }
+  // An improvement of a model needs both of its round values to improve: a head whose fastest
+  // runs got faster while its mean did not (a wider spread) is not faster for its users.
+  if (policy.tailValue && out.looksDone > 0)
+    for (size_t i = 0; i < models.size(); ++i) {
+      MetricComparison& first = result[i];
+      const MetricComparison& tail = result[timedCount + i];
+      if (first.verdict == Verdict::Improvement && tail.verdict != Verdict::Improvement)
+        first.verdict = Verdict::Inconclusive;
+    }
   if (out.looksDone > 0)
     out.comparisons = std::move(result);
   out.allClosed = state.done || (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
@@ -136,6 +195,10 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
                                                                        return c.verdict == Verdict::Inconclusive;
                                                                      }));
   return out;
+}
+
+int comparisonCount(int timedModels, const Policy& p, const Measurement& m) {
+  return timedModels * (1 + (p.tailValue ? 1 : 0) + (m.compileTime ? 1 : 0));
 }
 
 std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons) {

@@ -28,8 +28,12 @@ double secondsSince(Clock::time_point t0) {
 struct TimedModel {
   std::string name;
   PreparedPair pair;
-  double busyWaitUs = 0;
+  /// Injected busy work per run (--inject-slowdown): the head's, and the base's (spread only).
+  double headBusyUs = 0, baseBusyUs = 0;
+  double headBusyFraction = 1;  ///< tail: the share of the head's runs that spin
+  bool headBusySpread = false;  ///< spread: the head draws each sample's spin from [0, 2 headBusyUs]
   size_t checkIndex = 0;
+  bool closed = false;  ///< every comparison of the model has a decisive verdict: it takes no more rounds
 };
 
 } // namespace
@@ -88,18 +92,28 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       r.wallSeconds = secondsSince(t0);
       return r;
     }
-    if (check.passed && !pair.timedInputs.empty())
-      timed.push_back({check.model, std::move(pair), 0, r.checks.size()});
+    if (check.passed && !pair.timedInputs.empty()) {
+      timed.push_back({});
+      timed.back().name = check.model;
+      timed.back().pair = std::move(pair);
+      timed.back().checkIndex = r.checks.size();
+    }
     r.checks.push_back(std::move(check));
   }
   r.counterChanges = counterChanges(r.checks);
 
-  r.warnings = reachabilityWarnings(o.policy, static_cast<int>(timed.size()));
+  r.warnings = reachabilityWarnings(o.policy, comparisonCount(static_cast<int>(timed.size()), o.policy, o.measure));
 
-  auto timeOne = [&](TimedModel& t, const exec::PreparedModel& pm, double busyUs, const fs::path& out) {
-    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs, busyUs,
-                            o.measure.clock};
-    return ex.execute(pm, t.pair.timedInputs, req, out);
+  // One position of one arm; `busySeed` seeds the draws of a tail or spread injection.
+  auto timeOne = [&](TimedModel& t, bool isHead, const fs::path& out, uint64_t busySeed) {
+    exec::TimingRequest req{o.measure.samplesPerPosition, o.measure.warmup, o.measure.minSampleMs,
+                            isHead ? t.headBusyUs : t.baseBusyUs, o.measure.clock};
+    if (isHead) {
+      req.busyFraction = t.headBusyFraction;
+      req.busySpread = t.headBusySpread;
+    }
+    req.busySeed = busySeed;
+    return ex.execute(isHead ? *t.pair.head : *t.pair.base, t.pair.timedInputs, req, out);
   };
   // A model whose timed run fails stops being timed; its check records the failure.
   auto failTiming = [&](TimedModel& t, const std::string& why) {
@@ -132,13 +146,21 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
 
   // Injected slowdowns are sized from a base measurement taken before round 0 (not analysed).
   for (auto& t : timed) {
-    auto it = o.measure.injectSlowdownPercent.find(t.name);
-    if (it == o.measure.injectSlowdownPercent.end())
+    auto it = o.measure.injectSlowdown.find(t.name);
+    if (it == o.measure.injectSlowdown.end())
       continue;
     try {
-      auto res = timeOne(t, *t.pair.base, 0, ex.config().workDir / "inject" / t.name);
-      t.busyWaitUs = it->second / 100.0 * stats::median(res.samplesMs) * 1000.0;
-      r.slowdownUs[t.name] = t.busyWaitUs;
+      auto res = timeOne(t, false, ex.config().workDir / "inject" / t.name, 0);
+      double spreadMs = res.samplesMs.size() > 1 ? stats::scaledMad(res.samplesMs) : 0.0;
+      double us = slowdownBusyUs(it->second, stats::median(res.samplesMs), spreadMs);
+      t.headBusyUs = us;
+      if (it->second.kind == SlowdownSpec::Kind::Tail)
+        t.headBusyFraction = it->second.fraction;
+      if (it->second.kind == SlowdownSpec::Kind::Spread) {
+        t.baseBusyUs = us;  // the same mean on both arms; only the head's varies
+        t.headBusySpread = true;
+      }
+      r.slowdownUs[t.name] = us;
     } catch (const exec::ExecError& e) {
       failTiming(t, e.what());
     }
@@ -151,13 +173,16 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
         n.push_back(t.name);
     return n;
   };
+  auto anyOpen = [&] {
+    return std::any_of(timed.begin(), timed.end(), [](const TimedModel& t) { return !t.name.empty() && !t.closed; });
+  };
   const auto& looks = o.policy.looks;
   size_t look = 0;
   double roundSeconds = 0;
-  for (int round = 0; !activeNames().empty() && look < looks.size(); ++round) {
+  for (int round = 0; anyOpen() && look < looks.size(); ++round) {
     auto roundStart = Clock::now();
     for (auto& t : timed) {
-      if (t.name.empty())
+      if (t.name.empty() || t.closed)
         continue;
       static const char* kEven[4] = {"base", "head", "head", "base"};
       static const char* kOdd[4] = {"head", "base", "base", "head"};
@@ -180,8 +205,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
         progress(fmt::format("round {}/{} {} {} {:.0f} s, budget left {:.0f} s", round + 1, looks[look], arm, t.name,
                              elapsed, std::max(0.0, o.measure.budgetSeconds - elapsed)));
         try {
-          auto res = timeOne(t, isHead ? *t.pair.head : *t.pair.base, isHead ? t.busyWaitUs : 0,
-                             ex.config().workDir / "timing" / arm / t.name);
+          auto res = timeOne(t, isHead, ex.config().workDir / "timing" / arm / t.name,
+                             o.policy.seed * 1000003u + static_cast<uint64_t>(round) * 4u + static_cast<uint64_t>(pos));
           for (size_t k = 0; k < res.samplesMs.size(); ++k)
             r.samples.push_back({t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k],
                                  res.iterationsPerSample});
@@ -215,6 +240,14 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       ++look;
       if (a.allClosed)
         break;
+      // A model whose every comparison is decided takes no more rounds (the looks it is no longer
+      // timed at keep it in the Holm family with the rounds it has).
+      std::set<std::string> open;
+      for (const auto& c : r.comparisons)
+        if (c.verdict == Verdict::Inconclusive)
+          open.insert(c.model);
+      for (auto& t : timed)
+        t.closed = t.closed || (!t.name.empty() && r.looksDone > 0 && !open.count(t.name));
     }
     // The budget only cuts looks short: stop when the next look cannot be reached in time.
     if (look < looks.size() && secondsSince(t0) + roundSeconds * (looks[look] - r.rounds) > o.measure.budgetSeconds) {

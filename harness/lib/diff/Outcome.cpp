@@ -11,10 +11,12 @@ int exitCodeFor(const AbResult& r) {
   bool accuracy = std::any_of(r.checks.begin(), r.checks.end(), [](const ModelCheck& c) { return !c.passed; });
   bool regression = std::any_of(r.comparisons.begin(), r.comparisons.end(),
                                 [](const MetricComparison& c) { return c.verdict == Verdict::Regression; });
-  if (accuracy || regression)
+  if (accuracy || (regression && r.exploratory.empty()))
     return kRegression;
   if (!r.infraErrors.empty())
     return kInfra;
+  if (regression)
+    return kInconclusive;  // exploratory: an analysis chosen after the data confirms nothing
   if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
                   [](const MetricComparison& c) { return c.verdict == Verdict::Inconclusive; }))
     return kInconclusive;
@@ -50,6 +52,12 @@ std::string verdictLine(const AbResult& r) {
                                  r.rounds);
   for (const auto& p : parts)
     line += "; " + p;
+  if (!r.exploratory.empty()) {
+    std::string why;
+    for (const auto& e : r.exploratory)
+      why += (why.empty() ? "" : "; ") + e;
+    line = "EXPLORATORY (the analysis was chosen after the data: " + why + "; timing verdicts confirm nothing) " + line;
+  }
   return line;
 }
 

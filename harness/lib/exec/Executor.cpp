@@ -337,6 +337,12 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
                              "--min-sample-ms", std::to_string(timing.minSampleMs)});
     if (timing.busyWaitUs > 0)
       argv.insert(argv.end(), {"--busy-wait-us", std::to_string(timing.busyWaitUs)});
+    if (timing.busyWaitUs > 0 && timing.busyFraction < 1.0)
+      argv.insert(argv.end(), {"--busy-fraction", std::to_string(timing.busyFraction)});
+    if (timing.busyWaitUs > 0 && timing.busySpread)
+      argv.push_back("--busy-spread");
+    if (timing.busyWaitUs > 0 && (timing.busySpread || timing.busyFraction < 1.0))
+      argv.insert(argv.end(), {"--busy-seed", std::to_string(timing.busySeed)});
     if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
       argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }

@@ -3,13 +3,20 @@
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/stats/MultipleTesting.h"
 
+#include <boost/math/distributions/students_t.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 
 namespace dynqual::stats {
 namespace {
+
+/// roundsToSettle counts its answer by simulation below this many rounds.
+constexpr int kSettleSimulatedBelow = 40;
 
 void checkAlpha(double alpha, const char* what) {
   if (!(alpha > 0 && alpha < 1))
@@ -30,14 +37,32 @@ Decision decideWithTest(const std::vector<double>& r, const DecisionParams& para
   d.n = static_cast<int>(r.size());
   d.test = test;
   d.pTwoSided = test.pTwoSided;
-  d.hl = hodgesLehmannInterval(r, 1 - params.alpha, params.exactMaxN);
+  // The test drops rounds whose log ratio is exactly 0 (Wilcoxon's convention); the interval is
+  // computed from the same non-zero rounds, so that both rest on the same data. With none left
+  // every round was equal: the ratio is exactly 1.
+  std::vector<double> nonZero;
+  for (double v : r)
+    if (v != 0)
+      nonZero.push_back(v);
+  if (nonZero.empty()) {
+    d.hl.n = 0;
+    d.hl.confidence = 1 - params.alpha;
+    d.hl.estimate = d.hl.low = d.hl.high = 0;
+  } else {
+    d.hl = hodgesLehmannInterval(nonZero, 1 - params.alpha, params.exactMaxN);
+  }
   d.ratio = std::exp(d.hl.estimate);
   d.ratioLow = std::exp(d.hl.low);
   d.ratioHigh = std::exp(d.hl.high);
   d.ratioCoverage = d.hl.achievedCoverage;
   d.medianRatio = std::exp(median(r));
   if (params.bootstrapResamples > 0) {
-    BootstrapInterval b = bootstrapMedianInterval(r, 1 - params.alpha, params.bootstrapResamples, params.bootstrapSeed);
+    // A percentile interval at level 1 - alpha rests on the resamples beyond its bounds: at least
+    // 20 / alpha of them leave about 10 in each tail (the gate's per-comparison alpha is 0.0008 to
+    // 0.008, where the default 2000 would leave 1 to 8).
+    int resamples = std::max(params.bootstrapResamples, bootstrapResamplesFor(params.alpha));
+    d.bootstrapResamples = resamples;
+    BootstrapInterval b = bootstrapMedianInterval(r, 1 - params.alpha, resamples, params.bootstrapSeed);
     d.medianRatioLow = std::exp(b.low);
     d.medianRatioHigh = std::exp(b.high);
   } else {
@@ -72,16 +97,19 @@ Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction 
   checkAlpha(alpha, "alpha");
   if (!(margin >= 0 && margin < 1))
     throw std::invalid_argument("margin " + std::to_string(margin) + " outside [0, 1)");
+  // The margin is +-ln(1 + m) on the log scale, [1/(1 + m), 1 + m] as a ratio: swapping the arms
+  // maps [lo, hi] to [1/hi, 1/lo] and so mirrors the verdict.
+  const double upper = 1 + margin, lower = 1 / (1 + margin);
   bool significant = pTwoSided < alpha;
-  bool above = ratioLow > 1 + margin;   // wholly a higher value than base beyond the margin
-  bool below = ratioHigh < 1 - margin;  // wholly a lower value
+  bool above = ratioLow > upper;   // wholly a higher value than base beyond the margin
+  bool below = ratioHigh < lower;  // wholly a lower value
   bool worse = direction == Direction::LowerIsBetter ? above : below;
   bool better = direction == Direction::LowerIsBetter ? below : above;
   if (significant && worse)
     return Verdict::Regression;
   if (significant && better)
     return Verdict::Improvement;
-  if (ratioLow >= 1 - margin && ratioHigh <= 1 + margin)
+  if (ratioLow >= lower && ratioHigh <= upper)
     return Verdict::NoChange;
   return Verdict::Inconclusive;
 }
@@ -120,6 +148,54 @@ int minRoundsForAlpha(double alpha) {
   int n = 1;
   while (std::ldexp(1.0, 1 - n) >= alpha)  // smallest two-sided p over n rounds: 2 / 2^n
     ++n;
+  return n;
+}
+
+int bootstrapResamplesFor(double alpha) {
+  checkAlpha(alpha, "alpha");
+  double b = std::ceil(20 / alpha);
+  return b > 1e8 ? 100000000 : static_cast<int>(b);
+}
+
+int roundsToSettle(double sigma, double margin, double alpha, double power) {
+  checkAlpha(alpha, "alpha");
+  if (!(sigma >= 0) || !(margin > 0) || !(power > 0 && power < 1))
+    throw std::invalid_argument("rounds to settle: noise " + std::to_string(sigma) + ", margin " +
+                                std::to_string(margin) + " and power " + std::to_string(power) +
+                                " must be >= 0, > 0 and in (0, 1)");
+  double se = 1.05 * sigma / std::log1p(margin);  // per sqrt(round), in units of the log margin
+  // Student t quantiles at n - 1 degrees of freedom instead of normal ones, iterated to a fixed
+  // point: the rounds are few, and the noise is estimated (Chow, Shao & Wang sec. 3.2 do the same).
+  int n = minRoundsForAlpha(alpha);  // below it the interval is unbounded
+  for (int iter = 0; iter < 100; ++iter) {
+    boost::math::students_t_distribution<double> t(std::max(1, n - 1));
+    double q = boost::math::quantile(boost::math::complement(t, alpha / 2)) +
+               boost::math::quantile(boost::math::complement(t, (1 - power) / 2));
+    int next = std::max(minRoundsForAlpha(alpha), static_cast<int>(std::ceil(std::pow(q * se, 2))));
+    if (next == n)
+      break;
+    n = next;
+  }
+  if (n >= kSettleSimulatedBelow)
+    return n;
+  // Few rounds: the exact interval rests on the extreme Walsh averages, where the normal theory
+  // above is optimistic (at n = 10, alpha 0.002 it is the range of the data). Count instead, over
+  // normal noise from a fixed seed, the share of A/A runs whose interval fits inside the margin.
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> noise(0.0, sigma);
+  const double limit = std::log1p(margin);
+  for (; n < kSettleSimulatedBelow; ++n) {
+    int settled = 0;
+    std::vector<double> r(static_cast<size_t>(n));
+    for (int t = 0; t < 2000; ++t) {
+      for (double& x : r)
+        x = noise(rng);
+      HodgesLehmannResult hl = hodgesLehmannInterval(r, 1 - alpha);
+      settled += hl.low >= -limit && hl.high <= limit;
+    }
+    if (settled >= power * 2000)
+      return n;
+  }
   return n;
 }
 

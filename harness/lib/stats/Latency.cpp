@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -17,8 +18,17 @@ double nearestRankPercentile(std::vector<double> samples, double p) {
   if (!(p > 0 && p <= 100))
     throw std::invalid_argument("percentile " + std::to_string(p) + " outside (0, 100]");
   std::sort(samples.begin(), samples.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(samples.size())));
-  return samples[std::max<size_t>(rank, 1) - 1];
+  const auto n = static_cast<uint64_t>(samples.size());
+  size_t rank = 0;
+  if (p == std::floor(p)) {
+    // Integer p: rank = ceil(p n / 100) in integers. In floating point p / 100.0 * n is inexact
+    // (7 / 100.0 * 100 = 7.000000000000001 gives rank 8).
+    auto pi = static_cast<uint64_t>(p);
+    rank = static_cast<size_t>((pi * n + 99) / 100);
+  } else {
+    rank = static_cast<size_t>(std::ceil(p * static_cast<double>(n) / 100.0));
+  }
+  return samples[std::clamp<size_t>(rank, 1, samples.size()) - 1];
 }
 
 LatencySummary summarizeLatencies(const std::vector<double>& latencyMs) {

@@ -92,10 +92,15 @@ std::vector<Decision> applyLook(SuiteState& state, const LookSchedule& schedule,
   int look = state.looksDone;
   double alpha = schedule.alphaAt(look, totalAlpha);
   int rounds = schedule.rounds[static_cast<size_t>(look)];
-  for (const Comparison& c : family)
-    if (static_cast<int>(c.logRatios.size()) != rounds)
+  // A closed comparison needs no more rounds: it may hold fewer (its model stopped taking them).
+  for (size_t i = 0; i < family.size(); ++i) {
+    auto n = static_cast<int>(family[i].logRatios.size());
+    bool open = state.closedAtRounds[i] == 0;
+    if (open ? n != rounds : (n < state.closedAtRounds[i] || n > rounds))
       throw std::invalid_argument("look " + std::to_string(look) + " is at " + std::to_string(rounds) +
-                                  " rounds, a comparison has " + std::to_string(c.logRatios.size()));
+                                  " rounds, " + (open ? "an open" : "a closed") + " comparison has " +
+                                  std::to_string(n));
+  }
   std::vector<Decision> decisions = decideFamily(family, alpha, common);
   bool allClosed = true;
   for (size_t i = 0; i < family.size(); ++i) {

@@ -63,7 +63,42 @@ TEST(RoundValues, LowerHalfMeanOfEachArmInTheRound) {
   EXPECT_DOUBLE_EQ(v.at(0).second, 5);
   EXPECT_DOUBLE_EQ(roundValues(s, "m").at(0).first, 1);
   EXPECT_EQ(parseRoundValue(roundValueName(RoundValue::LowerHalfMean)), RoundValue::LowerHalfMean);
-  EXPECT_THROW(parseRoundValue("median"), std::invalid_argument);
+  EXPECT_THROW(parseRoundValue("p75"), std::invalid_argument);
+}
+
+TEST(RoundValues, MeanMedianAndP90OfEachArmInTheRound) {
+  // Base samples 5, 1, 9, 3: mean 18/4 = 4.5, median (3 + 5)/2 = 4, p90 rank ceil(0.9 * 4) = 4 -> 9.
+  std::vector<double> b = {5, 1, 9, 3};
+  EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::Mean), 4.5);
+  EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::Median), 4);
+  EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::P90), 9);
+  for (RoundValue v : {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median,
+                       RoundValue::P90})
+    EXPECT_EQ(parseRoundValue(roundValueName(v)), v);
+}
+
+TEST(Analysis, TheTailValueIsASecondComparisonAndAnImprovementNeedsBoth) {
+  // Per round, base: 10 samples of 10 ms; head: 8 of 9 ms and 2 of 14 ms. The minimum falls 10 %
+  // (9 / 10), the mean does not move ((8 * 9 + 2 * 14) / 10 = 10): the minimum alone says
+  // improvement, the mean says no change, so the model is not an improvement.
+  std::vector<Sample> s;
+  for (int r = 0; r < 12; ++r)
+    for (int k = 0; k < 10; ++k) {
+      double jitter = 1 + 0.0001 * ((r * 7 + k) % 5);
+      s.push_back({"m", "base", r, k < 5 ? (r % 2 ? 1 : 0) : (r % 2 ? 2 : 3), k, 10.0 * jitter, 1});
+      s.push_back({"m", "head", r, k < 5 ? (r % 2 ? 0 : 1) : (r % 2 ? 3 : 2), k, (k < 8 ? 9.0 : 14.0) * jitter, 1});
+    }
+  Policy p = policy({12});
+  p.tailValue = RoundValue::Mean;
+  AnalysisOutcome a = analyze(s, {"m"}, p, "cpu_time_ms");
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  EXPECT_EQ(a.comparisons[1].metric, "cpu_time_ms.mean");
+  EXPECT_NEAR(a.comparisons[0].ratio, 0.9, 1e-3);
+  EXPECT_NEAR(a.comparisons[1].ratio, 1.0, 1e-3);
+  EXPECT_EQ(a.comparisons[1].verdict, Verdict::NoChange);
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Inconclusive);  // improvement of the minimum only
+  p.tailValue.reset();
+  EXPECT_EQ(analyze(s, {"m"}, p, "cpu_time_ms").comparisons[0].verdict, Verdict::Improvement);
 }
 
 TEST(Analysis, CompileTimeIsASecondComparisonInTheSameFamily) {
@@ -113,6 +148,45 @@ TEST(Analysis, NoisyArmsStayInconclusiveAndMissingRoundsStopTheReplay) {
   AnalysisOutcome none = analyze(make("m", 5, 1.0, 0.01, 4), {"m"}, policy({12}));
   EXPECT_EQ(none.looksDone, 0);
   EXPECT_TRUE(none.comparisons.empty());
+}
+
+TEST(Analysis, AComparisonClosedEarlyNeedsNoFurtherRounds) {
+  // "done" is 30 % slower with +-0.1 % noise: a regression at the first look (12 rounds), after
+  // which its model takes no more rounds. "open" has +-10 % noise: inconclusive at 12 and 16.
+  // The look at 16 must still be replayed for "open", with "done" keeping its verdict of look 12.
+  auto s = make("done", 12, 1.30, 0.001, 5);
+  auto t = make("open", 16, 1.00, 0.10, 6);
+  s.insert(s.end(), t.begin(), t.end());
+  AnalysisOutcome a = analyze(s, {"done", "open"}, policy({12, 16}));
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  EXPECT_EQ(a.looksDone, 2);
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Regression);
+  EXPECT_EQ(a.comparisons[0].decidedAtRounds, 12);
+  EXPECT_EQ(a.comparisons[0].rounds, 12);
+  EXPECT_EQ(a.comparisons[1].rounds, 16);
+  EXPECT_EQ(a.comparisons[1].verdict, Verdict::Inconclusive);
+  // An open comparison short of a look's rounds still stops the replay there.
+  auto u = make("open", 14, 1.00, 0.10, 6);
+  auto v = make("done", 12, 1.30, 0.001, 5);
+  u.insert(u.end(), v.begin(), v.end());
+  EXPECT_EQ(analyze(u, {"done", "open"}, policy({12, 16})).looksDone, 1);
+}
+
+TEST(Analysis, CompileTimeDoublesTheFamilyOfTheReachabilityWarning) {
+  // 10 models with compile times are 20 comparisons: 0.05 / 6 looks / 20 = 4.2e-4 needs
+  // 2^(1-n) < 4.2e-4, n >= 13 (2^-12 = 2.4e-4; 2^-11 = 4.9e-4), so the look at 12 cannot reject.
+  // Timed alone (10 comparisons, 8.3e-4) n >= 12 and the default looks raise nothing.
+  Measurement m;
+  Policy p = policy({12, 16, 24, 32, 48, 64});
+  EXPECT_TRUE(reachabilityWarnings(p, comparisonCount(10, p, m)).empty());
+  m.compileTime = true;
+  EXPECT_EQ(comparisonCount(10, p, m), 20);
+  auto w = reachabilityWarnings(p, comparisonCount(10, p, m));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("looks before round 13"), std::string::npos) << w[0];
+  // A tail round value adds one comparison per model as well: 30.
+  p.tailValue = RoundValue::Mean;
+  EXPECT_EQ(comparisonCount(10, p, m), 30);
 }
 
 TEST(Analysis, ReachabilityWarningNamesTheRoundsNeeded) {

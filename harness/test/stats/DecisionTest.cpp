@@ -1,11 +1,14 @@
 // The gate's decision rule: the verdict table, decide() on constructed rounds whose p-values and
 // intervals follow by hand from the exact distribution, Holm across a family, and the minimum rounds.
 #include "dynqual/stats/Decision.h"
+#include "dynqual/stats/Bootstrap.h"
+#include "dynqual/stats/HodgesLehmann.h"
 #include "dynqual/stats/MultipleTesting.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 using namespace dynqual;
@@ -40,7 +43,9 @@ TEST(Decision, VerdictTable) {
   // Inside [1 - m, 1 + m] (closed), significant or not: no change.
   EXPECT_EQ(stats::classify(0.5, 0.99, 1.01, L, 0.05, 0.02), Verdict::NoChange);
   EXPECT_EQ(stats::classify(0.001, 1.005, 1.015, L, 0.05, 0.02), Verdict::NoChange);
-  EXPECT_EQ(stats::classify(0.5, 0.98, 1.02, H, 0.05, 0.02), Verdict::NoChange);
+  // The margin is symmetric on the log scale: [1/(1+m), 1+m] (1/1.02 = 0.980392).
+  EXPECT_EQ(stats::classify(0.5, 0.9804, 1.02, H, 0.05, 0.02), Verdict::NoChange);
+  EXPECT_EQ(stats::classify(0.5, 0.98, 1.02, H, 0.05, 0.02), Verdict::Inconclusive);
   EXPECT_THROW(stats::classify(0.5, 1, 1, L, 0, 0.02), std::invalid_argument);
   EXPECT_THROW(stats::classify(0.5, 1, 1, L, 0.05, 1.0), std::invalid_argument);
 }
@@ -84,6 +89,91 @@ TEST(Decision, NoChangeInconclusiveAndTooFewRounds) {
     wide.push_back(-0.05 * i);
   }
   EXPECT_EQ(stats::decide(wide, p).verdict, Verdict::Inconclusive);
+}
+
+TEST(Decision, MarginIsSymmetricOnTheLogScale) {
+  // Swapping the arms turns an interval [lo, hi] of head/base into [1/hi, 1/lo]: the verdict must
+  // mirror (regression <-> improvement, the others kept), which needs the bounds exp(+-ln(1 + m)).
+  // [0.9801, 1.00] swapped is [1.00, 1.0203]: 1.0203 > 1.02 is outside, so 0.9801 < 1/1.02 =
+  // 0.980392 must be outside as well.
+  const auto L = Direction::LowerIsBetter;
+  auto mirror = [](Verdict v) {
+    return v == Verdict::Regression ? Verdict::Improvement : v == Verdict::Improvement ? Verdict::Regression : v;
+  };
+  EXPECT_EQ(stats::classify(0.5, 0.9801, 1.00, L, 0.05, 0.02), Verdict::Inconclusive);
+  EXPECT_EQ(stats::classify(0.5, 0.9805, 1.00, L, 0.05, 0.02), Verdict::NoChange);
+  for (double lo : {0.95, 0.975, 0.9801, 0.9805, 0.99, 1.0, 1.019, 1.0201, 1.03})
+    for (double hi : {0.97, 0.9802, 0.9806, 1.0, 1.0199, 1.0203, 1.05, 1.2}) {
+      if (hi < lo)
+        continue;
+      for (double p : {0.001, 0.5})
+        EXPECT_EQ(stats::classify(p, lo, hi, L, 0.05, 0.02), mirror(stats::classify(p, 1 / hi, 1 / lo, L, 0.05, 0.02)))
+            << "[" << lo << ", " << hi << "] p " << p;
+    }
+}
+
+TEST(Decision, ZeroRoundsCountTheSameInTestAndInterval) {
+  // 30 rounds with equal arms (log ratio exactly 0) and 3 rounds 2.7 times slower. The signed-rank
+  // test drops the zeros (Wilcoxon's convention): n = 3, p = 2/8 = 0.25. The interval must rest on
+  // the same 3 rounds: at n = 3 it is unbounded, so the verdict cannot be "no change" (with the
+  // zeros kept it would be [1, 1]).
+  std::vector<double> r(30, 0.0);
+  for (int i = 0; i < 3; ++i)
+    r.push_back(std::log(2.7) + 0.01 * i);
+  stats::DecisionParams p;
+  auto d = stats::decide(r, p);
+  EXPECT_NEAR(d.pTwoSided, 0.25, 1e-15);
+  EXPECT_EQ(d.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(std::isinf(d.ratioHigh));
+  // Every round equal: nothing differs, the ratio is 1 and the interval [1, 1].
+  auto same = stats::decide(std::vector<double>(20, 0.0), p);
+  EXPECT_EQ(same.verdict, Verdict::NoChange);
+  EXPECT_DOUBLE_EQ(same.ratioLow, 1.0);
+  EXPECT_DOUBLE_EQ(same.ratioHigh, 1.0);
+}
+
+TEST(Decision, BootstrapResamplesAreSizedFromAlpha) {
+  // At alpha = 0.001 a 99.9 % percentile interval from B = 2000 resamples would rest on the 2nd
+  // smallest and largest of them; decide() raises B to ceil(20 / alpha) = 20000, so that about
+  // 10 resamples lie beyond each bound. The interval is then the one of bootstrapMedianInterval
+  // with B = 20000 and the same seed.
+  std::mt19937_64 gen(3);
+  std::normal_distribution<double> z(0.0, 0.02);
+  std::vector<double> r(40);
+  for (double& x : r)
+    x = z(gen);
+  stats::DecisionParams p;
+  p.alpha = 0.001;
+  p.bootstrapResamples = 2000;
+  p.bootstrapSeed = 9;
+  auto d = stats::decide(r, p);
+  auto b = stats::bootstrapMedianInterval(r, 0.999, 20000, 9);
+  EXPECT_DOUBLE_EQ(d.medianRatioLow, std::exp(b.low));
+  EXPECT_DOUBLE_EQ(d.medianRatioHigh, std::exp(b.high));
+}
+
+TEST(Decision, RoundsToSettleGiveEightyPercentNoChange) {
+  // A/A rounds of normal noise sigma: at n = roundsToSettle(sigma, m, alpha) rounds the
+  // Hodges-Lehmann interval at level 1 - alpha must lie inside [1/(1+m), 1+m] ("no change") in
+  // about 80 % of runs. Counted over 1000 simulated runs per case; the bound 74 % leaves 4.3
+  // binomial standard deviations (sqrt(0.8 * 0.2 / 1000) = 1.3 %) below 80 %. The earlier sizing,
+  // n = (z 1.05 sigma / m)^2, settled in about 10 % of runs.
+  std::mt19937_64 gen(11);
+  for (auto [sigma, alpha] : {std::pair{0.01, 0.05 / 6 / 4}, std::pair{0.02, 0.05 / 6}}) {
+    const double m = 0.02;
+    int n = stats::roundsToSettle(sigma, m, alpha);
+    std::normal_distribution<double> z(0.0, sigma);
+    int settled = 0;
+    for (int t = 0; t < 1000; ++t) {
+      std::vector<double> r(static_cast<size_t>(n));
+      for (double& x : r)
+        x = z(gen);
+      auto hl = stats::hodgesLehmannInterval(r, 1 - alpha);
+      settled += hl.low >= -std::log1p(m) && hl.high <= std::log1p(m);
+    }
+    EXPECT_GE(settled, 740) << "sigma " << sigma << " alpha " << alpha << " n " << n;
+    EXPECT_LE(settled, 900) << "sigma " << sigma << " alpha " << alpha << " n " << n;  // not oversized either
+  }
 }
 
 TEST(Decision, OutliersAreFlaggedNeverDropped) {

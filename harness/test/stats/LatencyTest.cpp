@@ -29,3 +29,20 @@ TEST(Latency, CpuPercent) {
   EXPECT_DOUBLE_EQ(stats::cpuPercent(3.0, 1.5), 200.0); // two busy threads
   EXPECT_THROW(stats::cpuPercent(1, 0), std::invalid_argument);
 }
+
+TEST(Latency, NearestRankIsExactForIntegerPercentiles) {
+  // The nearest rank is the smallest k with k/n >= p/100, i.e. 100 k >= p n (Hyndman & Fan
+  // definition 1). Checked by counting, in integers, for every integer p <= 100 and n <= 400:
+  // p = 7, n = 100 must be rank 7 (0.07 * 100 is 7.000000000000001 in binary floating point).
+  for (int n = 1; n <= 400; ++n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = i + 1;  // the k-th smallest is k
+    for (int p = 1; p <= 100; ++p) {
+      int k = 1;
+      while (100 * k < p * n)
+        ++k;
+      ASSERT_DOUBLE_EQ(stats::nearestRankPercentile(v, p), k) << "p " << p << " n " << n;
+    }
+  }
+}

@@ -42,6 +42,14 @@ TEST(MultipleTesting, BenjaminiHochbergByHand) {
   EXPECT_NEAR(a[3], 0.02, 1e-15);
 }
 
+TEST(MultipleTesting, BenjaminiHochbergNeedsTheRunningMinimum) {
+  // m = 2: m p_(j) / j = 2 * 0.01 / 1 = 0.02 and 2 * 0.011 / 2 = 0.011. The step-up running minimum
+  // from the largest p down gives 0.011 for both; without it the first would stay 0.02.
+  auto a = stats::benjaminiHochbergAdjust({0.01, 0.011});
+  EXPECT_NEAR(a[0], 0.011, 1e-15);
+  EXPECT_NEAR(a[1], 0.011, 1e-15);
+}
+
 TEST(MultipleTesting, HolmAlphasReproduceHolmRejections) {
   // alpha = 0.05: levels 0.0125, 0.01667, 0.025, 0.05 by sorted position. Holm rejects the first
   // two (0.005 < 0.0125, 0.01 < 0.01667) and stops at 0.03 >= 0.025; 0.04 is not rejected although

@@ -26,7 +26,10 @@ machine"): ab.json and one `dynqual qualify --prepare` plan per arm (DIR/base, D
    this path for one runtime too, to measure what it costs in noise). A sample is one run's execute_ms. Every sample goes to OUT/samples.jsonl with its
    model, arm, round, position (0..3 within an ABBA cycle) and rep. With
    inject_slowdown in ab.json the head arm of that model spins PCT % of the base median measured
-   before round 0 after every timed run (dq-run --busy-us). The rounds stop at the last look, or
+   before round 0 after every timed run (dq-run --busy-us); with inject_slowdown_spec "tail:FRAC:PCT"
+   only a random share FRAC of its runs spins (--busy-fraction), and with "spread:FACTOR" both arms
+   spin W = S sqrt(3 (FACTOR^2 - 1)) on average (S the scaled MAD of the base's samples), the base
+   exactly W, the head uniformly in [0, 2 W] per run (--busy-spread). The rounds stop at the last look, or
    when the next look cannot be reached within the budget (the rule of the engine); no statistics
    run here, so a comparison that would have closed early still takes every look's rounds;
 3. OUT/device-ab.json: rounds, budget_exhausted, wall_s, slowdown_us, per-model errors, and the
@@ -100,18 +103,54 @@ def runtime_of(args, arm):
     return args.base_dq_run if arm == "base" else args.head_dq_run
 
 
+def spin_flags(prefix, spin):
+    """dq-run flags of an injected spin: a count of microseconds, or a dict {"us", "fraction",
+    "spread", "seed"} for a tail (a random share of the runs spins) or a spread (each run spins
+    uniformly in [0, 2 us])."""
+    if not isinstance(spin, dict):
+        spin = {"us": spin}
+    if spin.get("us", 0) <= 0:
+        return []
+    flags = [prefix + "busy-us", str(int(spin["us"]))]
+    if spin.get("fraction", 1.0) < 1.0:
+        flags += [prefix + "busy-fraction", repr(spin["fraction"])]
+    if spin.get("spread"):
+        flags += [prefix + "busy-spread"]
+    if "seed" in spin:
+        flags += ["--busy-seed", str(spin["seed"])]
+    return flags
+
+
+def parse_spec(text):
+    """An inject_slowdown_spec entry: ("tail", FRAC, PCT) or ("spread", FACTOR)."""
+    f = text.split(":")
+    if len(f) == 3 and f[0] == "tail":
+        return ("tail", float(f[1]), float(f[2]))
+    if len(f) == 2 and f[0] == "spread":
+        return ("spread", float(f[1]))
+    if len(f) == 2 and f[0] == "shift":
+        return ("shift", float(f[1]))
+    raise ValueError(f"inject_slowdown_spec '{text}': expected shift:PCT, tail:FRAC:PCT or spread:FACTOR")
+
+
+def scaled_mad(values):
+    """1.4826 * the median absolute deviation from the median (docs/metrics/noise.md)."""
+    def med(v):
+        v = sorted(v)
+        n = len(v)
+        return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    m = med(values)
+    return 1.4826 * med([abs(x - m) for x in values])
+
+
 def dq_run(args, plan, entry, case, samples, warmup, busy_us, work, alternate=None, env=None, runtime=None):
     """One dq-run process (`runtime`, default the base arm's); returns its execute_ms samples, and
     with `alternate` = (plan, entry, busy_us, first) also the other program's."""
     cmd = [runtime or args.base_dq_run, os.path.join(plan, entry["artifact"]), "--device", args.device, "--output-dir", work,
-           "--reps", str(samples), "--warmup", str(warmup)]
-    if busy_us > 0:
-        cmd += ["--busy-us", str(busy_us)]
+           "--reps", str(samples), "--warmup", str(warmup)] + spin_flags("--", busy_us)
     if alternate:
         alt_plan, alt_entry, alt_busy, alt_first = alternate
-        cmd += ["--alternate", os.path.join(alt_plan, alt_entry["artifact"])]
-        if alt_busy > 0:
-            cmd += ["--alternate-busy-us", str(alt_busy)]
+        cmd += ["--alternate", os.path.join(alt_plan, alt_entry["artifact"])] + spin_flags("--alternate-", alt_busy)
         if alt_first:
             cmd += ["--alternate-first"]
     for p in case["inputs"]:
@@ -149,8 +188,7 @@ class Server:
         plan = os.path.join(args.plan, arm)
         cmd = [runtime_of(args, arm), os.path.join(plan, entry["artifact"]), "--device", args.device,
                "--output-dir", os.path.join(work, arm), "--warmup", str(warmup), "--serve"]
-        if busy_us > 0:
-            cmd += ["--busy-us", str(busy_us)]
+        cmd += spin_flags("--", busy_us)
         for p in case["inputs"]:
             cmd += ["--input", os.path.join(plan, p)]
         os.makedirs(os.path.join(work, arm), exist_ok=True)
@@ -207,7 +245,8 @@ def serve_pairs(args, ab, m, samples, warmup, head_first, work):
         # runs of one binary, so the start order alternates with the round, as the pair order does.
         for arm in (("head", "base") if head_first else ("base", "head")):
             entry, case = m[arm]
-            servers[arm] = Server(args, ab, arm, entry, case, warmup, m["busy_us"] if arm == "head" else 0, work)
+            servers[arm] = Server(args, ab, arm, entry, case, warmup,
+                                 m["busy_us"] if arm == "head" else m["base_busy_us"], work)
         pairs = []
         for i in range(samples):
             order = ("head", "base") if (i % 2 == 1) != head_first else ("base", "head")
@@ -308,22 +347,35 @@ def main():
         if cb.get("inputs_sha256") != ch.get("inputs_sha256"):
             errors[name] = "not timed: the arms' timed cases have different inputs (plans of different suites or seeds?)"
             continue
-        models.append({"name": name, "base": (eb, cb), "head": (eh, ch), "busy_us": 0})
+        models.append({"name": name, "base": (eb, cb), "head": (eh, ch), "busy_us": 0, "base_busy_us": 0})
 
     samples, warmup = ab["samples"], ab["warmup"]
     slowdown = {}
     work = os.path.join(args.out, "timing-outputs")
     for m in models:
         pct = ab.get("inject_slowdown", {}).get(m["name"])
-        if pct is None:
+        spec = ab.get("inject_slowdown_spec", {}).get(m["name"])
+        if pct is None and spec is None:
             continue
         try:
-            s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], samples, warmup, 0, work,
+            kind = parse_spec(spec) if spec is not None else ("shift", pct)
+            s = sorted(dq_run(args, os.path.join(args.plan, "base"), *m["base"], max(samples, 2), warmup, 0, work,
                               env=arm_env(ab, "base"), runtime=args.base_dq_run))
             median = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
-            m["busy_us"] = int(round(pct / 100.0 * median * 1000.0))
-            slowdown[m["name"]] = m["busy_us"]
-        except RuntimeError as e:
+            # Sized as the engine sizes it (diff::slowdownBusyUs): PCT % of the base median, or for a
+            # spread W = S sqrt(3 (FACTOR^2 - 1)), S the scaled MAD of the base's samples.
+            if kind[0] == "spread":
+                us = int(round(scaled_mad(s) * (3 * (kind[1] ** 2 - 1)) ** 0.5 * 1000.0))
+                m["base_busy_us"] = us
+                m["busy_us"] = {"us": us, "spread": True, "seed": 1}
+            elif kind[0] == "tail":
+                us = int(round(kind[2] / 100.0 * median * 1000.0))
+                m["busy_us"] = {"us": us, "fraction": kind[1], "seed": 1}
+            else:
+                us = int(round(kind[1] / 100.0 * median * 1000.0))
+                m["busy_us"] = us
+            slowdown[m["name"]] = us
+        except (RuntimeError, ValueError) as e:
             errors[m["name"]] = f"slowdown sizing: {e}"
             m["dropped"] = True
 
@@ -351,8 +403,9 @@ def main():
                     (eb, cb), (eh, _) = m["base"], m["head"]
                     try:
                         base_vals, head_vals = dq_run(args, os.path.join(args.plan, "base"), eb, cb, samples, warmup,
-                                                      0, work, (os.path.join(args.plan, "head"), eh, m["busy_us"],
-                                                                head_first), env=arm_env(ab, "base"))
+                                                      m["base_busy_us"], work,
+                                                      (os.path.join(args.plan, "head"), eh, m["busy_us"], head_first),
+                                                      env=arm_env(ab, "base"))
                     except RuntimeError as e:
                         errors[m["name"]] = f"round {rounds}: {e}"
                         m["dropped"] = True
@@ -372,8 +425,8 @@ def main():
                     entry, case = m[arm]
                     try:
                         vals = dq_run(args, os.path.join(args.plan, arm), entry, case, samples, warmup,
-                                      m["busy_us"] if arm == "head" else 0, work, env=arm_env(ab, arm),
-                                      runtime=runtime_of(args, arm))
+                                      m["busy_us"] if arm == "head" else m["base_busy_us"], work,
+                                      env=arm_env(ab, arm), runtime=runtime_of(args, arm))
                     except RuntimeError as e:
                         errors[m["name"]] = f"round {rounds} {arm}: {e}"
                         m["dropped"] = True

@@ -4,8 +4,10 @@
 // so it builds on a GPU machine that has a C++ compiler and nvcc or hipcc and nothing else.
 //
 //   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--reps N] [--warmup W]
-//          [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] [--alternate-first]]
-//   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--warmup W] [--busy-us US] --serve
+//          [--busy-us US [--busy-fraction F] [--busy-spread]] [--busy-seed N]
+//          [--alternate OTHER.dqp [--alternate-busy-us US [--alternate-busy-fraction F]
+//          [--alternate-busy-spread]] [--alternate-first]]
+//   dq-run PROGRAM.dqp [--device sim|hip] --input a.npy ... --output-dir DIR [--warmup W] [--busy-us US ...] --serve
 //
 // Runs the program once (outputs written to DIR/output_K.npy, K = output index, and the counters
 // of that run reported), then W untimed and N timed repetitions. Prints one JSON line on stdout:
@@ -21,7 +23,10 @@
 // peak_host_bytes: ru_maxrss of this process at the end, bytes (docs/metrics/peak-memory.md).
 // --busy-us US spins US microseconds of wall time after each timed run and adds the spun time to
 // that run's execute_ms and total_ms: the injected slowdown of the gate's self-test on a device
-// machine (docs/commands/ab.md, "On a GPU machine").
+// machine (docs/commands/ab.md, "On a GPU machine"). --busy-fraction F spins only after a random
+// share F of the timed runs, drawn per run (a tail); --busy-spread spins a random amount per run,
+// uniform on [0, 2 US] (the same mean, a wider spread); --busy-seed N seeds both draws.
+// --alternate-busy-fraction and --alternate-busy-spread do the same for OTHER's spin.
 // --alternate OTHER.dqp loads a second program of the same inputs into the same process and
 // device and times the two in alternation: timed pair i runs PROGRAM then OTHER when i is even and
 // OTHER then PROGRAM when odd (--alternate-first swaps the two), W warm-up pairs first. Machine
@@ -50,6 +55,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <chrono>
@@ -89,8 +95,9 @@ long long peakHostBytes() {
 int usage(const std::string &problem) {
   std::cerr << "dq-run: " << problem << "\n"
             << "usage: dq-run PROGRAM.dqp [--device sim|hip] --input FILE.npy ... --output-dir DIR "
-               "[--reps N] [--warmup W] [--busy-us US] [--alternate OTHER.dqp [--alternate-busy-us US] "
-               "[--alternate-first]] [--serve]\n";
+               "[--reps N] [--warmup W] [--busy-us US [--busy-fraction F] [--busy-spread]] [--busy-seed N] "
+               "[--alternate OTHER.dqp [--alternate-busy-us US [--alternate-busy-fraction F] "
+               "[--alternate-busy-spread]] [--alternate-first]] [--serve]\n";
   return kUsage;
 }
 
@@ -107,7 +114,9 @@ bool parseCount(const std::string &s, int &out) {
 int main(int argc, char **argv) {
   std::string programPath, device = "sim", outDir;
   std::vector<std::string> inputs;
-  int reps = 0, warmup = 1, busyUs = 0, altBusyUs = 0;
+  int reps = 0, warmup = 1, busyUs = 0, altBusyUs = 0, busySeed = 1;
+  double busyFraction = 1, altBusyFraction = 1;
+  bool busySpread = false, altBusySpread = false;
   std::string altPath;
   bool altFirst = false, serve = false;
   for (int i = 1; i < argc; ++i) {
@@ -135,6 +144,17 @@ int main(int argc, char **argv) {
       if (!value(altPath)) return usage("--alternate needs a program");
     } else if (a == "--alternate-busy-us") {
       if (!value(v) || !parseCount(v, altBusyUs)) return usage("--alternate-busy-us needs a count of microseconds >= 0");
+    } else if (a == "--busy-fraction" || a == "--alternate-busy-fraction") {
+      double &f = a == "--busy-fraction" ? busyFraction : altBusyFraction;
+      char *end = nullptr;
+      if (!value(v) || (f = std::strtod(v.c_str(), &end), *end) || !(f >= 0 && f <= 1))
+        return usage(a + " needs a share in [0, 1]");
+    } else if (a == "--busy-spread") {
+      busySpread = true;
+    } else if (a == "--alternate-busy-spread") {
+      altBusySpread = true;
+    } else if (a == "--busy-seed") {
+      if (!value(v) || !parseCount(v, busySeed)) return usage("--busy-seed needs a count >= 0");
     } else if (a == "--alternate-first") {
       altFirst = true;
     } else if (a == "--serve") {
@@ -194,10 +214,15 @@ int main(int argc, char **argv) {
       if (alternate) runProgram(altProgram, *dev, tensors, altOpts);
     }
     // One timed run, the injected spin included in its times.
-    auto timedRun = [&](const Program &p, const RunOptions &o, int spinUs, std::vector<double> &e,
-                        std::vector<double> &t) {
+    std::mt19937_64 spinRng(static_cast<uint64_t>(busySeed));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    auto timedRun = [&](const Program &p, const RunOptions &o, int busy, double fraction, bool spread,
+                        std::vector<double> &e, std::vector<double> &t) {
       RunResult r = runProgram(p, *dev, tensors, o);
       double spunMs = 0;
+      double spinUs = busy;
+      if (spinUs > 0 && fraction < 1 && unit(spinRng) >= fraction) spinUs = 0;
+      if (spinUs > 0 && spread) spinUs = 2.0 * busy * unit(spinRng);
       if (spinUs > 0) {
         const Clock::time_point spin0 = Clock::now();
         while ((spunMs = msSince(spin0)) < spinUs / 1000.0) {
@@ -225,7 +250,7 @@ int main(int argc, char **argv) {
         }
         exec.clear();
         total.clear();
-        timedRun(program, opts, busyUs, exec, total);
+        timedRun(program, opts, busyUs, busyFraction, busySpread, exec, total);
         std::cout << "{\"execute_ms\":" << jsonNumber(exec.back()) << ",\"total_ms\":" << jsonNumber(total.back())
                   << "}" << std::endl;
       }
@@ -235,9 +260,10 @@ int main(int argc, char **argv) {
     const Clock::time_point wall0 = Clock::now();
     for (int i = 0; i < reps; ++i) {
       const bool altNow = alternate && ((i % 2 == 1) != altFirst);
-      if (altNow) timedRun(altProgram, altOpts, altBusyUs, altExec, altTotal);
-      timedRun(program, opts, busyUs, exec, total);
-      if (alternate && !altNow) timedRun(altProgram, altOpts, altBusyUs, altExec, altTotal);
+      if (altNow) timedRun(altProgram, altOpts, altBusyUs, altBusyFraction, altBusySpread, altExec, altTotal);
+      timedRun(program, opts, busyUs, busyFraction, busySpread, exec, total);
+      if (alternate && !altNow)
+        timedRun(altProgram, altOpts, altBusyUs, altBusyFraction, altBusySpread, altExec, altTotal);
     }
     const double wallS = msSince(wall0) / 1000.0;
     if (reps > 0 && wallS > 0) cpuPercent = 100.0 * std::max(cpuSeconds() - cpu0, 0.0) / wallS;

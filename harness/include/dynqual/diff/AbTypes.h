@@ -2,6 +2,7 @@
 // Typed inputs and results of the differential engine (`dynqual ab`, `gate`, `calibrate`): one
 // struct from where a value is measured to where it is stored and rendered.
 #include "dynqual/compare/Compare.h"
+#include "dynqual/diff/Slowdown.h"
 #include "dynqual/exec/Executor.h"
 #include "dynqual/stats/Decision.h"
 #include "dynqual/stats/Sequential.h"
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +18,11 @@ namespace dynqual::diff {
 
 /// The comparison policy. Nothing a run measures can change it (docs/metrics/gate-decision.md).
 /// Which statistic of an arm's samples in a round is that round's value
-/// (docs/metrics/round-value.md): the minimum, or the lower-half mean (stats::lowerHalfMean).
-enum class RoundValue { Min, LowerHalfMean };
+/// (docs/metrics/round-value.md): the minimum, the lower-half mean (stats::lowerHalfMean), the
+/// mean, the median, or the nearest-rank 90th percentile (stats::nearestRankPercentile).
+enum class RoundValue { Min, LowerHalfMean, Mean, Median, P90 };
 
-/// "min" or "lower-half-mean".
+/// "min", "lower-half-mean", "mean", "median" or "p90".
 const char* roundValueName(RoundValue v);
 /// The inverse of roundValueName; throws std::invalid_argument naming any other text.
 RoundValue parseRoundValue(const std::string& text);
@@ -31,6 +34,11 @@ struct Policy {
   int bootstrapResamples = 2000;
   uint64_t seed = 1;      ///< bootstrap and generated-input seed
   RoundValue roundValue = RoundValue::Min;  ///< per-round value of each arm
+  /// A second comparison per timed model on another round value, in the same Holm family
+  /// (docs/metrics/gate-decision.md, "What a regression is"): its metric is the timed metric with
+  /// ".<name>" appended. A model's improvement needs both comparisons to improve. None: one
+  /// comparison per model (runs stored before it existed).
+  std::optional<RoundValue> tailValue;
 };
 
 /// How the two arms' timing samples are interleaved (docs/metrics/gate-decision.md).
@@ -48,9 +56,9 @@ struct Measurement {
   int warmup = 2;              ///< discarded runs at the start of each position
   double minSampleMs = 1.0;    ///< one sample batches runs lasting at least this long, ms
   double budgetSeconds = 600;  ///< wall budget for the timed rounds; it may only cut looks short
-  /// model name -> X: the head arm of that model gets busy work equal to X % of the model's
-  /// median base latency measured in the first round (the gate's self-test).
-  std::map<std::string, double> injectSlowdownPercent;
+  /// model name -> the change injected into that model's head arm (the gate's self-test): busy
+  /// work sized from the base measured in one position before round 0 (diff::SlowdownSpec).
+  std::map<std::string, SlowdownSpec> injectSlowdown;
   /// The clock of the timing samples (resolved before the run; `--clock auto` picks ThreadCpu
   /// when both arms are dq on sim and speak arm protocol 2, ProcessCpu when both are runner arms
   /// speaking runner protocol 2, Wall otherwise).
@@ -170,6 +178,10 @@ struct AbResult {
   std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
   exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
   RoundValue roundValue = RoundValue::Min;            ///< Policy::roundValue of the run
+  /// Non-empty when the analysis (looks, alpha, margin, round value) was chosen after the data
+  /// existed (an --import-device that departs from its plan): each entry says what changed. Such a
+  /// result is exploratory: reports say so, and its timing verdicts never give exit code 1.
+  std::vector<std::string> exploratory;
   int rounds = 0;
   int looksDone = 0;             ///< looks analysed (the last one decided)
   bool budgetExhausted = false;
@@ -178,10 +190,12 @@ struct AbResult {
 
 /// Exit codes shared by ab, gate and calibrate: 0 pass, 1 regression or accuracy failure,
 /// 2 usage or input error, 3 inconclusive within budget, 4 infrastructure error. Several apply:
-/// 1 wins over 4, 4 over 3.
+/// 1 wins over 4, 4 over 3. An exploratory result's regression gives 3, not 1 (accuracy failures
+/// do not depend on the analysis and still give 1).
 enum ExitCode { kPass = 0, kRegression = 1, kUsage = 2, kInconclusive = 3, kInfra = 4 };
 int exitCodeFor(const AbResult& r);
-/// One line: "regression: tiny_bert latency_ms +9.8% [...]", "pass: 4 models no change", ...
+/// One line: "regression: tiny_bert latency_ms +9.8% [...]", "pass: 4 models no change", ...;
+/// an exploratory result's line starts "EXPLORATORY (...)".
 std::string verdictLine(const AbResult& r);
 
 } // namespace dynqual::diff

@@ -5,6 +5,10 @@
 
 namespace dynqual::diff {
 
+/// The `value` statistic of one arm's samples in one round (ms). Throws std::invalid_argument for
+/// no samples or a NaN sample.
+double roundValueOf(const std::vector<double>& samples, RoundValue value);
+
 /// Per-round value of one arm of one model, in ms: by default the minimum of that arm's samples in
 /// that round (its two ABBA positions), because interference on a shared machine only adds time:
 /// the samples are bounded below by the cost of the code and skewed to the right, and the minimum
@@ -43,8 +47,13 @@ std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& sa
                                                    const std::vector<std::string>& models, RoundValue value,
                                                    const std::string& metric);
 
+/// The size of a run's Holm family: per timed model one comparison, one more with a
+/// Policy::tailValue, and one more with Measurement::compileTime.
+int comparisonCount(int timedModels, const Policy& p, const Measurement& m);
+
 /// Warnings when the schedule cannot reach the adjusted alpha: the exact two-sided signed-rank
-/// test needs n >= minRoundsForAlpha(alpha_look / m) rounds to reject at all.
+/// test needs n >= minRoundsForAlpha(alpha_look / m) rounds to reject at all. `comparisons` is
+/// the whole family (comparisonCount).
 std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons);
 
 } // namespace dynqual::diff

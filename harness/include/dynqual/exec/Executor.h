@@ -114,6 +114,9 @@ struct TimingRequest {
   double minSampleMs = 1.0;  ///< one sample batches k runs lasting at least this long, ms
   double busyWaitUs = 0;     ///< injected busy work per run (dq arms only), microseconds
   TimingClock clock = TimingClock::Wall;
+  double busyFraction = 1.0; ///< < 1: only this random share of the timed runs gets the busy work (tail)
+  bool busySpread = false;   ///< each sample's busy work per run drawn uniformly from [0, 2 busyWaitUs] (spread)
+  uint64_t busySeed = 1;     ///< seed of those draws
 };
 
 /// Typed outcome of one execution.

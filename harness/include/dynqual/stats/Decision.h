@@ -41,6 +41,7 @@ struct Decision {
   double ratioCoverage = 1;        ///< achieved coverage of that interval (HodgesLehmannResult)
   double medianRatio = 1;          ///< exp(median of the log ratios)
   double medianRatioLow = 0, medianRatioHigh = 0;  ///< exp of the percentile-bootstrap interval, level 1 - alpha
+  int bootstrapResamples = 0;      ///< B used: max(params.bootstrapResamples, bootstrapResamplesFor(alpha)); 0 when skipped
   double pTwoSided = 1;            ///< Wilcoxon signed-rank test of the log ratios against 0
   SignedRankResult test;
   HodgesLehmannResult hl;          ///< on the log scale
@@ -49,20 +50,24 @@ struct Decision {
   Verdict verdict = Verdict::Inconclusive;
 };
 
-/// The rule on a ratio interval [low, high] (head / base) and the two-sided p-value, m = margin:
-///   bad side = ratio > 1 + m for LowerIsBetter, ratio < 1 - m for HigherIsBetter;
+/// The rule on a ratio interval [low, high] (head / base) and the two-sided p-value, m = margin,
+/// the margin symmetric on the log scale (+-ln(1 + m): the ratios 1/(1 + m) and 1 + m, so that
+/// swapping the arms, [low, high] -> [1/high, 1/low], mirrors the verdict):
+///   bad side = ratio > 1 + m for LowerIsBetter, ratio < 1/(1 + m) for HigherIsBetter;
 ///   Regression:  p < alpha and the interval lies wholly on the bad side
-///                (LowerIsBetter: low > 1 + m; HigherIsBetter: high < 1 - m);
+///                (LowerIsBetter: low > 1 + m; HigherIsBetter: high < 1/(1 + m));
 ///   Improvement: p < alpha and the interval lies wholly on the good side (the mirror image);
-///   NoChange:    1 - m <= low and high <= 1 + m;
+///   NoChange:    1/(1 + m) <= low and high <= 1 + m;
 ///   Inconclusive otherwise.
 /// Throws std::invalid_argument for alpha outside (0, 1) or margin outside [0, 1).
 Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha,
                  double margin);
 
 /// Decides one comparison from r_i = log(head_i / base_i), one value per round (natural log).
-/// Test: signedRankTest(r). Ratio interval: exp of hodgesLehmannInterval(r, 1 - alpha). Median
-/// ratio interval: exp of bootstrapMedianInterval(r, 1 - alpha, B, seed) (exp is monotone, so
+/// Test: signedRankTest(r), which drops rounds with r_i = 0. Ratio interval: exp of
+/// hodgesLehmannInterval over the same non-zero r_i at 1 - alpha ([1, 1] when every r_i is 0).
+/// Median ratio interval: exp of bootstrapMedianInterval(r, 1 - alpha, B, seed), B at least
+/// bootstrapResamplesFor(alpha) (exp is monotone, so
 /// these are intervals of the ratio). Robust z: robustZScores(r). Verdict: classify().
 /// Throws std::invalid_argument for an empty vector, a non-finite r_i, alpha outside (0, 1),
 /// margin outside [0, 1) or bootstrapResamples < 0.
@@ -87,6 +92,27 @@ std::vector<Decision> decideFamily(const std::vector<Comparison>& family, double
 /// (The HL interval at level 1 - alpha is bounded from that n on as well.) Examples: 0.05 -> 6,
 /// 0.01 -> 8, 0.001 -> 11. Throws std::invalid_argument for alpha outside (0, 1).
 int minRoundsForAlpha(double alpha);
+
+/// Rounds an A/A comparison needs to settle as "no change" with probability `power`: the HL
+/// estimate is about normal with standard error se = 1.05 sigma / sqrt(n) (asymptotic efficiency
+/// 3/pi of HL under normal noise; docs/metrics/noise.md) and its interval at level 1 - alpha has
+/// half-width z_{1-alpha/2} se; it lies inside +-ln(1 + m) when |estimate| <= ln(1 + m) - z se,
+/// which has probability `power` when ln(1 + m) = (z_{1-alpha/2} + z_{(1+power)/2}) se. So
+/// n = ceil(((z_{1-alpha/2} + z_{(1+power)/2}) 1.05 sigma / ln(1 + m))^2), the sample size of an
+/// equivalence test (two one-sided tests) at a true difference of 0 (Chow, Shao & Wang, "Sample
+/// Size Calculations in Clinical Research", 2nd ed., sec. 3.2), with Student t quantiles at n - 1
+/// degrees of freedom (iterated) for the few rounds, and at least minRoundsForAlpha(alpha), below
+/// which the interval is unbounded. Below 40 rounds, where the exact interval's extreme Walsh
+/// averages make that optimistic, n is instead the smallest count at which 2000 simulated A/A runs
+/// of normal noise (fixed seed) settle in at least `power` of cases. sigma: per-round noise of the log
+/// ratios (scaled MAD, log units); m: margin. Throws std::invalid_argument for sigma < 0, m <= 0,
+/// alpha or power outside (0, 1).
+int roundsToSettle(double sigma, double margin, double alpha, double power = 0.8);
+
+/// Bootstrap resamples for a percentile interval at level 1 - alpha: ceil(20 / alpha), so that
+/// about 10 resamples lie beyond each bound (capped at 10^8). Throws std::invalid_argument for
+/// alpha outside (0, 1).
+int bootstrapResamplesFor(double alpha);
 
 /// A warning text when `maxRounds` rounds cannot reach p < alpha (maxRounds < minRoundsForAlpha),
 /// naming both numbers; std::nullopt otherwise. Pass the smallest alpha a comparison can get

@@ -18,7 +18,9 @@ struct LatencySummary {
 /// (a clock too coarse for the run) gives qps = +inf.
 LatencySummary summarizeLatencies(const std::vector<double>& latencyMs);
 
-/// Nearest-rank percentile (p in (0, 100]): the ceil(p/100 * n)-th smallest of `samples`.
+/// Nearest-rank percentile (p in (0, 100]): the ceil(p n / 100)-th smallest of `samples`, the
+/// smallest k with 100 k >= p n (Hyndman & Fan 1996, definition 1), computed in integers for an
+/// integer p and as ceil(p n / 100) in floating point otherwise.
 /// Throws std::invalid_argument for an empty vector or p outside (0, 100].
 double nearestRankPercentile(std::vector<double> samples, double p);
 

@@ -65,10 +65,12 @@ struct SuiteState {
 /// A fresh state for `comparisons` comparisons, all open.
 SuiteState startSuite(int comparisons);
 
-/// Applies look number state.looksDone: family.size() must equal the state's comparisons and each
-/// member must hold exactly schedule.rounds[look] rounds. Decides the whole family with
-/// decideFamily at level schedule.alphaAt(look, totalAlpha) (Holm over all M comparisons, closed
-/// ones included, so the family does not depend on earlier looks), closes the open comparisons
+/// Applies look number state.looksDone: family.size() must equal the state's comparisons, each open
+/// member must hold exactly schedule.rounds[look] rounds, and each closed one between the rounds it
+/// closed at and that many (a model whose comparisons closed stops taking rounds, so its data
+/// stays as it was). Decides the whole family with decideFamily at level
+/// schedule.alphaAt(look, totalAlpha) (Holm over all M comparisons, closed ones included with the
+/// p-value of the rounds they hold, so the family does not depend on earlier looks), closes the open comparisons
 /// whose verdict is decisive, and returns the decisions of this look. Throws
 /// std::invalid_argument for a done state, a size mismatch or the errors of decideFamily.
 std::vector<Decision> applyLook(SuiteState& state, const LookSchedule& schedule, double totalAlpha,
