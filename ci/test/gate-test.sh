@@ -62,7 +62,7 @@ set -e
 [ "$code" -eq 1 ] || fail "slow head exited $code, expected 1 (see $tmp/slow/gate.log)"
 [ "$(comments)" -eq 1 ] || fail "slow run left $(comments) comments"
 grep -q "dynqual gate: regression (exit 1)" "$FAKE_GH_DIR/comments/1001.md" || fail "comment lacks regression"
-grep -q "$name" "$FAKE_GH_DIR/comments/1001.md" || fail "comment does not name $name"
+grep -qF "${name//_/\\_}" "$FAKE_GH_DIR/comments/1001.md" || fail "comment does not name $name (Markdown-escaped)"
 
 # 4. A head that does not build: exit 4, the comment names the revision; cut to a small limit.
 set +e
