@@ -35,7 +35,7 @@ echo "5 % of $slow: $slow_us us a run; $fast spins $fast_base us, then $fast_us 
 
 bisect() {
   "$bin/dynqual" bisect --repo "$1" --good "$2" --bad "$3" "$slow_dir" "$fast_dir" "${perf_repo_build_flags[@]}" \
-    --db "$tmp/dynqual.db" --format json --out "$4" "${@:5}"
+    --db "$tmp/dynqual.db" --format json --out "$4" --samples 3 --warmup 1 "${@:5}"
 }
 
 # 1. A slowdown at K and a speed-up at J.
