@@ -34,6 +34,8 @@ void addAbCommand(CLI::App& app);
 void addCalibrateCommand(CLI::App& app);
 /// `dynqual gate --base REV --head REV|WORKTREE [SUITE...]`, or `--reanalyze RUN`
 void addGateCommand(CLI::App& app);
+/// `dynqual bisect --good REV --bad REV [SUITE...]`: the commit that made a model slower
+void addBisectCommand(CLI::App& app);
 /// `dynqual bench stats [--calibration RUN] ...`: false-positive rate and power of the gate
 void addBenchCommand(CLI::App& app);
 /// `dynqual fuzz ...` (campaign shard or --selftest) and the worker `dynqual fuzz-case --seed S ...`

@@ -3,6 +3,7 @@
 #include "AbDriver.h"
 #include "AbStoredRun.h"
 #include "Commands.h"
+#include "GateBuildFlags.h"
 
 #include "dynqual/diff/AbStore.h"
 #include "dynqual/gate/RevisionBuild.h"
@@ -61,6 +62,7 @@ void addGateCommand(CLI::App& app) {
               "budget, 4 infrastructure error such as a failed build (1 wins over 4, 4 over 3).");
   struct Opts {
     AbFlags flags;
+    BuildCommandFlags buildCommands;
     std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
     std::vector<std::string> aEnv, bEnv;
   };
@@ -77,6 +79,7 @@ void addGateCommand(CLI::App& app) {
   cmd->add_option("--cache-dir", o->cacheDir, "build cache (default: $DYNQUAL_GATE_CACHE, else ~/.cache/dynqual/gate)");
   cmd->add_option("--variant", o->variant, "the dq variant both revisions run")->capture_default_str();
   cmd->add_option("--reanalyze", o->reanalyze, "recompute the verdicts of stored run RUN (an id or 'latest')");
+  addBuildCommandFlags(cmd, o->buildCommands);
   addAbFlags(cmd, o->flags);
   addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   cmd->callback([o] {
@@ -121,6 +124,7 @@ void addGateCommand(CLI::App& app) {
             req.rev = rev;
             if (!o->cacheDir.empty())
               req.cacheRoot = o->cacheDir;
+            applyBuildCommandFlags(o->buildCommands, req);
             req.progress = [&](const std::string& line) { std::cerr << "gate: " << label << ": " << line << "\n"; };
             b = gate::buildRevision(req);
           }

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   dynqual::cli::addReportCommand(app);
   dynqual::cli::addAbCommand(app);
   dynqual::cli::addGateCommand(app);
+  dynqual::cli::addBisectCommand(app);
   dynqual::cli::addCalibrateCommand(app);
   dynqual::cli::addBenchCommand(app);
   dynqual::cli::addFuzzCommand(app);
