@@ -81,15 +81,38 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
     if (failed(buffer(collapse.getSrc())))
       return failure();
     ViewDesc src = views[collapse.getSrc()];
+    MemRefType srcType = collapse.getSrcType();
     ViewDesc d{src.offset, {}, {}};
     for (const ReassociationIndices &group : collapse.getReassociationIndices()) {
       int32_t size = constReg(1);
       for (int64_t j : group)
         size = mul(size, src.sizes[j]);
       d.sizes.push_back(size);
-      d.strides.push_back(src.strides[group.back()]);
+      // The group's stride is the one of its innermost dim that is not statically 1: a unit
+      // dim's descriptor stride comes from the inner layout, which is not the group's stride
+      // when the group is a strided view (e.g. [n, 1] rows of a column window).
+      int64_t inner = group.back();
+      for (int64_t j : llvm::reverse(group))
+        if (srcType.getDimSize(j) != 1) {
+          inner = j;
+          break;
+        }
+      d.strides.push_back(src.strides[inner]);
     }
     return bindView(collapse, collapse.getSrc(), std::move(d));
+  }
+  if (auto transpose = dyn_cast<memref::TransposeOp>(op)) {
+    if (failed(buffer(transpose.getIn())))
+      return failure();
+    ViewDesc src = views[transpose.getIn()];
+    ViewDesc d{src.offset, {}, {}};
+    AffineMap perm = transpose.getPermutation();
+    for (unsigned i = 0; i < perm.getNumResults(); ++i) {
+      unsigned p = perm.getDimPosition(i);
+      d.sizes.push_back(src.sizes[p]);
+      d.strides.push_back(src.strides[p]);
+    }
+    return bindView(transpose, transpose.getIn(), std::move(d));
   }
   if (auto rc = dyn_cast<memref::ReinterpretCastOp>(op)) {
     if (failed(buffer(rc.getSource())))

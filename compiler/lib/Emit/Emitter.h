@@ -180,7 +180,8 @@ private:
   LogicalResult emitKernel(Operation *op);
   LogicalResult emitConstant(memref::GetGlobalOp op);
   LogicalResult emitSignature(func::FuncOp func);
-  /// memref.cast / subview / expand_shape / collapse_shape / reinterpret_cast (EmitViews.cpp);
+  /// memref.cast / subview / expand_shape / collapse_shape / reinterpret_cast / transpose
+  /// (EmitViews.cpp);
   /// nullopt when `op` is none of these.
   std::optional<LogicalResult> emitViewOp(Operation *op);
 };

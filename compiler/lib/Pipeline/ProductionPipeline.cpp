@@ -15,7 +15,8 @@ namespace {
 // Function boundaries use identity layouts so every graph input and output is a contiguous
 // row-major buffer (the runtime's ABI); inside a function, views keep fully dynamic layouts and a
 // returned view that is not contiguous is copied into an identity buffer by bufferization.
-std::string productionBody(std::optional<dq::InjectKnob> knob) {
+// views=false adds `views=false` to dq-convert-onnx: every Slice and Transpose is a kernel.
+std::string productionBody(std::optional<dq::InjectKnob> knob, bool views = true) {
   using dq::InjectKnob;
   auto opt = [&](std::initializer_list<InjectKnob> owned) -> std::string {
     for (InjectKnob k : owned)
@@ -26,6 +27,9 @@ std::string productionBody(std::optional<dq::InjectKnob> knob) {
   std::string convert =
       "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
                                InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+  if (!views)
+    convert = convert.back() == '}' ? convert.substr(0, convert.size() - 1) + " views=false}"
+                                    : convert + "{views=false}";
   std::string output = "dq-use-output-allocator" +
                        opt({InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
   std::string materialize = "dq-materialize-host-scalars";
@@ -55,6 +59,10 @@ struct ProductionOptions : public mlir::PassPipelineOptions<ProductionOptions> {
                              llvm::cl::desc("restore one known-unsound behaviour "
                                             "(docs/fuzz/knobs.md); empty: production"),
                              llvm::cl::init("")};
+  Option<bool> views{*this, "views",
+                     llvm::cl::desc("lower Slice and Transpose to views (dq-convert-onnx views); "
+                                    "false: kernels writing contiguous buffers"),
+                     llvm::cl::init(true)};
 };
 
 } // namespace
@@ -75,32 +83,29 @@ std::string dq::productionPipelineSpec(std::optional<InjectKnob> knob) {
   return "builtin.module(" + productionBody(knob) + ")";
 }
 
+std::string dq::productionPipelineSpec(const ProductionOptions &options) {
+  return "builtin.module(" + productionBody(options.knob, options.views) + ")";
+}
+
 bool dq::resolveProductionName(const std::string &text, std::string &spec, std::string &error) {
-  std::string rest;
   for (const char *prefix : {"production", "dq-production"})
     if (text.rfind(prefix, 0) == 0 &&
         (text.size() == std::strlen(prefix) || text[std::strlen(prefix)] == '{')) {
-      rest = text.substr(std::strlen(prefix));
+      std::string rest = text.substr(std::strlen(prefix));
       if (rest.empty()) {
         spec = productionPipelineSpec();
         return true;
       }
-      const std::string open = "{inject=";
-      if (rest.rfind(open, 0) != 0 || rest.back() != '}') {
-        error = "pipeline '" + text + "': production takes one option, {inject=KNOB} (knobs: " +
-                injectKnobList() + ")";
-        spec.clear();
+      ProductionOptions options;
+      std::string why;
+      if (rest.back() != '}') {
+        why = "production options end with '}'";
+      } else if (parseProductionOptions(rest.substr(1, rest.size() - 2), options, why)) {
+        spec = productionPipelineSpec(options);
         return true;
       }
-      std::string name = rest.substr(open.size(), rest.size() - open.size() - 1);
-      std::optional<InjectKnob> knob = parseInjectKnob(name);
-      if (!knob && !name.empty()) {
-        error = "pipeline '" + text + "': unknown inject knob '" + name + "' (knobs: " +
-                injectKnobList() + ")";
-        spec.clear();
-        return true;
-      }
-      spec = productionPipelineSpec(knob);
+      error = "pipeline '" + text + "': " + why;
+      spec.clear();
       return true;
     }
   return false;
@@ -114,7 +119,7 @@ void mlir::dq::registerProductionPipeline() {
         std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(options.inject.getValue());
         // The builder cannot fail, so an unknown knob is handed to dq-convert-onnx, whose
         // option check rejects it with the list of knobs when the pipeline runs.
-        std::string body = productionBody(knob);
+        std::string body = productionBody(knob, options.views);
         if (!knob && !options.inject.getValue().empty()) {
           llvm::errs() << "dq-production: unknown inject knob '" << options.inject.getValue()
                        << "' (knobs: " << ::dq::injectKnobList() << ")\n";
