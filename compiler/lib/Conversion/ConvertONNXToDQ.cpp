@@ -517,6 +517,7 @@ struct ConvertONNXToDQPass : public mlir::dq::impl::ConvertONNXToDQBase<ConvertO
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
       lowering.knob = *knob;
+      lowering.views = views;
       if (failed(lowering.run(table)))
         return signalPassFailure();
     }

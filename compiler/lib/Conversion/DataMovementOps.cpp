@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <set>
 
 using namespace mlir;
@@ -439,6 +441,24 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
   return success();
 }
 
+/// Every user of `v` lowers to ops that read strided operands in place: not a graph output, and
+/// not Transpose / Gather / Concat (kernels that need contiguous operands, so a view would only
+/// move the copy into dq-promote-strided-operands) nor a reshape that would collapse the view
+/// (bufferization copies a collapse it cannot prove). Unsqueeze and Squeeze only add or drop unit
+/// dims and keep the view.
+bool usersWalkStrides(Value v) {
+  static const llvm::StringSet<> contiguousUsers = {"onnx.Transpose", "onnx.Gather",
+                                                    "onnx.Concat",    "onnx.Reshape",
+                                                    "onnx.Flatten"};
+  if (v.use_empty())
+    return false;
+  for (Operation *user : v.getUsers())
+    if (user->hasTrait<OpTrait::IsTerminator>() ||
+        contiguousUsers.contains(user->getName().getStringRef()))
+      return false;
+  return true;
+}
+
 LogicalResult lowerTranspose(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   SmallVector<int64_t> perm;
@@ -458,6 +478,12 @@ LogicalResult lowerTranspose(Lowering &L, Operation *op) {
   SmallVector<Value> out;
   for (int64_t p : perm)
     out.push_back(in.dims[p]);
+  if (L.views && usersWalkStrides(op->getResult(0))) {
+    Value v = TransposeViewOp::create(L.b, L.loc, L.tensorType(out, in.elementType),
+                                      L.tensorOf(in), L.b.getDenseI64ArrayAttr(perm));
+    L.define(op->getResult(0), L.fromTensor(v, out));
+    return success();
+  }
   Value init = L.emptyTensor(out, in.elementType);
   auto t = TransposeOp::create(L.b, L.loc, TypeRange{init.getType()},
                                ValueRange{L.tensorOf(in)}, ValueRange{init},
@@ -711,6 +737,23 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
       L.define(op->getResult(0), L.fromHost(data.elementType, 1, elems));
       return success();
     }
+  }
+  if (L.views && llvm::all_of(outSteps, [&](Value t) {
+        auto c = L.constOf(t);
+        return c && *c > 0;
+      })) {
+    // Positive constant steps: a strided view of the data (offset start, stride step, extent
+    // len), read in place by its consumers. An extent that folds to 0 gets a fresh empty tensor
+    // instead, so that no view starts one past the end of a static dim.
+    if (llvm::any_of(out, [&](Value d) { return L.constOf(d) == 0; })) {
+      L.define(op->getResult(0), L.fromTensor(L.emptyTensor(out, data.elementType), out));
+      return success();
+    }
+    Value v = tensor::ExtractSliceOp::create(L.b, L.loc, L.tensorType(out, data.elementType),
+                                             L.tensorOf(data), foldResults(outStarts),
+                                             foldResults(out), foldResults(outSteps));
+    L.define(op->getResult(0), L.fromTensor(v, out));
+    return success();
   }
   Value init = L.emptyTensor(out, data.elementType);
   auto t = SliceOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(data)},

@@ -130,6 +130,8 @@ public:
   Operation *current = nullptr;
   /// The inject knob of dq-convert-onnx (docs/fuzz/knobs.md); production: none.
   std::optional<::dq::InjectKnob> knob;
+  /// Slice / Transpose may lower to views (option `views` of dq-convert-onnx); false: kernels.
+  bool views = true;
 
 private:
   LoweredValue &lookup(Value v);

@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -91,6 +92,27 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 LogicalResult TransposeOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
+LogicalResult TransposeViewOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element types differ");
+  if ((int64_t)perm.size() != in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("permutation length ") << perm.size() << " differs from the rank "
+                                              << in.getRank();
+  llvm::SmallBitVector seen(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= in.getRank() || seen.test(p))
+      return emitOpError("permutation is not a permutation of the ") << in.getRank() << " dims";
+    seen.set(p);
+    int64_t a = in.getDimSize(p), b = out.getDimSize(i);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitOpError("result dim ") << i << " is " << b << " but input dim " << p << " is "
+                                        << a;
+  }
+  return success();
+}
 LogicalResult ConcatOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
 LogicalResult GatherOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }
 LogicalResult RangeOp::verify() { return verifyDPS(*this, getInputs(), getOutputs()); }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dq/Emit/ProgramEmitter.h"
+#include "Emitter.h"
 
 #include "dq/Dialect/DQDialect.h"
 #include "dq/Transforms/TransformUtils.h"
@@ -21,15 +22,9 @@
 #include <map>
 
 using namespace mlir;
-namespace rt = ::dq::rt;
+using namespace mlir::dq::emit_detail;
 
-namespace {
-
-struct ViewDesc {
-  int32_t offset;
-  SmallVector<int32_t> sizes;
-  SmallVector<int32_t> strides;
-};
+namespace mlir::dq::emit_detail {
 
 std::optional<rt::DType> toDType(Type t) {
   if (t.isF32()) return rt::DType::F32;
@@ -79,154 +74,6 @@ void collectLocNames(Location loc, SmallVectorImpl<std::string> &names) {
   if (!s.empty() && llvm::find(names, s) == names.end()) names.push_back(s);
 }
 
-class Emitter {
-public:
-  Emitter(ModuleOp module) : module(module) {}
-
-  LogicalResult run(func::FuncOp func);
-  rt::Program program;
-
-private:
-  ModuleOp module;
-  Operation *current = nullptr;
-  llvm::DenseMap<Value, int32_t> sregs, bregs;
-  llvm::DenseMap<Value, ViewDesc> views;
-  std::map<int64_t, int32_t> constRegs;
-  llvm::StringMap<int64_t> constantIndex;
-
-  InFlightDiagnostic unsupported(Operation *op, const Twine &what) {
-    return op->emitError("unsupported in program emission: ") << what;
-  }
-  rt::Instr &emit(rt::Opcode op) {
-    rt::Instr in;
-    in.op = op;
-    if (current)
-      in.loc = locString(current->getLoc());
-    program.code.push_back(std::move(in));
-    return program.code.back();
-  }
-  int32_t newS() { return program.numScalarRegs++; }
-  int32_t newB() { return program.numBufferRegs++; }
-
-  int32_t constReg(int64_t v) {
-    auto it = constRegs.find(v);
-    if (it != constRegs.end())
-      return it->second;
-    int32_t r = newS();
-    rt::Instr &in = emit(rt::Opcode::ConstIndex);
-    in.s = {r};
-    in.imm = {v};
-    in.loc.clear();
-    constRegs[v] = r;
-    return r;
-  }
-  FailureOr<int32_t> scalar(Value v) {
-    auto it = sregs.find(v);
-    if (it != sregs.end())
-      return it->second;
-    unsupported(current, "a scalar operand that is not an index or integer value (")
-        << v.getType() << ")";
-    return failure();
-  }
-  FailureOr<int32_t> scalar(OpFoldResult f) {
-    if (auto a = dyn_cast<Attribute>(f))
-      return constReg(cast<IntegerAttr>(a).getInt());
-    return scalar(cast<Value>(f));
-  }
-  FailureOr<int32_t> buffer(Value v) {
-    auto it = bregs.find(v);
-    if (it != bregs.end())
-      return it->second;
-    unsupported(current, "a buffer operand without a known producer");
-    return failure();
-  }
-  int32_t binary(StringRef name, int32_t a, int32_t b) {
-    int32_t r = newS();
-    rt::Instr &in = emit(rt::Opcode::ScalarBinary);
-    in.name = name.str();
-    in.s = {r, a, b};
-    return r;
-  }
-  int32_t mul(int32_t a, int32_t b) {
-    if (a == constReg(1)) return b;
-    if (b == constReg(1)) return a;
-    return binary("mul", a, b);
-  }
-  int32_t add(int32_t a, int32_t b) {
-    if (a == constReg(0)) return b;
-    if (b == constReg(0)) return a;
-    return binary("add", a, b);
-  }
-
-  LogicalResult dtypeOf(Type memrefType, rt::DType &out) {
-    auto t = toDType(cast<ShapedType>(memrefType).getElementType());
-    if (!t) {
-      unsupported(current, "element type ") << cast<ShapedType>(memrefType).getElementType();
-      return failure();
-    }
-    out = *t;
-    return success();
-  }
-  /// Sizes (static dims as constants, dynamic from `dyn` in order).
-  FailureOr<SmallVector<int32_t>> dims(MemRefType t, ValueRange dyn) {
-    SmallVector<int32_t> out;
-    unsigned d = 0;
-    for (int64_t s : t.getShape()) {
-      if (!ShapedType::isDynamic(s)) {
-        out.push_back(constReg(s));
-        continue;
-      }
-      auto r = scalar(dyn[d++]);
-      if (failed(r))
-        return failure();
-      out.push_back(*r);
-    }
-    return out;
-  }
-  SmallVector<int32_t> rowMajor(ArrayRef<int32_t> sizes) {
-    SmallVector<int32_t> strides(sizes.size());
-    int32_t running = constReg(1);
-    for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
-      strides[i] = running;
-      if (i > 0)
-        running = mul(running, sizes[i]);
-    }
-    return strides;
-  }
-  /// Binds a new contiguous allocation (offset `offset`, row-major) to `v`.
-  void bindBase(Value v, int32_t reg, SmallVector<int32_t> sizes, int32_t offset) {
-    bregs[v] = reg;
-    views[v] = ViewDesc{offset, sizes, rowMajor(sizes)};
-  }
-  /// Emits a View of `src` described by `d` and binds it to `result`.
-  LogicalResult bindView(Value result, Value src, ViewDesc d) {
-    auto type = cast<MemRefType>(result.getType());
-    // A static size-1 dim takes its stride from the inner layout (its stride never moves).
-    for (int64_t i = type.getRank() - 1; i >= 0; --i)
-      if (type.getDimSize(i) == 1)
-        d.strides[i] = i + 1 < type.getRank() ? mul(d.strides[i + 1], d.sizes[i + 1])
-                                              : constReg(1);
-    auto srcReg = buffer(src);
-    if (failed(srcReg))
-      return failure();
-    int32_t r = newB();
-    rt::Instr &in = emit(rt::Opcode::View);
-    in.b = {r, *srcReg};
-    in.imm = {type.getRank()};
-    in.s.push_back(d.offset);
-    in.s.insert(in.s.end(), d.sizes.begin(), d.sizes.end());
-    in.s.insert(in.s.end(), d.strides.begin(), d.strides.end());
-    bregs[result] = r;
-    views[result] = std::move(d);
-    return success();
-  }
-
-  LogicalResult emitOp(Operation *op);
-  LogicalResult emitArith(Operation *op);
-  LogicalResult emitKernel(Operation *op);
-  LogicalResult emitConstant(memref::GetGlobalOp op);
-  LogicalResult emitSignature(func::FuncOp func);
-};
 
 LogicalResult Emitter::emitSignature(func::FuncOp func) {
   current = func;
@@ -614,104 +461,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     sregs[dim] = views[dim.getSource()].sizes[*axis];
     return success();
   }
-  if (auto cast = dyn_cast<memref::CastOp>(op)) {
-    auto src = buffer(cast.getSource());
-    if (failed(src))
-      return failure();
-    auto from = cast.getSource().getType();
-    auto to = cast.getType();
-    auto fromType = dyn_cast<MemRefType>(from);
-    auto toType = dyn_cast<MemRefType>(to);
-    if (!fromType || !toType)
-      return unsupported(op, "memref.cast involving unranked memrefs");
-    bool demands = false;
-    for (int64_t i = 0; i < toType.getRank(); ++i)
-      demands |= !toType.isDynamicDim(i) && fromType.isDynamicDim(i);
-    if (demands) {
-      rt::Instr &in = emit(rt::Opcode::CheckShape);
-      in.name = "memref.cast to " + std::to_string(toType.getRank()) + "-d static dims";
-      if (!program.code.back().loc.empty())
-        in.name += " at " + program.code.back().loc;
-      in.b = {*src};
-      for (int64_t d : toType.getShape())
-        in.imm.push_back(ShapedType::isDynamic(d) ? -1 : d);
-    }
-    bregs[cast] = *src;
-    views[cast] = views[cast.getSource()];
-    return success();
-  }
-  if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
-    if (failed(buffer(sub.getSource())))
-      return failure();
-    ViewDesc src = views[sub.getSource()];
-    ViewDesc d{src.offset, {}, {}};
-    llvm::SmallBitVector dropped = sub.getDroppedDims();
-    auto offsets = sub.getMixedOffsets(), sizes = sub.getMixedSizes(),
-         steps = sub.getMixedStrides();
-    for (size_t i = 0; i < offsets.size(); ++i) {
-      auto off = scalar(offsets[i]), size = scalar(sizes[i]), step = scalar(steps[i]);
-      if (failed(off) || failed(size) || failed(step))
-        return failure();
-      d.offset = add(d.offset, mul(*off, src.strides[i]));
-      if (dropped.test(i))
-        continue;
-      d.sizes.push_back(*size);
-      d.strides.push_back(mul(src.strides[i], *step));
-    }
-    return bindView(sub, sub.getSource(), std::move(d));
-  }
-  if (auto expand = dyn_cast<memref::ExpandShapeOp>(op)) {
-    if (failed(buffer(expand.getSrc())))
-      return failure();
-    ViewDesc src = views[expand.getSrc()];
-    ViewDesc d{src.offset, {}, {}};
-    for (OpFoldResult size : expand.getMixedOutputShape()) {
-      auto r = scalar(size);
-      if (failed(r))
-        return failure();
-      d.sizes.push_back(*r);
-    }
-    d.strides.assign(d.sizes.size(), constReg(1));
-    for (auto [g, group] : llvm::enumerate(expand.getReassociationIndices())) {
-      int32_t stride = src.strides[g];
-      for (int64_t j = static_cast<int64_t>(group.size()) - 1; j >= 0; --j) {
-        d.strides[group[j]] = stride;
-        stride = mul(stride, d.sizes[group[j]]);
-      }
-    }
-    return bindView(expand, expand.getSrc(), std::move(d));
-  }
-  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op)) {
-    if (failed(buffer(collapse.getSrc())))
-      return failure();
-    ViewDesc src = views[collapse.getSrc()];
-    ViewDesc d{src.offset, {}, {}};
-    for (const ReassociationIndices &group : collapse.getReassociationIndices()) {
-      int32_t size = constReg(1);
-      for (int64_t j : group)
-        size = mul(size, src.sizes[j]);
-      d.sizes.push_back(size);
-      d.strides.push_back(src.strides[group.back()]);
-    }
-    return bindView(collapse, collapse.getSrc(), std::move(d));
-  }
-  if (auto rc = dyn_cast<memref::ReinterpretCastOp>(op)) {
-    if (failed(buffer(rc.getSource())))
-      return failure();
-    ViewDesc d;
-    auto off = scalar(rc.getMixedOffsets()[0]);
-    if (failed(off))
-      return failure();
-    d.offset = *off;
-    for (auto [size, stride] : llvm::zip(rc.getMixedSizes(), rc.getMixedStrides())) {
-      auto s = scalar(size), st = scalar(stride);
-      if (failed(s) || failed(st))
-        return failure();
-      d.sizes.push_back(*s);
-      d.strides.push_back(*st);
-    }
-    return bindView(rc, rc.getSource(), std::move(d));
-  }
+  if (std::optional<LogicalResult> viewed = emitViewOp(op))
+    return *viewed;
   if (auto load = dyn_cast<memref::LoadOp>(op)) {
     if (!load.getType().isIntOrIndex())
       return unsupported(op, "host load of a ") << load.getType() << " element";
@@ -800,7 +551,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
   return unsupported(op, op->getName().getStringRef());
 }
 
-} // namespace
+} // namespace mlir::dq::emit_detail
 
 FailureOr<rt::Program> mlir::dq::emitProgram(ModuleOp module, llvm::StringRef pipelineSpec) {
   func::FuncOp entry = module.lookupSymbol<func::FuncOp>("main");

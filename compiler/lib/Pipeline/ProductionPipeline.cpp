@@ -21,7 +21,8 @@ bool has(const std::vector<dq::InjectKnob> &knobs, dq::InjectKnob k) {
 // Function boundaries use identity layouts so every graph input and output is a contiguous
 // row-major buffer (the runtime's ABI); inside a function, views keep fully dynamic layouts and a
 // returned view that is not contiguous is copied into an identity buffer by bufferization.
-std::string productionBody(const std::vector<dq::InjectKnob> &knobs) {
+// views=false adds `views=false` to dq-convert-onnx: every Slice and Transpose is a kernel.
+std::string productionBody(const std::vector<dq::InjectKnob> &knobs, bool views = true) {
   using dq::InjectKnob;
   auto opt = [&](std::initializer_list<InjectKnob> owned) -> std::string {
     for (InjectKnob k : owned)
@@ -32,6 +33,9 @@ std::string productionBody(const std::vector<dq::InjectKnob> &knobs) {
   std::string convert =
       "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
                                InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+  if (!views)
+    convert = convert.back() == '}' ? convert.substr(0, convert.size() - 1) + " views=false}"
+                                    : convert + "{views=false}";
   std::string output = "dq-use-output-allocator" +
                        opt({InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
   std::string materialize = "dq-materialize-host-scalars";
@@ -61,6 +65,10 @@ struct ProductionOptions : public mlir::PassPipelineOptions<ProductionOptions> {
                              llvm::cl::desc("restore known-unsound behaviours, KNOB[,KNOB] "
                                             "(docs/fuzz/knobs.md); empty: production"),
                              llvm::cl::init("")};
+  Option<bool> views{*this, "views",
+                     llvm::cl::desc("lower Slice and Transpose to views (dq-convert-onnx views); "
+                                    "false: kernels writing contiguous buffers"),
+                     llvm::cl::init(true)};
 };
 
 } // namespace
@@ -95,32 +103,29 @@ bool dq::parseInjectKnobList(const std::string &list, std::vector<InjectKnob> &k
   return error.empty();
 }
 
+std::string dq::productionPipelineSpec(const ProductionOptions &options) {
+  return "builtin.module(" + productionBody(options.knobs, options.views) + ")";
+}
+
 bool dq::resolveProductionName(const std::string &text, std::string &spec, std::string &error) {
-  std::string rest;
   for (const char *prefix : {"production", "dq-production"})
     if (text.rfind(prefix, 0) == 0 &&
         (text.size() == std::strlen(prefix) || text[std::strlen(prefix)] == '{')) {
-      rest = text.substr(std::strlen(prefix));
+      std::string rest = text.substr(std::strlen(prefix));
       if (rest.empty()) {
         spec = productionPipelineSpec();
         return true;
       }
-      const std::string open = "{inject=";
-      if (rest.rfind(open, 0) != 0 || rest.back() != '}') {
-        error = "pipeline '" + text + "': production takes one option, {inject=KNOB} (knobs: " +
-                injectKnobList() + ")";
-        spec.clear();
-        return true;
-      }
-      std::string name = rest.substr(open.size(), rest.size() - open.size() - 1);
-      std::vector<InjectKnob> knobs;
+      ProductionOptions options;
       std::string why;
-      if (!name.empty() && !parseInjectKnobList(name, knobs, why)) {
-        error = "pipeline '" + text + "': " + why;
-        spec.clear();
+      if (rest.back() != '}') {
+        why = "production options end with '}'";
+      } else if (parseProductionOptions(rest.substr(1, rest.size() - 2), options, why)) {
+        spec = productionPipelineSpec(options);
         return true;
       }
-      spec = productionPipelineSpec(knobs);
+      error = "pipeline '" + text + "': " + why;
+      spec.clear();
       return true;
     }
   return false;
@@ -138,7 +143,7 @@ void mlir::dq::registerProductionPipeline() {
         // option check rejects it with the list of knobs when the pipeline runs.
         std::string body;
         if (value.empty() || ::dq::parseInjectKnobList(value, knobs, why)) {
-          body = productionBody(knobs);
+          body = productionBody(knobs, options.views);
         } else {
           llvm::errs() << "dq-production: " << why << "\n";
           body = "dq-convert-onnx{inject=" + value + "}";

@@ -50,7 +50,7 @@ int64_t dq::elementByteSize(Type t) {
 
 bool dq::isAliasingView(Operation *op) {
   return isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
-             memref::ReinterpretCastOp, memref::ViewOp>(op);
+             memref::ReinterpretCastOp, memref::ViewOp, memref::TransposeOp>(op);
 }
 
 dq::BufferLiveness dq::analyzeBufferLiveness(Value buffer, Block &block,

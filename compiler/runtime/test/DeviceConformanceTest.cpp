@@ -55,6 +55,34 @@ TEST_P(DeviceConformance, TransfersAreCountedByKindAndDirection) {
   EXPECT_EQ(get<float>(d, rev), (std::vector<float>{6, 5, 4, 3, 2, 1}));
 }
 
+// The views the compiler makes (docs/passes/convert-onnx.md#views): a transposed view, a row
+// whose unit dim carries an arbitrary stride, and a view that reaches past its allocation.
+TEST_P(DeviceConformance, StridedCopiesOfCompilerViews) {
+  Device &d = *device;
+  // a = [[1,2,3],[4,5,6]]; its transpose is the view with strides [1, 3].
+  BufferView a = put(d, HostTensor::fromValues<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  BufferView t = a;
+  t.sizes = {3, 2};
+  t.strides = {1, 3};
+  BufferView tc = blank(d, DType::F32, {3, 2});
+  d.copyStrided(tc, t);
+  // Row 1 as a [1, 3] view whose unit dim has stride 1000: the stride never moves an address,
+  // so the copy reads elements 3..5 and stays inside the 6-element allocation.
+  BufferView row = a;
+  row.offset = 3;
+  row.sizes = {1, 3};
+  row.strides = {1000, 1};
+  BufferView rc = blank(d, DType::F32, {1, 3});
+  d.copyStrided(rc, row);
+  d.synchronize();
+  EXPECT_EQ(get<float>(d, tc), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(get<float>(d, rc), (std::vector<float>{4, 5, 6}));
+  // The same transpose from offset 1 would read element 1 + 2*1 + 1*3 = 6 of 6: out of bounds.
+  BufferView past = t;
+  past.offset = 1;
+  EXPECT_NE(errorOf([&] { d.copyStrided(tc, past); }).find("out of bounds"), std::string::npos);
+}
+
 TEST_P(DeviceConformance, KernelLaunchAndReadback) {
   Device &d = *device;
   BufferView a = put(d, HostTensor::fromValues<int64_t>(DType::I64, {2, 2}, {1, 2, 3, 4}));

@@ -28,15 +28,16 @@ func.func @reshape_swap(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // PROD-LABEL: func.func @slice_from_data
 // PROD: %[[S:.*]] = dq.readback_scalar %{{.*}}[%{{.*}}] : tensor<1xi64>
 // PROD-NOT: unsynchronized
-// PROD: dq.slice
+// PROD: tensor.extract_slice
 // SLICE-LABEL: func.func @slice_from_data
 // SLICE-SAME: (%[[X:.*]]: tensor<?xf32>
 // SLICE-NOT: dq.readback_scalar
 // SLICE-NOT: dq.slice
+// SLICE-NOT: tensor.extract_slice
 // SLICE: return %[[X]]
 // SYNC-LABEL: func.func @slice_from_data
 // SYNC: dq.readback_scalar %{{.*}}[%{{.*}}] {unsynchronized} : tensor<1xi64>
-// SYNC: dq.slice
+// SYNC: tensor.extract_slice
 func.func @slice_from_data(%x: tensor<?xf32>, %starts: tensor<1xi64>) -> tensor<?xf32> {
   %e = "onnx.Constant"() {value = dense<9223372036854775807> : tensor<1xi64>} : () -> tensor<1xi64>
   %r = "onnx.Slice"(%x, %starts, %e) : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>

@@ -5,7 +5,10 @@
 // RUN: dynqual-opt %s --dq-production=inject=host-scalars-after-reuse --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: dynqual-opt %s --dq-production=inject=promote-before-reuse --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROMOTE
 // RUN: dynqual-opt %s --dq-production=inject=slice-upper-bound --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLICE
-// PROD: dq-convert-onnx{inject=}
+// views=false (alone or with a knob) lands on dq-convert-onnx.
+// RUN: dynqual-opt %s --dq-production=views=false --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=VIEWS
+// RUN: dynqual-opt %s '--dq-production=inject=slice-upper-bound views=false' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=KNOBVIEWS
+// PROD: dq-convert-onnx{inject= views=true}
 // PROD: dq-fuse-elementwise
 // PROD: dq-use-output-allocator{inject=}
 // PROD-NEXT: dq-materialize-host-scalars
@@ -19,7 +22,9 @@
 // PROMOTE: dq-materialize-host-scalars
 // PROMOTE-NEXT: dq-promote-strided-operands{inject=}
 // PROMOTE-NEXT: dq-optimize-memrefs{inject=}
-// SLICE: dq-convert-onnx{inject=slice-upper-bound}
+// SLICE: dq-convert-onnx{inject=slice-upper-bound views=true}
+// VIEWS: dq-convert-onnx{inject= views=false}
+// KNOBVIEWS: dq-convert-onnx{inject=slice-upper-bound views=false}
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   return %x : tensor<?xf32>
 }

@@ -1,9 +1,10 @@
 // Ground truth for the inject knobs (docs/fuzz/knobs.md): for each knob one hand-made ONNX graph
 // that the production pipeline computes exactly as the CPU reference does and that the knob
 // breaks on the sim device (a wrong value, a wrong shape, a trap, or a compiler crash).
-// singleton-copy-host-path, promote-before-reuse and strided-view-base-pointer need a
-// non-contiguous view, which no ONNX graph lowers to today; their memref-level cases are in
-// compiler/test/Pipeline/InjectRunTest.cpp.
+// singleton-copy-host-path and strided-view-base-pointer need a non-contiguous view: a Slice,
+// which the production pipeline lowers to one (docs/passes/convert-onnx.md#views). Their
+// memref-level cases are also in compiler/test/Pipeline/InjectRunTest.cpp; promote-before-reuse
+// cannot change values (docs/fuzz/knobs.md).
 #include "dq/Pipeline/Compiler.h"
 #include "dq/runtime/Error.h"
 #include "dq/runtime/HostTensor.h"
@@ -193,6 +194,31 @@ onnx::ModelProto splitFromData() {
   return m;
 }
 
+// Concat(R, R) along axis 1, R = Slice(X, [0, 0], [1, 2], axes [0, 2]) with X f32[3, N, 4]: the
+// row window R is a view [1, N, 2] whose unit dim has stride 4 N (dynamic); each concat operand
+// is copied into a contiguous temporary (copy2d: rows of 2 at pitch 4).
+onnx::ModelProto rowConcat() {
+  auto m = emptyModel(17, {tensorValue("x", DType::Float, {3, -1, 4})}, {tensorValue("y", DType::Float, {1, -1, 2})});
+  addConst(m, "s", {0, 0});
+  addConst(m, "e", {1, 2});
+  addConst(m, "a", {0, 2});
+  addNode(m, "Slice", {"x", "s", "e", "a"}, {"row"});
+  setIntAttr(addNode(m, "Concat", {"row", "row"}, {"y"}), "axis", 1);
+  return m;
+}
+
+// Transpose(Slice(X, [1], [3], [1])) with X f32[N, 4]: a column window (offset 1, row pitch 4)
+// feeding a transpose kernel, which needs a contiguous operand.
+onnx::ModelProto windowTranspose() {
+  auto m = emptyModel(17, {tensorValue("x", DType::Float, {-1, 4})}, {tensorValue("y", DType::Float, {2, -1})});
+  addConst(m, "s", {1});
+  addConst(m, "e", {3});
+  addConst(m, "a", {1});
+  addNode(m, "Slice", {"x", "s", "e", "a"}, {"w"});
+  addNode(m, "Transpose", {"w"}, {"y"});
+  return m;
+}
+
 std::vector<Case> cases() {
   Tensor starts = Tensor::fromInts(DType::Int64, {1}, {2});
   return {
@@ -206,6 +232,9 @@ std::vector<Case> cases() {
       {"split-dim-size-alias", splitFromData, {iotaF({6}), Tensor::fromInts(DType::Int64, {2}, {2, 3})},
        "out of bounds"},
       {"readback-without-sync", sliceFromData, {iotaF({5}), starts}, "unsynchronized read"},
+      {"singleton-copy-host-path", rowConcat, {iotaF({3, 2, 4})}, "host memcpy touches device memory"},
+      // production [[2,6,10],[3,7,11]]; the base pointer reads [[1,2,3],[4,5,6]].
+      {"strided-view-base-pointer", windowTranspose, {iotaF({3, 4})}, "wrong values"},
   };
 }
 
@@ -248,6 +277,19 @@ TEST(KnobCaseCrash, EraseAllocBeforeViewAnalysisIsAUseAfterFree) {
   const char* expected = "";
 #endif
   EXPECT_DEATH(compileAndRun(model, inputs, "production{inject=erase-alloc-before-view-analysis}"), expected);
+}
+
+// The view lowering and the kernels it replaces give the same bits on the two view cases.
+TEST(KnobCaseViews, ViewsOffGivesTheSameValues) {
+  using Make = onnx::ModelProto (*)();
+  const std::vector<std::pair<Make, std::vector<int64_t>>> views = {{rowConcat, {3, 2, 4}},
+                                                                    {windowTranspose, {3, 4}}};
+  for (const auto& [make, dims] : views) {
+    onnx::ModelProto model = make();
+    std::vector<Tensor> inputs = {iotaF(dims)};
+    std::vector<Tensor> expected = dynqual::reference::evaluate(model, inputs);
+    EXPECT_EQ(differsFromReference(compileAndRun(model, inputs, "production{views=false}"), expected), "");
+  }
 }
 
 TEST(KnobCaseOptions, UnknownKnobIsAClearCompileError) {

@@ -1,6 +1,6 @@
 #include "dynqual/exec/Variant.h"
 
-#include "dq/Pipeline/InjectKnobList.h"
+#include "dq/Pipeline/ProductionOptions.h"
 #include "dq/runtime/Device.h"
 
 #include <algorithm>
@@ -12,26 +12,15 @@ namespace {
 
 const char* kForms = "forms: dq[:PIPELINE][@sim|@hip], ort:cpu, ext:NAME";
 
-std::string knobList() {
-  std::string list;
-  for (const auto& [knob, name] : dq::kInjectKnobs)
-    list += (list.empty() ? "" : ", ") + std::string(name);
-  return list;
-}
-
-// "production{inject=KNOB}": the only option of the named production pipeline.
+// "production{inject=KNOB views=false}": the options of the named production pipeline.
 void checkProductionOptions(const std::string& text, const std::string& pipeline) {
   if (pipeline.rfind("production{", 0) != 0)
     return;
-  const std::string open = "production{inject=";
-  if (pipeline.rfind(open, 0) != 0 || pipeline.back() != '}')
-    throw VariantError("variant '" + text + "': production takes one option, {inject=KNOB[,KNOB]} (knobs: " + knobList() + ")");
-  std::string names = pipeline.substr(open.size(), pipeline.size() - open.size() - 1);
-  std::vector<dq::InjectKnob> knobs;
-  std::string bad;
-  if (!dq::parseInjectKnobs(names, knobs, bad))
-    throw VariantError("variant '" + text + "': unknown inject knob '" + bad + "' (knobs: " + knobList() + ")");
-  if (std::string why = dq::checkKnobCombination(knobs); !why.empty())
+  dq::ProductionOptions options;
+  std::string why;
+  if (pipeline.back() != '}')
+    throw VariantError("variant '" + text + "': production options end with '}'");
+  if (!dq::parseProductionOptions(pipeline.substr(11, pipeline.size() - 12), options, why))
     throw VariantError("variant '" + text + "': " + why);
 }
 

@@ -73,6 +73,21 @@ def DQ_TransposeOp : DQ_DPSOp<"transpose"> {
   }];
 }
 
+def DQ_TransposeViewOp : DQ_Op<"transpose_view", [Pure]> {
+  let summary = "a transposed view of a tensor: permuted strides, no data movement";
+  let description = [{
+    Result dim i is input dim `permutation[i]`. Bufferizes to `memref.transpose` of the input's
+    buffer (the result aliases the input), so a consumer that walks strides reads the input in
+    place; `dq-promote-strided-operands` copies it where a kernel needs a contiguous operand.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` `=` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def DQ_ConcatOp : DQ_DPSOp<"concat"> {
   let summary = "ONNX Concat along a non-negative axis";
   let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyShaped>:$outputs,

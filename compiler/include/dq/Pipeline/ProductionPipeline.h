@@ -3,6 +3,7 @@
 #define DQ_PIPELINE_PRODUCTIONPIPELINE_H
 
 #include "dq/Pipeline/InjectKnobList.h"
+#include "dq/Pipeline/ProductionOptions.h"
 
 #include <optional>
 #include <string>
@@ -26,8 +27,12 @@ std::string productionPipelineSpec(const std::vector<InjectKnob> &knobs);
 /// combination returns false with `error` set to one line naming the knob and listing the knobs.
 bool parseInjectKnobList(const std::string &list, std::vector<InjectKnob> &knobs, std::string &error);
 
+/// The production pipeline with `options`: its knobs as above; views=false adds `views=false`
+/// to dq-convert-onnx (every Slice and Transpose a kernel, the behaviour before views).
+std::string productionPipelineSpec(const ProductionOptions &options);
+
 /// Resolves the `production` pipeline name with its options: "production" or
-/// "production{inject=KNOB[,KNOB...]}" (also spelled "dq-production{...}"). Returns false when `text` is
+/// "production{inject=KNOB[,KNOB...] views=false}" (either option alone; also spelled "dq-production{...}"). Returns false when `text` is
 /// not a production name at all; throws nothing. On an unknown option or knob, `error` gets one
 /// line listing the valid knobs and the result is true with `spec` empty.
 bool resolveProductionName(const std::string &text, std::string &spec, std::string &error);
@@ -38,7 +43,7 @@ std::string injectKnobList();
 
 namespace mlir::dq {
 /// Registers `dq-production` (the spec above) as a named pass pipeline with the option
-/// `inject=KNOB`, so `dynqual-opt --dq-production` runs exactly what the compiler runs and
+/// `inject=KNOB` (and `views=false`), so `dynqual-opt --dq-production` runs exactly what the compiler runs and
 /// `--pass-pipeline='builtin.module(dq-production{inject=KNOB})'` runs a knob.
 void registerProductionPipeline();
 } // namespace mlir::dq

@@ -1,0 +1,192 @@
+// The generator's state and its op emitters, shared by the files that implement them:
+// Generator.cpp (inputs, the step loop, outputs), GenReshapeOps.cpp, GenIndexingOps.cpp,
+// GenBroadcastOps.cpp, GenDataDependentOps.cpp, GenShapeValueOps.cpp. Internal to fuzz/lib.
+#pragma once
+
+#include "dynqual/fuzz/Generator.h"
+#include "dynqual/fuzz/SymbolicDim.h"
+#include "dynqual/modelgen/GraphBuilder.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dynqual::fuzz {
+
+using modelgen::GraphBuilder;
+using modelgen::intAttr;
+using modelgen::intsAttr;
+using modelgen::Random;
+
+namespace gen_detail {
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+constexpr int kInt64 = onnx::TensorProto::INT64;
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+/// A float data value of the graph with its symbolic dims.
+struct Val {
+  std::string name;
+  std::vector<Poly> dims;
+  bool input = false;
+  bool consumed = false;
+};
+
+/// An int64 or float value computed from shapes, kept for graph outputs only.
+struct ShapeOut {
+  std::string name;
+  int elemType = kInt64;
+  int64_t length = -1;  ///< -1 = rank 0
+};
+
+/// Builds one random graph (docs/fuzz/generator.md); each op emitter returns false when it
+/// cannot apply to the picked value, and the step loop tries another.
+class Gen {
+public:
+  Gen(uint64_t seed, const GeneratorOptions& opt)
+      : rng_(seed ^ 0x5eed5eed5eedull), opt_(opt), model_(modelgen::newModel("dynqual fuzz", 17)),
+        g_(*model_.mutable_graph()) {
+    model_.mutable_graph()->set_name("fuzz_" + std::to_string(seed));
+  }
+
+  onnx::ModelProto run();
+
+private:
+  // ---- constants, atoms, shape pieces -------------------------------------------------------
+  std::string constInts(const std::vector<int64_t>& v, bool scalar = false);
+  /// An opaque extent cut from something at most `bound` (for the element cap, see fits()).
+  int newAtom(bool mayBeZero, const Poly& bound);
+  bool mayBeZero(const Poly& p) const { return p.minValue(atoms_) == 0; }
+  /// A value of these dims stays within kMaxValueElements on every binding whose symbols are at
+  /// most kSymbolBound. The ops that multiply extents (Tile, Expand, Concat) check it, so chains
+  /// of them cannot make values that the reference cannot hold.
+  bool fits(const std::vector<Poly>& dims) const;
+  Poly product(const std::vector<Poly>& dims, size_t from, size_t to) const;
+
+  std::string shapeOf(const std::string& name);
+
+  /// A [1] int64 tensor holding dim `axis` of `v`: Gather with a 1-D index, or the exporters'
+  /// Gather with a scalar index followed by Unsqueeze.
+  std::string gatherDim(const Val& v, size_t axis);
+
+  std::string findDim(const Poly& p);
+
+  /// A [1] int64 tensor holding `p` at run time, computed from Shape values (with Mul for
+  /// products), or "" when no value of the graph carries its factors.
+  std::string dimPiece(const Poly& p);
+
+  /// A 1-D shape operand describing `target`. With `inDims` (Reshape), a constant operand may use
+  /// 0 ("copy input dim j", allowzero=0) and one -1 when `minusOne` allows; a computed operand sets
+  /// `allowZero` when a dim can be 0 at run time, so a 0 is never read as "copy".
+  std::string shapeOperand(const std::vector<Poly>& target, const std::vector<Poly>* inDims, bool minusOne,
+                           bool& allowZero);
+
+  // ---- pool ---------------------------------------------------------------------------------
+  size_t pickIndex();
+  Val& add(const std::string& name, std::vector<Poly> dims);
+  void use(size_t i) { pool_[i].consumed = true; }
+
+  void makeInputs();
+
+  // ---- data ops -----------------------------------------------------------------------------
+  bool step();
+
+  bool reshape(size_t i);
+
+  template <class T> void shuffle(std::vector<T>& v) {
+    for (size_t k = v.size() - 1; k > 0; --k)
+      std::swap(v[k], v[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(k)))]);
+  }
+
+  /// A reshape to the same rank with the input's extents in another order (`x.view(b, a)` of an
+  /// `[a, b]` tensor): same element count, and with the same types when the moved dims are all
+  /// dynamic, although the runtime extents differ.
+  bool reorderingReshape(size_t i);
+
+  bool emitReshape(size_t i, const std::vector<Poly>& out);
+
+  std::string boundInput();
+
+  bool slice(size_t i);
+
+  static bool broadcastable(const std::vector<Poly>& a, const std::vector<Poly>& b, std::vector<Poly>& out);
+
+  bool binary(size_t i);
+
+  bool transpose(size_t i);
+
+  Poly randomDim();
+
+  bool expand(size_t i);
+
+  bool concat(size_t i);
+
+  bool unsqueeze(size_t i);
+
+  bool squeeze(size_t i);
+
+  bool flatten(size_t i);
+
+  bool split(size_t i);
+
+  bool gather(size_t i);
+
+  // ---- data-dependent extents, tiling, padding -----------------------------------------------
+
+  /// NonZero of a value with zeros in it (Relu of data in [-1, 1), so about half the elements),
+  /// cast back to float: [rank, count] with a count only the data decides.
+  bool nonZero(size_t i);
+
+  /// A bool condition of length `d` = x.dims[axis] from data: a bool graph input when `d` is an
+  /// input symbol or a constant, else Greater/Less of x summed over every other axis.
+  std::string condition(const Val& x, size_t axis);
+
+  /// Compress along an axis (the condition as long as that axis) or, without axis, over the
+  /// flattened input (the condition as long as the element count).
+  bool compress(size_t i);
+
+  /// Tile with repeats from a constant (2 or 3 on one axis, sometimes 2 on another) or from
+  /// Shape arithmetic (one axis repeated by a dim of the graph).
+  bool tile(size_t i);
+
+  /// Pad in constant, reflect or edge mode. Constant pads are 0..2 per side; reflect pads stay
+  /// below every runtime extent of their axis (at most its minimum - 1); edge pads need an
+  /// extent >= 1. Pads from Shape arithmetic: a dim of the graph (constant and edge modes), or
+  /// the axis' own extent - 1 on the leading side (reflect).
+  bool pad(size_t i);
+
+  /// A dim of the graph as a float scalar operand of an elementwise op (an exporter's scale by a
+  /// runtime size): Cast(Gather(Shape(v), k)), rank 0 or [1], sometimes minus one first.
+  bool shapeScalar(size_t i);
+
+  /// Outputs computed from shapes: Shape itself, one dim as a rank-0 value, dim - 1, or a dim
+  /// cast to float.
+  bool shapeOutput(size_t i);
+
+  void forceTranspose();
+
+  void declareOutput(const std::string& name, int elemType, const std::vector<Poly>& dims);
+
+  void finishOutputs();
+
+  Random rng_;
+  GeneratorOptions opt_;
+  onnx::ModelProto model_;
+  GraphBuilder g_;
+  std::vector<Atom> atoms_;
+  std::vector<Val> pool_;
+  std::vector<ShapeOut> shapeOuts_;
+  std::map<std::string, std::string> shapeCache_;
+  std::string scalarInput_, bound_;
+  int consts_ = 0;
+  int conds_ = 0;
+  int dataOps_ = 0;
+};
+
+} // namespace gen_detail
+} // namespace dynqual::fuzz
