@@ -55,7 +55,7 @@ TEST(ChangePoints, EnergyStatisticOfACleanStep) {
   EXPECT_EQ(s.tau, 3);
   EXPECT_EQ(s.kappa, 6);
   EXPECT_DOUBLE_EQ(s.q, 3.0);
-  // X = {0,0}, Y = {2,2,2,2}... a sub-range: [1, 5) of {9,0,0,2,2,9} is {0,0,2,2}: Q = 2 * 8 / 4 = 4.
+  // A sub-range: [1, 5) of {9,0,0,2,2,9} is {0,0,2,2}; X = {0,0}, Y = {2,2}: Q = 2 * 8 / 4 = 4.
   auto r = stats::bestEnergySplit({9, 0, 0, 2, 2, 9}, 1, 5, 1);
   EXPECT_EQ(r.tau, 3);
   EXPECT_DOUBLE_EQ(r.q, 4.0);
@@ -149,8 +149,6 @@ TEST(ChangePoints, MinimumMagnitudeDropsSmallChanges) {
 }
 
 TEST(ChangePoints, Deterministic) {
-  stats::ChangePointSimParams p;
-  p.trials = 1;
   std::vector<double> x;
   for (int i = 0; i < 200; ++i)  // a pseudo-random history with a step at 120
     x.push_back((i < 120 ? 10.0 : 10.6) * (1 + 0.02 * std::sin(1.7 * i * i)));
