@@ -49,6 +49,8 @@ ChangePointSimResult simulateChangePoints(const ChangePointSimParams& p) {
                                 std::to_string(p.length) + " points");
   if (!(p.shiftSize > 0) || !std::isfinite(p.shiftSize))
     throw std::invalid_argument("change-point simulation: shift size must be > 0");
+  if (!(p.noiseScale >= 0) || !std::isfinite(p.noiseScale))
+    throw std::invalid_argument("change-point simulation: noise scale must be >= 0");
   if (p.residuals.empty() && !(p.sigma >= 0))
     throw std::invalid_argument("change-point simulation: sigma must be >= 0");
   for (double r : p.residuals)
@@ -84,7 +86,7 @@ ChangePointSimResult simulateChangePoints(const ChangePointSimParams& p) {
       }
       double e = p.residuals.empty() ? p.sigma * boost::math::quantile(normal, uniform01(rng))
                                      : p.residuals[static_cast<size_t>(below(rng, static_cast<int>(p.residuals.size())))];
-      x[static_cast<size_t>(i)] = std::exp(level + e);
+      x[static_cast<size_t>(i)] = std::exp(level + p.noiseScale * e);
     }
     std::vector<ChangePoint> found = detectChangePoints(x, p.options);
     std::vector<bool> matched(at.size(), false);
