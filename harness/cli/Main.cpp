@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   dynqual::cli::addGateCommand(app);
   dynqual::cli::addCalibrateCommand(app);
   dynqual::cli::addBenchCommand(app);
+  dynqual::cli::addHistoryCommand(app);
   dynqual::cli::addFuzzCommand(app);
   dynqual::cli::addFuzzWorkerCommand(app);
   dynqual::cli::addCorpusCommand(app);
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
     auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
     if (argc > 1 && argv[1][0] != '-' && known.empty()) {
       std::cerr << "dynqual: unknown command '" << argv[1]
-                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, fuzz, corpus; see --help)\n";
+                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, history, fuzz, corpus; see --help)\n";
       return 2;
     }
     int rc = app.exit(e);
