@@ -197,6 +197,7 @@ void addBenchCommand(CLI::App& app) {
   addBenchFuzzCommand(bench);
   addBenchGenerateCommand(bench);
   addSidecarRecipeCommand(bench);
+  addBenchChangePointsCommand(bench);
   auto* st = bench->add_subcommand(
       "stats", "Simulate the gate's sequential decision on the residuals of a stored A/A calibration (resampled\n"
                "with replacement, optionally with drift, outliers and heavy tails): false-positive rate per\n"

@@ -38,6 +38,9 @@ void addGateCommand(CLI::App& app);
 void addBisectCommand(CLI::App& app);
 /// `dynqual bench stats [--calibration RUN] ...`: false-positive rate and power of the gate
 void addBenchCommand(CLI::App& app);
+/// `dynqual history [--model M] [--metric X] [--machine FP] [--confirm]`: stored results over
+/// time with their change points (HistoryCommand.cpp)
+void addHistoryCommand(CLI::App& app);
 /// `dynqual fuzz ...` (campaign shard or --selftest) and the worker `dynqual fuzz-case --seed S ...`
 void addFuzzCommand(CLI::App& app);
 /// `dynqual fuzz-worker ...`: the persistent fuzz worker (case requests on stdin, reports on stdout)
@@ -50,6 +53,9 @@ void addBenchFuzzCommand(CLI::App* bench);
 void addBenchGenerateCommand(CLI::App* bench);
 /// `dynqual bench sidecar-recipe` (SidecarRecipe.cpp).
 void addSidecarRecipeCommand(CLI::App* bench);
+/// `dynqual bench changepoints`: precision and recall of the history's change points
+/// (BenchChangePointsCommand.cpp).
+void addBenchChangePointsCommand(CLI::App* bench);
 /// A usage or input error (bad flag combination, unreadable input): exit code 2, where a failed
 /// check is 1.
 struct UsageError : std::runtime_error {

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   dynqual::cli::addBisectCommand(app);
   dynqual::cli::addCalibrateCommand(app);
   dynqual::cli::addBenchCommand(app);
+  dynqual::cli::addHistoryCommand(app);
   dynqual::cli::addFuzzCommand(app);
   dynqual::cli::addFuzzWorkerCommand(app);
   dynqual::cli::addCorpusCommand(app);
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
     auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
     if (argc > 1 && argv[1][0] != '-' && known.empty()) {
       std::cerr << "dynqual: unknown command '" << argv[1]
-                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, fuzz, corpus, campaign; see --help)\n";
+                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, history, bisect, fuzz, corpus, campaign; see --help)\n";
       return 2;
     }
     int rc = app.exit(e);

@@ -1,6 +1,7 @@
 #include "HtmlPage.h"
 #include "Tables.h"
 
+#include "dynqual/stats/ChangePoints.h"
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/store/Store.h"
 
@@ -48,8 +49,40 @@ std::string runLabel(const RunRecord& r) {
   return rev + " #" + std::to_string(r.id);
 }
 
+/// A marker series for the change points of one history series (stats::detectChangePoints at
+/// its defaults, over the runs that have a value; docs/metrics/change-points.md): null except at
+/// the first run after each change. Null when there is none.
+json changePointMarkers(const std::string& label, const std::vector<double>& vals) {
+  std::vector<double> x;
+  std::vector<size_t> at;
+  bool positive = true;
+  for (size_t i = 0; i < vals.size(); ++i)
+    if (!std::isnan(vals[i])) {
+      x.push_back(vals[i]);
+      at.push_back(i);
+      positive = positive && vals[i] > 0;
+    }
+  stats::ChangePointOptions o;
+  o.logScale = positive;
+  if (static_cast<int>(x.size()) < 2 * o.minSegment || std::any_of(x.begin(), x.end(), [](double v) { return !std::isfinite(v); }))
+    return nullptr;
+  std::vector<stats::ChangePoint> cps = stats::detectChangePoints(x, o);
+  if (cps.empty())
+    return nullptr;
+  json pts = json::array();
+  for (size_t i = 0; i < vals.size(); ++i)
+    pts.push_back(nullptr);
+  std::string what;
+  for (const auto& c : cps) {
+    pts[at[static_cast<size_t>(c.index)]] = value(vals[at[static_cast<size_t>(c.index)]]);
+    what += fmt::format("{}{:+.1f}%", what.empty() ? "" : ", ", c.change * 100);
+  }
+  return {{"label", label + ": change points " + what}, {"points", pts}, {"marker", true}};
+}
+
 /// Line charts over `runs`: one chart per name, one series per (case, machine); the value of a
-/// run is `pick(case)` (NaN when absent).
+/// run is `pick(case)` (NaN when absent). In the "history" section each series with change
+/// points gets a marker series after it.
 void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::string& section,
                    const std::string& idPrefix, const std::string& titlePrefix,
                    const std::vector<std::string>& names,
@@ -81,6 +114,9 @@ void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::
       for (double v : vals)
         pts.push_back(value(v));
       ser.push_back({{"label", label}, {"points", pts}});
+      if (section == "history")
+        if (json m = changePointMarkers(label, vals); !m.is_null())
+          ser.push_back(m);
     }
     charts.push_back({{"id", idPrefix + name}, {"section", section}, {"kind", "line"}, {"title", titlePrefix + name},
                       {"x", "commit #run"}, {"y", yTitle(name)}, {"labels", labels}, {"series", ser}});
