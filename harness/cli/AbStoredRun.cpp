@@ -1,6 +1,8 @@
 // Rebuilds the AbResult of a stored A/B run for the gate renderers (`gate --reanalyze`, `report`).
 #include "AbStoredRun.h"
 
+#include "dynqual/diff/Slowdown.h"
+
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
 
@@ -68,7 +70,8 @@ diff::Measurement measurementFromParams(const std::map<std::string, std::string>
   get("compile_time", [](const std::string& s) { return s == "1"; }, m.compileTime);
   for (const auto& [key, value] : params)
     if (key.rfind("inject_slowdown.", 0) == 0)
-      get(key.c_str(), toDouble, m.injectSlowdownPercent[key.substr(16)]);
+      get(key.c_str(), [](const std::string& v) { return diff::parseSlowdownSpec(v); },
+          m.injectSlowdown[key.substr(16)]);
   return m;
 }
 
