@@ -70,9 +70,11 @@ std::string arrayScript(const SubmitOpts& o, const fs::path& out, const std::str
   s += "i=$SLURM_ARRAY_TASK_ID\n";
   s += "out=" + q(out.string()) + "/shard-$i\n";
   s += "local=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/dq-fuzz-${SLURM_ARRAY_JOB_ID}-$i\"\n";
+  // Job ids start again at 1 on a new cluster, so a folder of that name may be another campaign's.
+  s += "rm -rf \"$local\"\n";
   s += "mkdir -p \"$out/corpus\" \"$local\"\n";
   s += "# A rerun of this task (after a cancel) resumes from the copy of its database.\n";
-  s += "if [ -f \"$out/shard.db\" ] && [ ! -f \"$local/shard.db\" ]; then\n"
+  s += "if [ -f \"$out/shard.db\" ]; then\n"
        "  cp \"$out/shard.db\" \"$local/shard.db\"\n"
        "  [ -f \"$out/shard.db-wal\" ] && cp \"$out/shard.db-wal\" \"$local/shard.db-wal\"\n"
        "fi\n";

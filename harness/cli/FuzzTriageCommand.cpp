@@ -95,7 +95,7 @@ void addFuzzTriageCommand(CLI::App* fuzz) {
       if (!fs::exists(o->db))
         throw UsageError(o->db + ": no such database; record a campaign with `dynqual fuzz --db " + o->db + "`");
       store::Store st(o->db, opts);
-      if (st.schemaVersion() < 6)
+      if (st.schemaVersion() < 7)
         throw UsageError(o->db + ": schema " + std::to_string(st.schemaVersion()) +
                          " has no buckets; `dynqual db init --db " + o->db + "` upgrades it (older findings stay "
                          "without a bucket)");

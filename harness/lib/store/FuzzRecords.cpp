@@ -282,7 +282,7 @@ FuzzMergeCounts mergeFuzzTables(Store& into, const fs::path& shardPath) {
   int version = shard.schemaVersion();
   if (version < 5)
     return n;  // no fuzz tables yet
-  bool v6 = version >= 6;
+  bool v6 = version >= 7;  // buckets arrived with schema version 7
   into.transaction("merging the fuzz rows of " + shardPath.string(), [&] {
     {
       SQLite::Statement q(shard.db(), "SELECT campaign, case_index, seed, generator, valid, nodes, findings "
