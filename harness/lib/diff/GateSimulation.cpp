@@ -10,21 +10,6 @@
 
 namespace dynqual::diff {
 
-namespace {
-
-stats::RateEstimate rate(std::int64_t count, std::int64_t total) {
-  stats::RateEstimate r;
-  r.count = count;
-  r.total = total;
-  stats::ProportionInterval ci = stats::clopperPearson(count, total, 0.95);
-  r.rate = ci.estimate;
-  r.low = ci.low;
-  r.high = ci.high;
-  return r;
-}
-
-} // namespace
-
 std::map<std::string, std::vector<CalibrationRound>> calibrationRounds(const std::vector<Sample>& samples) {
   // model -> round -> (arm, position) -> samples
   std::map<std::string, std::map<int, std::map<std::pair<std::string, int>, std::vector<double>>>> by;
@@ -175,11 +160,11 @@ GateSimulationResult simulateGateOnSamples(const GateSimulationParams& p) {
     }
     suiteFp += otherFlag;
   }
-  res.detected = rate(p.changedModel.empty() ? 0 : detected, p.trials);
-  res.changedImprovement = rate(improved, p.trials);
-  res.falsePositivePerSuite = rate(suiteFp, p.trials);
+  res.detected = stats::rateEstimate(p.changedModel.empty() ? 0 : detected, p.trials);
+  res.changedImprovement = stats::rateEstimate(improved, p.trials);
+  res.falsePositivePerSuite = stats::rateEstimate(suiteFp, p.trials);
   for (const auto& mname : models)
-    res.noChange[mname] = rate(noChange[mname], p.trials);
+    res.noChange[mname] = stats::rateEstimate(noChange[mname], p.trials);
   res.meanRounds = roundsSum / p.trials;
   return res;
 }

@@ -15,20 +15,6 @@ namespace dynqual::stats {
 
 namespace {
 
-RateEstimate rateOf(std::int64_t count, std::int64_t total) {
-  RateEstimate r;
-  r.count = count;
-  r.total = total;
-  if (total == 0) {
-    r.rate = r.low = r.high = std::numeric_limits<double>::quiet_NaN();
-    return r;
-  }
-  ProportionInterval ci = clopperPearson(count, total, 0.95);
-  r.rate = ci.estimate;
-  r.low = ci.low;
-  r.high = ci.high;
-  return r;
-}
 
 /// Uniform index in [0, n) from the high bits of one 64-bit draw (portable).
 int below(std::mt19937_64& rng, int n) {
@@ -109,8 +95,8 @@ ChangePointSimResult simulateChangePoints(const ChangePointSimParams& p) {
     out.historiesWithFalse += falseHere > 0;
     out.falseNegatives += std::count(matched.begin(), matched.end(), false);
   }
-  out.precision = rateOf(out.truePositives, out.truePositives + out.falsePositives);
-  out.recall = rateOf(out.truePositives, out.truePositives + out.falseNegatives);
+  out.precision = rateEstimate(out.truePositives, out.truePositives + out.falsePositives);
+  out.recall = rateEstimate(out.truePositives, out.truePositives + out.falseNegatives);
   out.meanAbsLocationError = out.truePositives ? locationError / static_cast<double>(out.truePositives) : 0;
   return out;
 }

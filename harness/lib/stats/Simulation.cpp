@@ -11,9 +11,8 @@
 #include <string>
 
 namespace dynqual::stats {
-namespace {
 
-RateEstimate rate(std::int64_t count, std::int64_t total) {
+RateEstimate rateEstimate(std::int64_t count, std::int64_t total) {
   RateEstimate r;
   r.count = count;
   r.total = total;
@@ -27,6 +26,9 @@ RateEstimate rate(std::int64_t count, std::int64_t total) {
   r.high = ci.high;
   return r;
 }
+
+namespace {
+
 
 void checkParams(const SimulationParams& p) {
   if (p.residuals.size() < 2)
@@ -118,10 +120,10 @@ SimulationResult simulateGate(const SimulationParams& params) {
   }
   SimulationResult r;
   std::int64_t total = static_cast<std::int64_t>(params.trials) * m;
-  r.falsePositivePerComparison = rate(falsePos, total);
-  r.falsePositivePerSuite = rate(suiteFalsePos, params.trials);
-  r.noChange = rate(noChange, total);
-  r.detection = rate(detected, total);
+  r.falsePositivePerComparison = rateEstimate(falsePos, total);
+  r.falsePositivePerSuite = rateEstimate(suiteFalsePos, params.trials);
+  r.noChange = rateEstimate(noChange, total);
+  r.detection = rateEstimate(detected, total);
   r.meanRounds = roundsSum / params.trials;
   return r;
 }

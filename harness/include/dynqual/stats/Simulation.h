@@ -34,6 +34,10 @@ struct RateEstimate {
   double rate = 0, low = 0, high = 0;
 };
 
+/// `count` of `total` as a RateEstimate: rate = count / total with its Clopper-Pearson 95 %
+/// interval (Clopper and Pearson 1934, stats::clopperPearson); rate and bounds NaN when total == 0.
+RateEstimate rateEstimate(std::int64_t count, std::int64_t total);
+
 struct SimulationResult {
   /// Comparisons flagged (Regression or Improvement) in a direction the true effect does not
   /// have: any flag when effect == 0, the opposite flag otherwise. Out of T * M comparisons.
