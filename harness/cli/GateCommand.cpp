@@ -6,6 +6,7 @@
 #include "dynqual/diff/AbStore.h"
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
+#include "dynqual/diff/Identical.h"
 #include "dynqual/gate/RevisionBuild.h"
 #include "dynqual/store/Store.h"
 
@@ -45,11 +46,15 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   diff::Policy policy = diff::policyFromParams(stored.params);
   std::string timed = diff::timingMetricFromParams(stored.params);
   std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
+  std::vector<diff::MetricComparison> identical;  // decided by hashes, not samples: kept, last
   for (const auto& c : stored.comparisons)
-    if (c.metric == timed)
+    if (c.verdict == diff::Verdict::Identical)
+      identical.push_back(c);
+    else if (c.metric == timed)
       timedModels.push_back(c.model);
   diff::AnalysisOutcome again = diff::analyze(stored.samples, timedModels, policy, timed,
                                               stored.compileSamples, diff::compileMetricFromParams(stored.params));
+  again.comparisons.insert(again.comparisons.end(), identical.begin(), identical.end());
   std::vector<std::string> differences;
   for (size_t i = 0; i < stored.comparisons.size(); ++i) {
     const auto& s = stored.comparisons[i];
@@ -70,6 +75,7 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   r.compileSamples = stored.compileSamples;
   r.comparisons = again.comparisons;
   r.counterChanges = diff::counterChanges(r.checks);
+  diff::hashesFromParams(stored.params, r);
   r.looksDone = again.looksDone;
   for (const auto& s : r.samples)
     r.rounds = std::max(r.rounds, s.round + 1);
@@ -80,6 +86,9 @@ int reanalyze(const std::string& which, const AbFlags& f) {
   if (auto it = stored.params.find("interleave"); it != stored.params.end() && it->second == "sample")
     m.interleave = diff::Interleave::Sample;
   reports::GateContext ctx{stored.kind + " (reanalysed)", stored.params["base"], stored.params["head"], policy, m, runId};
+  for (const char* k : {"base_build", "head_build"})
+    if (auto it = stored.params.find(k); it != stored.params.end())
+      ctx.notes.push_back(it->second);
   emitAbReport(f, r, ctx);
   if (!differences.empty()) {
     for (const auto& d : differences)
@@ -99,12 +108,15 @@ void addGateCommand(CLI::App& app) {
       "gate", "Build two git revisions of this project in their own worktrees (cached by commit and toolchain) and\n"
               "compare them with the A/B engine: each revision compiles and runs with its own binaries\n"
               "(docs/commands/gate.md). --head WORKTREE takes the working tree as it is. --reanalyze RUN\n"
-              "recomputes every verdict of a stored run from its samples.\n"
+              "recomputes every verdict of a stored run from its samples. A model whose runtime and compiled\n"
+              "program are byte-identical in both revisions gets the verdict 'identical' (a pass) without\n"
+              "timing rounds; --force-timing times it anyway.\n"
               "Exit: 0 pass, 1 regression or accuracy failure, 2 usage or input error, 3 inconclusive within\n"
               "budget, 4 infrastructure error such as a failed build (1 wins over 4, 4 over 3).");
   struct Opts {
     AbFlags flags;
     std::string base, head, baseBin, headBin, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
+    bool forceTiming = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--base", o->base, "base revision (any git revision)");
@@ -115,6 +127,9 @@ void addGateCommand(CLI::App& app) {
   cmd->add_option("--cache-dir", o->cacheDir, "build cache (default: $DYNQUAL_GATE_CACHE, else ~/.cache/dynqual/gate)");
   cmd->add_option("--variant", o->variant, "the dq variant both revisions run")->capture_default_str();
   cmd->add_option("--reanalyze", o->reanalyze, "recompute the verdicts of stored run RUN (an id or 'latest')");
+  cmd->add_flag("--force-timing", o->forceTiming,
+                "time every model, also those whose runtime and program bytes are identical in both revisions\n"
+                "(by default such a model gets the verdict 'identical' without timing rounds)");
   addAbFlags(cmd, o->flags);
   cmd->callback([o] {
     try {
@@ -129,6 +144,7 @@ void addGateCommand(CLI::App& app) {
       diff::AbOptions options;
       options.base = makeArm("base", o->variant, "--variant");
       options.head = makeArm("head", o->variant, "--variant");
+      options.skipIdentical = !o->forceTiming;
       if (options.base.variant.kind != exec::Variant::Kind::Dq)
         throw UsageError("--variant: a gate compares builds of this compiler, so it takes a dq variant");
       std::map<std::string, std::string> params;
@@ -153,9 +169,22 @@ void addGateCommand(CLI::App& app) {
         params[label + "_rev"] = b.sha.empty() ? (bin.empty() ? rev : bin) : b.sha;
         params[label + "_from_cache"] = b.fromCache ? "1" : "0";
         params[label + "_build_s"] = fmt::format("{:.1f}", b.buildSeconds);
-        std::cerr << fmt::format("gate: {} {} {} ({:.1f} s{})\n", label, rev.empty() ? bin : rev,
-                                 b.sha.empty() ? "" : b.sha.substr(0, 12), b.buildSeconds,
-                                 b.fromCache ? ", cached" : "");
+        if (b.ccache.used) {
+          params[label + "_ccache_hits"] = std::to_string(b.ccache.hits);
+          params[label + "_ccache_compiles"] = std::to_string(b.ccache.compiles());
+        }
+        std::string how = !bin.empty()     ? "prebuilt"
+                          : b.fromCache    ? "cached build reused"
+                                           : fmt::format("built in {:.1f} s, {}", b.buildSeconds, b.ccache.summary());
+        params[label + "_build"] = fmt::format("{} {}{}: {}", label, rev.empty() ? bin : rev,
+                                               b.sha.empty() ? "" : " (" + b.sha.substr(0, 12) + ")", how);
+        std::cerr << "gate: " << params[label + "_build"] << "\n";
+        if (b.ccache.misses > 0 && b.ccache.misses <= 20) {
+          std::string missed;
+          for (const auto& m : b.ccache.missed)
+            missed += (missed.empty() ? "" : ", ") + m;
+          std::cerr << "gate: " << label << " ccache misses: " << missed << "\n";
+        }
       };
       try {
         side("base", o->base, o->baseBin, options.base);
@@ -165,6 +194,7 @@ void addGateCommand(CLI::App& app) {
         setExitCode(diff::kInfra);
         return;
       }
+      params["force_timing"] = o->forceTiming ? "1" : "0";
       setExitCode(runAbCommand("gate", o->flags, options, params));
     } catch (const std::exception& e) {
       std::cerr << "dynqual gate: " << e.what() << "\n";

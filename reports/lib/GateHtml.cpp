@@ -28,7 +28,8 @@ json charts(const diff::AbResult& r, const GateContext& ctx) {
   json out = json::array();
   std::vector<std::string> models;
   for (const auto& c : r.comparisons)
-    models.push_back(c.model);
+    if (c.verdict != diff::Verdict::Identical)  // nothing was timed
+      models.push_back(c.model);
   for (const auto& model : models) {
     int rounds = 0;
     for (const auto& s : r.samples)
@@ -51,6 +52,8 @@ json charts(const diff::AbResult& r, const GateContext& ctx) {
   }
   json low = json::array(), mid = json::array(), high = json::array(), lo = json::array(), hi = json::array();
   for (const auto& c : r.comparisons) {
+    if (c.verdict == diff::Verdict::Identical)
+      continue;
     low.push_back(num(c.ciLow));
     mid.push_back(num(c.ratio));
     high.push_back(num(c.ciHigh));
@@ -81,7 +84,10 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   body << "<h2>Timing</h2>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
-    rows.push_back({c.model, fmt::format("{:.4g}", c.baseMedian), fmt::format("{:.4g}", c.headMedian),
+    if (c.verdict == diff::Verdict::Identical)
+      rows.push_back({c.model, "-", "-", "none", "-", "-", "-", "0", "0", "identical (same runtime and program bytes)"});
+    else
+      rows.push_back({c.model, fmt::format("{:.4g}", c.baseMedian), fmt::format("{:.4g}", c.headMedian),
                     fmt::format("{:+.2f}%", (c.ratio - 1) * 100),
                     fmt::format("[{:.4f}, {:.4f}]", c.ciLow, c.ciHigh), fmt::format("{:.2g}", c.p),
                     fmt::format("{:.2g}", c.pAdjusted), std::to_string(c.rounds),
@@ -104,6 +110,8 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
     body << "<p>None: every device counter and artifact size is equal, or an arm reports none.</p>\n";
   else
     table(body, {"Model", "Counter", "Base", "Head", "Delta"}, rows);
+  for (const auto& n : ctx.notes)
+    body << "<p>" << escapeHtml(n) << "</p>\n";
   for (const auto& w : r.envWarnings)
     body << "<p class=\"warning\">" << escapeHtml(w) << "</p>\n";
   std::string sections = "<section id=\"gate-samples\"><h3>Samples of both arms by round</h3></section>\n"

@@ -223,8 +223,9 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   fs::path db = fs::temp_directory_path() / ("gate-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
+  // One folder for both arms: identical runtimes and programs, timed only when forced.
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--db", db.string(), "--format", "json"});
+                   "--warmup", "0", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
   EXPECT_GT(g.doc["run_id"].get<int64_t>(), 0);
@@ -266,7 +267,7 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--compile-time", "--db", db.string(), "--format", "json"});
+                   "--warmup", "0", "--compile-time", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   ASSERT_EQ(g.doc["comparisons"].size(), 2u) << g.doc["comparisons"].dump();
   EXPECT_EQ(g.doc["comparisons"][1]["metric"], "compile_cpu_ms");
