@@ -286,6 +286,7 @@ TEST(ReproducibleArtifacts, TwoCompilesOfOneModelFromDifferentFoldersAreIdentica
     fs::create_directories(dir);
     fs::copy_file(fs::path(kExpand) / "model.onnx", dir / "model.onnx");
     fs::path cwd = root / where;
+    fs::create_directories(cwd / "out");
     std::string cmd = "cd '" + cwd.string() + "' && '" + kBin + "' compile expand_where_shape --pipeline production -o " +
                       "out/model.dqp";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
