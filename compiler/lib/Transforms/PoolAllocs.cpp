@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <algorithm>
+
 namespace mlir::dq {
 #define GEN_PASS_DEF_POOLALLOCS
 #include "dq/Transforms/Passes.h.inc"
@@ -45,7 +47,7 @@ struct Region {
   unsigned start, end;
   bool used;
   int64_t factor;                 // element bytes times the static dims
-  SmallVector<Value> dynamicSizes; // sorted by pointer: the multiset of SSA sizes
+  SmallVector<Value> dynamicSizes; // in program order: the multiset of SSA sizes
   int64_t staticOffset = -1;       // static regions
   unsigned slot = 0;               // dynamic regions
 };
@@ -98,9 +100,16 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
         if (!ShapedType::isDynamic(d))
           r.factor *= d;
       r.dynamicSizes.assign(alloc.getDynamicSizes().begin(), alloc.getDynamicSizes().end());
-      llvm::sort(r.dynamicSizes, [](Value a, Value b) {
-        return a.getAsOpaquePointer() < b.getAsOpaquePointer();
-      });
+      // Program order, not pointer order: pointers differ from run to run, and so did the
+      // order of the size products in the program of two compiles of one model.
+      auto key = [&](Value v) -> std::pair<int64_t, int64_t> {
+        if (auto arg = dyn_cast<BlockArgument>(v))
+          return {-1, arg.getArgNumber()};
+        auto it = position.find(v.getDefiningOp());
+        return {it == position.end() ? -2 : int64_t(it->second), cast<OpResult>(v).getResultNumber()};
+      };
+      std::stable_sort(r.dynamicSizes.begin(), r.dynamicSizes.end(),
+                       [&](Value a, Value b) { return key(a) < key(b); });
       regions.push_back(std::move(r));
     }
     if (regions.empty())
