@@ -60,14 +60,17 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         pct(c.ciLow), pct(c.ciHigh), c.p, c.pAdjusted, c.rounds, stats::verdictName(c.verdict),
                         flag);
     }
-    md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
+    bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(),
+                                [](const diff::MetricComparison& c) { return c.verdict != diff::Verdict::Identical; });
+    if (anyTimed)
+      md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
                       "round value: {}); CI at each comparison's Holm level (alpha {:.3g} over the suite, "
                       "margin {:.3g}%).\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
     if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
                     [](const diff::MetricComparison& c) { return c.verdict == diff::Verdict::Identical; }))
-      md << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
+      md << (anyTimed ? "" : "\n") << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
             "no timing difference can be a change of the code, so these models were not timed (a pass).\n\n";
   }
 
