@@ -382,6 +382,9 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     ctx.baseLabel += " @ " + extraParams.at("base_rev");
   if (extraParams.count("head_rev"))
     ctx.headLabel += " @ " + extraParams.at("head_rev");
+  for (const char* k : {"base_build", "head_build"})
+    if (extraParams.count(k))
+      ctx.notes.push_back(extraParams.at(k));
   emitAbReport(f, r, ctx);
   if (tempWork)
     fs::remove_all(work);

@@ -5,6 +5,7 @@
 
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
+#include "dynqual/diff/Identical.h"
 
 #include <fmt/format.h>
 
@@ -84,8 +85,11 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
 
   std::string timed = diff::timingMetricFromParams(stored.params);
   std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
+  std::vector<diff::MetricComparison> identical;  // decided by hashes, not samples: kept, last
   for (const auto& c : stored.comparisons)
-    if (c.metric == timed)
+    if (c.verdict == diff::Verdict::Identical)
+      identical.push_back(c);
+    else if (c.metric == timed)
       timedModels.push_back(c.model);
   diff::AnalysisOutcome again = diff::analyze(stored.samples, timedModels, policy, timed, stored.compileSamples,
                                               diff::compileMetricFromParams(stored.params));
@@ -94,6 +98,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
     rounds = std::max(rounds, s.round + 1);
   if (again.looksDone == 0 && rounds > 0)  // as the engine does when no look was reached
     again.comparisons = diff::undecidedComparisons(stored.samples, timedModels, policy.roundValue, timed);
+  again.comparisons.insert(again.comparisons.end(), identical.begin(), identical.end());
   out.recomputed = again.comparisons.size();
 
   diff::AbResult& r = out.result;
@@ -101,6 +106,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   r.samples = stored.samples;
   r.compileSamples = stored.compileSamples;
   r.counterChanges = diff::counterChanges(r.checks);
+  diff::hashesFromParams(stored.params, r);
   r.clock = m.clock;
   r.roundValue = policy.roundValue;
   r.rounds = rounds;
@@ -135,6 +141,9 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
     out.context.baseLabel += " @ " + param("base_rev");
   if (!param("head_rev").empty())
     out.context.headLabel += " @ " + param("head_rev");
+  for (const char* k : {"base_build", "head_build"})
+    if (!param(k).empty())
+      out.context.notes.push_back(param(k));
   return out;
 }
 

@@ -57,7 +57,9 @@ void addGateCommand(CLI::App& app) {
       "gate", "Build two git revisions of this project in their own worktrees (cached by commit and toolchain) and\n"
               "compare them with the A/B engine: each revision compiles and runs with its own binaries\n"
               "(docs/commands/gate.md). --head WORKTREE takes the working tree as it is. --reanalyze RUN\n"
-              "recomputes every verdict of a stored run from its samples.\n"
+              "recomputes every verdict of a stored run from its samples. A model whose runtime and compiled\n"
+              "program are byte-identical in both revisions gets the verdict 'identical' (a pass) without\n"
+              "timing rounds; --force-timing times it anyway.\n"
               "Exit: 0 pass, 1 regression or accuracy failure, 2 usage or input error, 3 inconclusive within\n"
               "budget, 4 infrastructure error such as a failed build (1 wins over 4, 4 over 3).");
   struct Opts {
@@ -65,6 +67,7 @@ void addGateCommand(CLI::App& app) {
     BuildCommandFlags buildCommands;
     std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
     std::vector<std::string> aEnv, bEnv;
+    bool forceTiming = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--base", o->base, "base revision (any git revision)");
@@ -80,6 +83,9 @@ void addGateCommand(CLI::App& app) {
   cmd->add_option("--variant", o->variant, "the dq variant both revisions run")->capture_default_str();
   cmd->add_option("--reanalyze", o->reanalyze, "recompute the verdicts of stored run RUN (an id or 'latest')");
   addBuildCommandFlags(cmd, o->buildCommands);
+  cmd->add_flag("--force-timing", o->forceTiming,
+                "time every model, also those whose runtime and program bytes are identical in both revisions\n"
+                "(by default such a model gets the verdict 'identical' without timing rounds)");
   addAbFlags(cmd, o->flags);
   addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   cmd->callback([o] {
@@ -110,6 +116,7 @@ void addGateCommand(CLI::App& app) {
       options.head = makeArm("head", o->variant, "--variant");
       options.base.env = o->aEnv;
       options.head.env = o->bEnv;
+      options.skipIdentical = !o->forceTiming;
       if (options.base.variant.kind != exec::Variant::Kind::Dq)
         throw UsageError("--variant: a gate compares builds of this compiler, so it takes a dq variant");
       std::map<std::string, std::string> params;
@@ -139,9 +146,22 @@ void addGateCommand(CLI::App& app) {
         params[label + "_rev"] = b.sha.empty() ? (bin.empty() ? rev : bin) : b.sha;
         params[label + "_from_cache"] = b.fromCache ? "1" : "0";
         params[label + "_build_s"] = fmt::format("{:.1f}", b.buildSeconds);
-        std::cerr << fmt::format("gate: {} {} {} ({:.1f} s{})\n", label, rev.empty() ? bin : rev,
-                                 b.sha.empty() ? "" : b.sha.substr(0, 12), b.buildSeconds,
-                                 b.fromCache ? ", cached" : "");
+        if (b.ccache.used) {
+          params[label + "_ccache_hits"] = std::to_string(b.ccache.hits);
+          params[label + "_ccache_compiles"] = std::to_string(b.ccache.compiles());
+        }
+        std::string how = !bin.empty()     ? "prebuilt"
+                          : b.fromCache    ? "cached build reused"
+                                           : fmt::format("built in {:.1f} s, {}", b.buildSeconds, b.ccache.summary());
+        params[label + "_build"] = fmt::format("{} {}{}: {}", label, rev.empty() ? bin : rev,
+                                               b.sha.empty() ? "" : " (" + b.sha.substr(0, 12) + ")", how);
+        std::cerr << "gate: " << params[label + "_build"] << "\n";
+        if (b.ccache.misses > 0 && b.ccache.misses <= 20) {
+          std::string missed;
+          for (const auto& m : b.ccache.missed)
+            missed += (missed.empty() ? "" : ", ") + m;
+          std::cerr << "gate: " << label << " ccache misses: " << missed << "\n";
+        }
       };
       try {
         side("base", o->base, o->baseBin, options.base);
@@ -151,6 +171,7 @@ void addGateCommand(CLI::App& app) {
         setExitCode(diff::kInfra);
         return;
       }
+      params["force_timing"] = o->forceTiming ? "1" : "0";
       setExitCode(runAbCommand("gate", o->flags, options, params));
     } catch (const std::exception& e) {
       std::cerr << "dynqual gate: " << e.what() << "\n";

@@ -152,6 +152,8 @@ json summaryChart(const diff::AbResult& r, const GateContext& ctx) {
   json labels = json::array(), low = json::array(), mid = json::array(), high = json::array(),
        lo = json::array(), hi = json::array();
   for (const auto& c : r.comparisons) {
+    if (c.verdict == diff::Verdict::Identical)  // nothing was timed
+      continue;
     labels.push_back(c.model + " " + c.metric);
     low.push_back(num(c.ciLow));
     mid.push_back(num(c.ratio));
@@ -192,7 +194,11 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   body << "<h2>Timing</h2>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.comparisons)
-    rows.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
+    if (c.verdict == diff::Verdict::Identical)
+      rows.push_back({c.model, c.metric, "-", "-", "none", "-", "-", "-", "0", "-", "-",
+                      "identical (same runtime and program bytes)"});
+    else
+      rows.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
                     fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
                     fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
                     fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
@@ -246,6 +252,8 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
     body << "<p>GPU: " << escapeHtml(r.envStart.gpuClocks) << "</p>\n";
   for (const auto& e : r.infraErrors)
     body << "<p class=\"warning\">infrastructure error: " << escapeHtml(e) << "</p>\n";
+  for (const auto& n : ctx.notes)
+    body << "<p>" << escapeHtml(n) << "</p>\n";
   for (const auto& w : r.envWarnings)
     body << "<p class=\"warning\">warning: " << escapeHtml(w) << "</p>\n";
   for (const auto& w : r.warnings)
@@ -270,6 +278,8 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   std::ostringstream sections;
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const auto& c = r.comparisons[i];
+    if (c.verdict == diff::Verdict::Identical)  // nothing was timed
+      continue;
     const auto& samples = isCompileMetric(c) ? r.compileSamples : r.samples;
     std::string section = "gate-comparison-" + std::to_string(i);
     sections << "<section id=\"" << section << "\"><h3>" << escapeHtml(c.model + " " + c.metric + ": " +

@@ -31,7 +31,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
                       {"cases", cases}, {"base_counters", c.baseCounters}, {"head_counters", c.headCounters},
                       {"base_artifact_bytes", c.baseArtifactBytes}, {"head_artifact_bytes", c.headArtifactBytes},
                       {"base_compile_ms", num(c.baseCompileMs)}, {"head_compile_ms", num(c.headCompileMs)},
-                      {"base_version", c.baseVersion}, {"head_version", c.headVersion}});
+                      {"base_version", c.baseVersion}, {"head_version", c.headVersion},
+                      {"base_program_sha256", c.baseProgramSha256}, {"head_program_sha256", c.headProgramSha256}});
   }
   json comps = json::array();
   for (const auto& c : r.comparisons)
@@ -43,6 +44,9 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
                      {"bootstrap_high", num(c.bootHigh)}, {"p", num(c.p)}, {"p_holm", num(c.pAdjusted)},
                      {"alpha", num(c.alphaUsed)}, {"decided_at_rounds", c.decidedAtRounds},
                      {"outlier_rounds", c.outlierRounds}, {"verdict", stats::verdictName(c.verdict)}});
+  json runtime = json::object();
+  for (const auto& [bin, h] : r.runtimeSha256)
+    runtime[bin] = {{"base", h.first}, {"head", h.second}};
   json counters = json::array();
   for (const auto& c : r.counterChanges)
     counters.push_back({{"model", c.model}, {"name", c.name}, {"base", c.base}, {"head", c.head}});
@@ -84,6 +88,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"slowdown_us", r.slowdownUs},
           {"compile_samples", compileSamples},
           {"binary_bytes", r.binaryBytes},
+          {"runtime_sha256", runtime},
+          {"builds", ctx.notes},
           {"environment", {{"start", env(r.envStart)}, {"end", env(r.envEnd)}, {"warnings", r.envWarnings}}},
           {"warnings", r.warnings},
           {"exploratory", r.exploratory},

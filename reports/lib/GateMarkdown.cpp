@@ -19,6 +19,8 @@ std::string gatePercent(double ratio) {
   return fmt::format("{:+.2f}%", (ratio - 1) * 100);
 }
 
+std::string shortHash(const std::string& h) { return h.empty() ? "-" : h.substr(0, 12); }
+
 std::string worstRelL2(const diff::ModelCheck& c, bool head) {
   double worst = 0;
   bool any = false;
@@ -89,17 +91,30 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   } else {
     md << "| model | metric | base | head | change | CI | p | level | rounds | closed at | outlier rounds | verdict |\n"
           "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n";
-    for (const auto& c : r.comparisons)
+    for (const auto& c : r.comparisons) {
+      if (c.verdict == diff::Verdict::Identical) {
+        md << fmt::format("| {} | {} | - | - | none | - | - | - | 0 | - | - | identical |\n", escapeMarkdown(c.model),
+                          escapeMarkdown(c.metric));
+        continue;
+      }
       md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
                         escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
                         pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
                         c.outlierRounds.size(), stats::verdictName(c.verdict));
-    md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
-                      "round value: {}); a comparison is significant when p < level, its share of alpha "
-                      "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
-                      "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
+    }
+    bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(),
+                                [](const diff::MetricComparison& c) { return c.verdict != diff::Verdict::Identical; });
+    if (anyTimed)
+      md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
+                        "round value: {}); a comparison is significant when p < level, its share of alpha "
+                        "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
+                        "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
+    if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
+                    [](const diff::MetricComparison& c) { return c.verdict == diff::Verdict::Identical; }))
+      md << (anyTimed ? "" : "\n") << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
+            "no timing difference can be a change of the code, so these models were not timed (a pass).\n\n";
   }
 
   md << "### Accuracy\n\n| model | cases | base vs reference | head vs reference | head vs base | verdict |\n"
@@ -138,6 +153,22 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   for (const auto& [bin, bytes] : r.binaryBytes)
     md << fmt::format("| (binary) | {} | {} | {} | {:+d} |\n", bin, bytes.second, bytes.first,
                       static_cast<int64_t>(bytes.second) - static_cast<int64_t>(bytes.first));
+  if (!r.runtimeSha256.empty()) {
+    md << "\n### Artifact hashes (SHA-256, first 12 hex digits)\n\n| what | base | head | same |\n|---|---|---|---|\n";
+    for (const auto& [bin, h] : r.runtimeSha256)
+      md << fmt::format("| {} | {} | {} | {} |\n", bin, shortHash(h.first), shortHash(h.second),
+                        !h.first.empty() && h.first == h.second ? "yes" : "no");
+    for (const auto& c : r.checks)
+      if (!c.baseProgramSha256.empty() || !c.headProgramSha256.empty())
+        md << fmt::format("| {} program | {} | {} | {} |\n", escapeMarkdown(c.model), shortHash(c.baseProgramSha256),
+                          shortHash(c.headProgramSha256),
+                          !c.baseProgramSha256.empty() && c.baseProgramSha256 == c.headProgramSha256 ? "yes" : "no");
+  }
+  if (!ctx.notes.empty()) {
+    md << "\n### Builds\n\n";
+    for (const auto& n : ctx.notes)
+      md << "- " << escapeMarkdown(n) << "\n";
+  }
   md << "\n### Environment\n\n";
   md << fmt::format("{}; load {:.2f} -> {:.2f}; affinity {}; governor {}\n\n", escapeMarkdown(r.envStart.machine),
                     r.envStart.loadAverage1, r.envEnd.loadAverage1, r.envStart.affinity.empty() ? "?" : r.envStart.affinity,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -157,4 +158,52 @@ TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
   EXPECT_DOUBLE_EQ(state["charts"][4]["datasets"][1]["data"][0].get<double>(), 1.10);
   EXPECT_TRUE(state["resources"].empty()) << "the page fetched something";
   fs::remove_all(work);
+}
+
+// An untimed identical model: its own verdict, a pass in every format, no samples, no chart.
+TEST(GateReports, IdenticalIsAPassingVerdictOfItsOwnInEveryFormat) {
+  diff::AbResult r;
+  diff::ModelCheck ok;
+  ok.model = "same";
+  ok.passed = true;
+  ok.baseProgramSha256 = ok.headProgramSha256 = std::string(64, 'a');
+  r.checks = {ok};
+  diff::MetricComparison c;
+  c.model = "same";
+  c.metric = "cpu_time_ms";
+  c.unit = "ms";
+  c.rounds = 0;
+  c.baseMedian = c.headMedian = std::nan("");
+  c.verdict = diff::Verdict::Identical;
+  r.comparisons = {c};
+  r.runtimeSha256["dynqual-exec"] = {std::string(64, 'b'), std::string(64, 'b')};
+  reports::GateContext ctx = context();
+  ctx.notes = {"head HEAD (0123456789ab): built in 12.0 s, ccache 299/300 compiles hit (99.7 %)"};
+  EXPECT_EQ(diff::exitCodeFor(r), diff::kPass);
+  EXPECT_NE(diff::verdictLine(r).find("PASS: 1 models, 1 comparisons"), std::string::npos) << diff::verdictLine(r);
+  EXPECT_NE(diff::verdictLine(r).find("1 identical"), std::string::npos) << diff::verdictLine(r);
+
+  std::string md = reports::renderGateMarkdown(r, ctx);
+  EXPECT_NE(md.find("| same | cpu\\_time\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| dynqual-exec | bbbbbbbbbbbb | bbbbbbbbbbbb | yes |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| same program | aaaaaaaaaaaa | aaaaaaaaaaaa | yes |"), std::string::npos) << md;
+  EXPECT_NE(md.find("ccache 299/300 compiles hit (99.7 %)"), std::string::npos) << md;
+
+  std::string ju = reports::renderGateJunit(r, ctx);
+  EXPECT_NE(ju.find("tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\""), std::string::npos) << ju;
+  EXPECT_NE(ju.find("<system-out>identical:"), std::string::npos) << ju;
+
+  json js = reports::renderGateJson(r, ctx);
+  EXPECT_EQ(js["comparisons"][0]["verdict"], "identical");
+  EXPECT_TRUE(js["comparisons"][0]["base_median"].is_null());
+  EXPECT_EQ(js["runtime_sha256"]["dynqual-exec"]["head"], std::string(64, 'b'));
+  EXPECT_EQ(js["accuracy"][0]["head_program_sha256"], std::string(64, 'a'));
+  EXPECT_EQ(js["builds"][0], ctx.notes[0]);
+
+  std::string chartJs = reports::defaultChartJsPath();
+  if (!fs::exists(chartJs))
+    GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
+  std::string html = reports::renderGateHtml(r, ctx, chartJs);
+  EXPECT_NE(html.find("identical (same runtime and program bytes)"), std::string::npos);
+  EXPECT_EQ(html.find("samples-same"), std::string::npos);  // nothing was timed: no sample chart
 }

@@ -226,8 +226,9 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   fs::path db = fs::temp_directory_path() / ("gate-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
+  // One folder for both arms: identical runtimes and programs, timed only when forced.
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--db", db.string(), "--format", "json"});
+                   "--warmup", "0", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
   EXPECT_GT(g.doc["run_id"].get<int64_t>(), 0);
@@ -269,7 +270,7 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--compile-time", "--db", db.string(), "--format", "json"});
+                   "--warmup", "0", "--compile-time", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   // The run time (minimum), its mean, then the compile time.
   ASSERT_EQ(g.doc["comparisons"].size(), 3u) << g.doc["comparisons"].dump();
@@ -299,7 +300,7 @@ TEST(GateCommand, CompileTimeCountsInTheReachabilityWarning) {
   // reject. Timed alone (0.05: n >= 6) the look at 6 could.
   std::string bin = fs::path(kBin).parent_path().string();
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "6", "--samples", "1",
-                   "--warmup", "0", "--compile-time", "--tail-value", "none", "--no-db", "--format", "json"});
+                   "--warmup", "0", "--compile-time", "--tail-value", "none", "--force-timing", "--no-db", "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   bool warned = false;
   for (const auto& w : g.doc["warnings"])

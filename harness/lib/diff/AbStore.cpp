@@ -1,6 +1,7 @@
 #include "dynqual/diff/AbStore.h"
 
 #include "dynqual/diff/Analysis.h"
+#include "dynqual/diff/Identical.h"
 #include "dynqual/stats/Descriptive.h"
 
 #include <algorithm>
@@ -65,7 +66,8 @@ void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<Me
 }
 
 Verdict verdictFromName(const std::string& s) {
-  for (Verdict v : {Verdict::Regression, Verdict::Improvement, Verdict::NoChange, Verdict::Inconclusive})
+  for (Verdict v : {Verdict::Regression, Verdict::Improvement, Verdict::NoChange, Verdict::Inconclusive,
+                    Verdict::Identical})
     if (s == stats::verdictName(v))
       return v;
   throw std::runtime_error("stored verdict '" + s + "' is not one this dynqual knows");
@@ -184,6 +186,15 @@ void recordAbResult(store::Store& store, int64_t runId, const AbResult& r) {
     compile.reset();
   }
   insertComparisons(db, runId, r.comparisons);
+  // The artifact hashes that decided "identical", with the run (gate --reanalyze shows them).
+  SQLite::Statement param(db, "INSERT OR REPLACE INTO run_params VALUES(?,?,?)");
+  for (const auto& [key, value] : hashParams(r)) {
+    param.bind(1, static_cast<int64_t>(runId));
+    param.bind(2, key);
+    param.bind(3, value);
+    param.exec();
+    param.reset();
+  }
   insertAbOutcome(store, runId, r);
   tx.commit();
 }

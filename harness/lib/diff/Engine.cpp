@@ -3,6 +3,7 @@
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Correctness.h"
 #include "dynqual/diff/EnvironmentCheck.h"
+#include "dynqual/diff/Identical.h"
 #include "dynqual/stats/Descriptive.h"
 
 #include <fmt/format.h>
@@ -78,8 +79,10 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       if (!eb && !eh)
         r.binaryBytes[bin] = {b, h};
     }
+  r.runtimeSha256 = runtimeSha256(o);
 
   std::vector<TimedModel> timed;
+  std::vector<std::string> identical;
   for (size_t i = 0; i < o.models.size(); ++i) {
     ModelCheck check;
     progress(fmt::format("checking {}/{} {} ({:.0f} s)", i + 1, o.models.size(), o.models[i].filename().string(),
@@ -92,7 +95,14 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       r.wallSeconds = secondsSince(t0);
       return r;
     }
-    if (check.passed && !pair.timedInputs.empty()) {
+    hashPrograms(pair, check);
+    // Identical artifacts need no timing; correctness above still ran on both arms.
+    // An injected slowdown makes the head differ on purpose (the gate's self-test): it is timed.
+    bool same = o.skipIdentical && check.passed && !o.measure.injectSlowdown.count(check.model) &&
+                artifactsIdentical(check, r.runtimeSha256);
+    if (same)
+      identical.push_back(check.model);
+    else if (check.passed && !pair.timedInputs.empty()) {
       timed.push_back({});
       timed.back().name = check.model;
       timed.back().pair = std::move(pair);
@@ -262,6 +272,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
                                      "decided; raise --budget",
                                      r.rounds, looks.front()));
   }
+  for (const auto& name : identical)
+    r.comparisons.push_back(identicalComparison(name, timingMetric(o.measure.clock)));
   r.envEnd = captureEnvironment();
   r.envWarnings = compareEnvironments(r.envStart, r.envEnd, o.base, o.head);
   r.wallSeconds = secondsSince(t0);

@@ -50,6 +50,8 @@ std::string verdictLine(const AbResult& r) {
                                  head, r.checks.size(), r.comparisons.size(), count(Verdict::NoChange),
                                  count(Verdict::Improvement), count(Verdict::Regression), count(Verdict::Inconclusive),
                                  r.rounds);
+  if (auto same = count(Verdict::Identical); same > 0)
+    line += fmt::format("; {} identical (same runtime and program bytes, not timed)", same);
   for (const auto& p : parts)
     line += "; " + p;
   if (!r.exploratory.empty()) {

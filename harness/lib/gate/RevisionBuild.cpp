@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -219,6 +220,15 @@ std::vector<std::string> substitute(const std::vector<std::string>& argv, const 
   return out;
 }
 
+/// The build folders the gate puts inside a source folder (build-gate-<config12>).
+constexpr const char* kBuildPrefix = "build-gate-";
+
+/// `git status --porcelain` of `dir` without the gate's own build folders, which a repository
+/// that does not ignore them would otherwise show as untracked.
+ProcessResult statusOf(const fs::path& dir) {
+  return git(dir, {"status", "--porcelain", "--", ".", std::string(":(exclude)") + kBuildPrefix + "*"});
+}
+
 /// Is `dir` a checkout of exactly `sha` (its own worktree root, HEAD at sha, nothing modified)?
 bool isCleanCheckout(const fs::path& dir, const std::string& sha) {
   ProcessResult top = git(dir, {"rev-parse", "--show-toplevel"});
@@ -228,7 +238,7 @@ bool isCleanCheckout(const fs::path& dir, const std::string& sha) {
   ProcessResult head = git(dir, {"rev-parse", "HEAD"});
   if (!head.ok() || trim(head.out) != sha)
     return false;
-  ProcessResult status = git(dir, {"status", "--porcelain"});
+  ProcessResult status = statusOf(dir);
   return status.ok() && trim(status.out).empty();
 }
 
@@ -260,7 +270,7 @@ fs::path prepareCheckout(const BuildRequest& req, const fs::path& cacheRoot, con
 
 /// Runs one step (configure or build) with its output appended to the log; throws BuildFailed.
 double runStep(const BuildRequest& req, const std::string& step, const std::vector<std::string>& argvTemplate,
-               const BuiltRevision& b) {
+               const BuiltRevision& b, const fs::path& ccacheStatsLog = {}) {
   std::vector<std::string> argv = substitute(argvTemplate, b.srcDir, b.buildDir);
   appendText(b.log, "=== " + nowText() + " dynqual gate: " + step + " " + b.rev + " (" + shortSha(b.sha) +
                         ")\n=== " + joinArgv(argv) + "\n");
@@ -273,6 +283,9 @@ double runStep(const BuildRequest& req, const std::string& step, const std::vect
   spec.timeoutSeconds = req.stepTimeoutSeconds;
   // Paths under the source folder hash relative to it, so every checkout shares ccache entries.
   spec.env = {{"CCACHE_BASEDIR", b.srcDir.string()}, {"CCACHE_NOHASHDIR", std::string("1")}};
+  // This step's own counters: the cache and its global counters are shared with other builds.
+  if (!ccacheStatsLog.empty())
+    spec.env.push_back({"CCACHE_STATSLOG", ccacheStatsLog.string()});
   ProcessResult r = runProcess(spec);
   appendText(b.log, "=== " + step + " " + (r.ok() ? "finished" : r.describe(req.stepTimeoutSeconds)) + " after " +
                         std::to_string(r.wallMs / 1000) + " s\n");
@@ -292,8 +305,14 @@ void configureAndBuild(const BuildRequest& req, BuiltRevision& b) {
     seconds += runStep(req, "configure", req.configure, b);
     writeFileAtomically(configured, nowText() + "\n");
   }
-  seconds += runStep(req, "build", req.build, b);
+  fs::path statsLog = b.log;
+  statsLog.replace_extension(".ccache-stats");
+  std::error_code ec;
+  fs::remove(statsLog, ec);
+  seconds += runStep(req, "build", req.build, b, statsLog);
   b.buildSeconds = seconds;
+  b.ccache = readCcacheStatsLog(statsLog);
+  appendText(b.log, "=== " + b.ccache.summary() + "\n");
   auto bin = findBinDir(b.buildDir, req.binaries);
   if (!bin) {
     std::string missing;
@@ -309,6 +328,52 @@ void configureAndBuild(const BuildRequest& req, BuiltRevision& b) {
 }
 
 } // namespace
+
+std::string CcacheStats::summary() const {
+  if (!used)
+    return "ccache not used";
+  if (compiles() == 0)
+    return "no compile (everything was up to date)";
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f", hitPercent());
+  return "ccache " + std::to_string(hits) + "/" + std::to_string(compiles()) + " compiles hit (" + pct + " %)";
+}
+
+CcacheStats readCcacheStatsLog(const fs::path& file) {
+  CcacheStats st;
+  std::ifstream in(file);
+  if (!in)
+    return st;
+  st.used = true;
+  std::string source, line;
+  bool open = false, hit = false, miss = false;
+  auto close = [&] {
+    if (!open)
+      return;
+    if (hit)
+      ++st.hits;
+    else if (miss) {
+      ++st.misses;
+      st.missed.push_back(source);
+    } else
+      ++st.other;
+  };
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (line.rfind("# ", 0) == 0) {
+      close();
+      open = true;
+      hit = miss = false;
+      source = line.substr(2);
+    } else if (line == "direct_cache_hit" || line == "preprocessed_cache_hit") {
+      hit = true;
+    } else if (line == "cache_miss") {
+      miss = true;
+    }
+  }
+  close();
+  return st;
+}
 
 fs::path defaultCacheRoot() {
   if (const char* v = std::getenv("DYNQUAL_GATE_CACHE"); v && *v)
@@ -341,7 +406,7 @@ BuiltRevision buildRevision(const BuildRequest& req) {
   if (req.configure.empty() || req.build.empty())
     throw GateError("building " + req.rev + ": the configure and build commands must not be empty");
   fs::path cacheRoot = fs::absolute(req.cacheRoot.empty() ? defaultCacheRoot() : req.cacheRoot).lexically_normal();
-  for (const char* sub : {"src", "build", "logs", "locks"})
+  for (const char* sub : {"src", "logs", "locks"})
     makeDirs(cacheRoot / sub);
 
   BuiltRevision b;
@@ -355,7 +420,7 @@ BuiltRevision buildRevision(const BuildRequest& req) {
     b.srcDir = fs::canonical(trim(top.out));
     ProcessResult head = git(b.srcDir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
     b.sha = head.ok() ? trim(head.out) : "";
-    ProcessResult status = git(b.srcDir, {"status", "--porcelain"});
+    ProcessResult status = statusOf(b.srcDir);
     b.dirty = !status.ok() || !trim(status.out).empty();
   } else {
     b.sha = resolveRevision(req.repo, req.rev);
@@ -367,25 +432,31 @@ BuiltRevision buildRevision(const BuildRequest& req) {
   std::string config = configId(req, tc);
   b.cacheKey = b.worktree ? "worktree-" + sha256Hex(b.srcDir.string()).substr(0, 12) + "-" + config
                           : b.sha + "-" + config;
-  b.buildDir = cacheRoot / "build" / b.cacheKey;
+  // Inside the source folder, at the same place for every revision: ccache then sees only
+  // relative paths (CCACHE_BASEDIR={src}), including those of generated headers.
+  if (b.worktree)
+    b.buildDir = b.srcDir / (kBuildPrefix + config);
+  else
+    b.buildDir = cacheRoot / "src" / b.sha / (kBuildPrefix + config);
   b.log = cacheRoot / "logs" / (b.cacheKey + ".log");
 
   FileLock lock(cacheRoot / "locks" / (b.cacheKey + ".lock"), req, req.rev + " (" + b.cacheKey + ")");
-  makeDirs(b.buildDir);
   fs::path stamp = b.buildDir / kBuildStamp;
 
   if (b.worktree) {
+    makeDirs(b.buildDir);
     configureAndBuild(req, b);
     writeFileAtomically(stamp, "worktree " + b.srcDir.string() + " at " + b.sha + "\n" + tc.description);
-    say(req, "built " + req.rev + " in " + std::to_string(static_cast<long>(b.buildSeconds + 0.5)) + " s: " +
-                 b.binDir.string());
+    say(req, "built " + req.rev + " in " + std::to_string(static_cast<long>(b.buildSeconds + 0.5)) + " s, " +
+                 b.ccache.summary() + ": " + b.binDir.string());
     return b;
   }
 
+  // The build lives inside the checkout: a checkout recreated here (modified or stale) takes its
+  // builds with it, and the binaries may refer to their source folder (corpus, data).
+  b.srcDir = prepareCheckout(req, cacheRoot, b.sha);
   if (fs::exists(stamp)) {
     if (auto bin = findBinDir(b.buildDir, req.binaries)) {
-      // The binaries may refer to their source folder (corpus, data), so it must still be there.
-      b.srcDir = prepareCheckout(req, cacheRoot, b.sha);
       b.binDir = *bin;
       b.fromCache = true;
       appendText(b.log, "=== " + nowText() + " dynqual gate: reused this build for " + req.rev + "\n");
@@ -394,12 +465,13 @@ BuiltRevision buildRevision(const BuildRequest& req) {
     }
     say(req, "cached build " + b.buildDir.string() + " lacks its binaries; rebuilding");
   }
+  makeDirs(b.buildDir);
   fs::remove(stamp);
-  b.srcDir = prepareCheckout(req, cacheRoot, b.sha);
   configureAndBuild(req, b);
   writeFileAtomically(stamp, b.sha + "\n" + tc.description);
   say(req, "built " + req.rev + " (" + shortSha(b.sha) + ") in " +
-               std::to_string(static_cast<long>(b.buildSeconds + 0.5)) + " s: " + b.binDir.string());
+               std::to_string(static_cast<long>(b.buildSeconds + 0.5)) + " s, " + b.ccache.summary() + ": " +
+               b.binDir.string());
   return b;
 }
 

@@ -88,6 +88,8 @@ const char* verdictName(Verdict v) {
     return "no-change";
   case Verdict::Inconclusive:
     return "inconclusive";
+  case Verdict::Identical:
+    return "identical";
   }
   return "inconclusive";
 }

@@ -18,13 +18,17 @@ using namespace dynqual::gate;
 namespace {
 
 // build.sh MODE SRC BUILD COUNTER FAILFLAG [SLEEP]: MODE configure|build. The build fails when
-// FAILFLAG exists, and otherwise writes dynqual and dynqual-exec that print content.txt.
+// FAILFLAG exists, and otherwise writes dynqual and dynqual-exec that print content.txt. Like
+// ccache, it appends to $CCACHE_STATSLOG when set: one hit (a.cpp) and one miss (b.cpp).
 const char* kBuildScript = R"(#!/bin/sh
 set -e
 mode=$1; src=$2; build=$3; counter=$4; failflag=$5
 echo "$mode in $src CCACHE_BASEDIR=$CCACHE_BASEDIR CCACHE_NOHASHDIR=$CCACHE_NOHASHDIR"
 if [ "$mode" = configure ]; then exit 0; fi
 echo build >> "$counter"
+if [ -n "$CCACHE_STATSLOG" ]; then
+  printf '# a.cpp\ndirect_cache_hit\nlocal_storage_hit\n# b.cpp\ncache_miss\ndirect_cache_miss\n' >> "$CCACHE_STATSLOG"
+fi
 if [ -n "$6" ]; then sleep "$6"; fi
 if [ -e "$failflag" ]; then echo "deliberate failure" >&2; exit 3; fi
 content=$(cat "$src/content.txt")
@@ -149,7 +153,8 @@ TEST_F(RevisionBuildTest, SecondBuildOfARevisionReusesTheCache) {
   EXPECT_EQ(first.cacheKey.substr(0, 41), first.sha + "-");
   EXPECT_EQ(first.cacheKey.size(), 41u + 12u);
   EXPECT_EQ(first.srcDir, root_ / "cache" / "src" / first.sha);
-  EXPECT_EQ(first.buildDir, root_ / "cache" / "build" / first.cacheKey);
+  // Inside the checkout, at the same place for every revision (ccache sees relative paths).
+  EXPECT_EQ(first.buildDir, first.srcDir / ("build-gate-" + first.cacheKey.substr(41)));
   EXPECT_EQ(first.log, root_ / "cache" / "logs" / (first.cacheKey + ".log"));
   EXPECT_TRUE(fs::exists(first.buildDir / ".dynqual-build-ok"));
   EXPECT_EQ(runBinary(first), "dynqual two");
@@ -168,6 +173,14 @@ TEST_F(RevisionBuildTest, SecondBuildOfARevisionReusesTheCache) {
   EXPECT_EQ(second.cacheKey, first.cacheKey);
   EXPECT_EQ(second.binDir, first.binDir);
   EXPECT_EQ(runBinary(second), "dynqual two");
+  // The counters of the build step come from its own stats log (the script's one hit, one miss);
+  // a reused build ran nothing.
+  EXPECT_TRUE(first.ccache.used);
+  EXPECT_EQ(first.ccache.hits, 1);
+  EXPECT_EQ(first.ccache.misses, 1);
+  EXPECT_EQ(first.ccache.missed, std::vector<std::string>{"b.cpp"});
+  EXPECT_NE(log.find("ccache 1/2 compiles hit (50.0 %)"), std::string::npos) << log;
+  EXPECT_FALSE(second.ccache.used);
 }
 
 TEST_F(RevisionBuildTest, TwoCommitsGetDifferentKeysAndBinaries) {
@@ -198,8 +211,8 @@ TEST_F(RevisionBuildTest, FailedBuildNamesRevisionAndLogAndLeavesNoStamp) {
     EXPECT_TRUE(fs::exists(e.log()));
   }
   EXPECT_EQ(builds(), 1);
-  fs::path stamp = root_ / "cache" / "build";
-  for (const auto& d : fs::directory_iterator(stamp))
+  fs::path checkout = root_ / "cache" / "src" / sha;
+  for (const auto& d : fs::directory_iterator(checkout))
     EXPECT_FALSE(fs::exists(d.path() / ".dynqual-build-ok")) << d.path();
 
   fs::remove(root_ / "fail");
@@ -229,6 +242,7 @@ TEST_F(RevisionBuildTest, WorktreeBuildsUncommittedChangesIncrementally) {
   EXPECT_EQ(b.sha, resolveRevision(repo_, "HEAD"));
   EXPECT_EQ(b.srcDir, fs::canonical(repo_));
   EXPECT_EQ(b.cacheKey.rfind("worktree-", 0), 0u) << b.cacheKey;
+  EXPECT_EQ(b.buildDir.parent_path(), b.srcDir);
   EXPECT_EQ(runBinary(b), "dynqual uncommitted");
 
   write(repo_ / "content.txt", "changed again\n");
@@ -322,6 +336,75 @@ TEST_F(RevisionBuildTest, UseBinDirChecksTheBinaries) {
   EXPECT_EQ(b.binDir, dir);
   EXPECT_FALSE(b.fromCache);
   EXPECT_THROW(useBinDir(root_ / "missing"), GateError);
+}
+
+// The real ccache on two commits that differ only in content.txt: a source that includes a header
+// generated into the build folder compiles once and hits in the other revision's build, because
+// the build folder sits inside the checkout (with it outside, the -I path would differ).
+TEST_F(RevisionBuildTest, RealCcacheHitsAcrossRevisionsWithAGeneratedHeader) {
+  if (std::system("command -v ccache >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "ccache is not installed";
+  write(repo_ / "a.c", "#include \"v.h\"\nint a(void) { return V; }\n");
+  sh("git add a.c && git commit -q -m three");
+  write(repo_ / "content.txt", "four\n");
+  sh("git commit -q -m four content.txt");
+  write(root_ / "cc.sh", R"(set -e
+mode=$1; src=$2; build=$3
+if [ "$mode" = configure ]; then exit 0; fi
+mkdir -p "$build/gen"
+echo '#define V 7' > "$build/gen/v.h"
+cd "$build"
+ccache cc -O2 -I"$build/gen" -c "$src/a.c" -o a.o
+for b in dynqual dynqual-exec; do printf '#!/bin/sh\n' > $b; chmod +x $b; done
+)");
+  // A cache of its own, so that the counts do not depend on other builds on the machine.
+  const char* saved = std::getenv("CCACHE_DIR");
+  std::string keep = saved ? saved : "";
+  setenv("CCACHE_DIR", (root_ / "ccache").c_str(), 1);
+  auto req = [&](const std::string& rev) {
+    BuildRequest r = request(rev);
+    r.configure = {"/bin/sh", (root_ / "cc.sh").string(), "configure", "{src}", "{build}"};
+    r.build = {"/bin/sh", (root_ / "cc.sh").string(), "build", "{src}", "{build}"};
+    return r;
+  };
+  BuiltRevision base = buildRevision(req("HEAD~1"));
+  BuiltRevision head = buildRevision(req("HEAD"));
+  if (saved)
+    setenv("CCACHE_DIR", keep.c_str(), 1);
+  else
+    unsetenv("CCACHE_DIR");
+  EXPECT_NE(base.srcDir, head.srcDir);
+  EXPECT_TRUE(base.ccache.used) << slurp(base.log);
+  EXPECT_EQ(base.ccache.misses, 1) << slurp(base.log);
+  EXPECT_EQ(base.ccache.hits, 0);
+  EXPECT_EQ(head.ccache.hits, 1) << slurp(head.log);
+  EXPECT_EQ(head.ccache.misses, 0) << slurp(head.log);
+  EXPECT_EQ(head.ccache.summary(), "ccache 1/1 compiles hit (100.0 %)");
+}
+
+TEST(GateCcache, CountsTheCompilesOfAStatsLog) {
+  std::string tmpl = (fs::temp_directory_path() / "dynqual-ccache-log-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  fs::path log = fs::path(tmpl) / "stats.log";
+  EXPECT_FALSE(readCcacheStatsLog(log).used);
+  EXPECT_EQ(readCcacheStatsLog(log).summary(), "ccache not used");
+  // By hand: x.cpp and y.cpp hit (direct, preprocessed), z.cpp missed, the link is neither.
+  write(log, "# x.cpp\ndirect_cache_hit\nlocal_storage_hit\n"
+             "# y.cpp\ndirect_cache_miss\npreprocessed_cache_hit\n"
+             "# z.cpp\ncache_miss\ndirect_cache_miss\npreprocessed_cache_miss\n"
+             "# libx.so\ncalled_for_link\n");
+  CcacheStats st = readCcacheStatsLog(log);
+  EXPECT_TRUE(st.used);
+  EXPECT_EQ(st.hits, 2);
+  EXPECT_EQ(st.misses, 1);
+  EXPECT_EQ(st.other, 1);
+  EXPECT_EQ(st.compiles(), 3);
+  EXPECT_EQ(st.missed, std::vector<std::string>{"z.cpp"});
+  EXPECT_NEAR(st.hitPercent(), 200.0 / 3, 1e-9);
+  EXPECT_EQ(st.summary(), "ccache 2/3 compiles hit (66.7 %)");
+  write(log, "");
+  EXPECT_EQ(readCcacheStatsLog(log).summary(), "no compile (everything was up to date)");
+  fs::remove_all(tmpl);
 }
 
 TEST(GateToolchain, DescribesTheToolsAndHashesThem) {

@@ -21,8 +21,9 @@ std::string timingMetricFromParams(const std::map<std::string, std::string>& par
 /// The compile-time metric a stored run measured ("compile_ms" when the run predates the parameter).
 std::string compileMetricFromParams(const std::map<std::string, std::string>& params);
 
-/// Writes the checks, counters, samples and comparisons of `r` for run `runId` in one IMMEDIATE
-/// transaction (all or nothing). Throws store::StoreError as Store's writers do.
+/// Writes the checks, counters, samples and comparisons of `r` for run `runId`, and the runtime
+/// and program hashes as run_params (diff::hashParams), in one IMMEDIATE transaction (all or
+/// nothing). Throws store::StoreError as Store's writers do.
 void recordAbResult(store::Store& db, int64_t runId, const AbResult& r);
 
 /// Replaces the comparisons of run `runId` (after a reanalysis that changed them) in one transaction.

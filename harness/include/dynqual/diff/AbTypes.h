@@ -87,6 +87,10 @@ struct AbOptions {
   Measurement measure;
   compare::CompareOptions compare;            ///< bitExact is set per model
   bool progress = false;                      ///< progress line on stderr
+  /// Leave untimed, with the verdict Identical, every model whose arms run byte-identical
+  /// programs on byte-identical runtimes (diff::artifactsIdentical). The gate sets it (unless
+  /// --force-timing); ab and calibrate time identical arms on purpose (A/A runs).
+  bool skipIdentical = false;
 };
 
 /// One timing sample. Latency per run in ms; round r uses the order base,head,head,base when r is
@@ -121,6 +125,8 @@ struct ModelCheck {
   uint64_t baseArtifactBytes = 0, headArtifactBytes = 0;
   double baseCompileMs = 0, headCompileMs = 0;
   std::string baseVersion, headVersion;
+  /// diff::programSha256 of each arm's compiled program (dq arms; "" when it was not compiled).
+  std::string baseProgramSha256, headProgramSha256;
 };
 
 using Direction = stats::Direction;
@@ -176,6 +182,8 @@ struct AbResult {
   std::map<std::string, double> slowdownUs;  ///< injected busy work per model, microseconds
   /// Sizes of the arms' binaries (dq arms): file name -> (base bytes, head bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
+  /// SHA-256 of the arms' runtime binaries (dq arms): file name -> (base, head), 64 hex digits.
+  std::map<std::string, std::pair<std::string, std::string>> runtimeSha256;
   exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
   RoundValue roundValue = RoundValue::Min;            ///< Policy::roundValue of the run
   /// Non-empty when the analysis (looks, alpha, margin, round value) was chosen after the data

@@ -82,6 +82,30 @@ struct BuildRequest {
   std::function<void(const std::string&)> progress;
 };
 
+/// What ccache did during one build step, read from the stats log the step wrote
+/// (CCACHE_STATSLOG, one entry per ccache call), so other builds sharing the cache on the machine
+/// do not count. A compile is a call that looked the cache up: a hit (direct or preprocessed) or
+/// a miss; other calls (links, uncacheable options) are counted apart.
+struct CcacheStats {
+  bool used = false;         ///< the stats log was written (ccache ran at least once)
+  int hits = 0, misses = 0;  ///< compiles served from the cache / compiled and stored
+  int other = 0;             ///< calls that were not cacheable compiles
+  std::vector<std::string> missed;  ///< the source files of the misses, as ccache names them
+  /// Number of compiles (hits + misses).
+  int compiles() const { return hits + misses; }
+  /// 100 * hits / compiles, in percent; 0 when nothing was compiled.
+  double hitPercent() const { return compiles() ? 100.0 * hits / compiles() : 0.0; }
+  /// "ccache 298/300 compiles hit (99.3 %)", "no compile (everything was up to date)" or
+  /// "ccache not used".
+  std::string summary() const;
+};
+
+/// Reads a ccache stats log (ccache >= 4.2 writes it when CCACHE_STATSLOG names a file): blocks
+/// that start with "# <source file>" followed by one counter name per line. A block holding
+/// direct_cache_hit or preprocessed_cache_hit is a hit, one holding cache_miss a miss, any other
+/// block is `other`. A missing file gives used = false.
+CcacheStats readCcacheStatsLog(const fs::path& file);
+
 /// A folder holding built binaries, and how it came to be.
 struct BuiltRevision {
   std::string rev;          ///< as requested (or the folder, for useBinDir)
@@ -95,18 +119,24 @@ struct BuiltRevision {
   fs::path binDir;          ///< the folder holding every requested binary
   fs::path log;             ///< configure and build output, appended per attempt
   std::string cacheKey;     ///< <sha>-<config12> or worktree-<path12>-<config12>
+  CcacheStats ccache;       ///< what ccache did in this call's build step (used = false when cached)
 };
 
 /// Builds `request.rev` of `request.repo`, or reuses the cached build with the same key.
 ///
 /// A commit is checked out with `git worktree add --detach` into <cacheRoot>/src/<sha> (kept and
-/// reused while clean) and built into <cacheRoot>/build/<sha>-<config12>; when that folder holds
-/// a `.dynqual-build-ok` stamp and the binaries, nothing runs and fromCache is true. kWorktree
-/// builds the working tree's own folder incrementally into
-/// <cacheRoot>/build/worktree-<path12>-<config12> (never fromCache). config12 is the first 12
-/// hex digits of SHA-256 over the toolchain fingerprint and the two argv templates. Configure and
-/// build run with CCACHE_BASEDIR={src} and CCACHE_NOHASHDIR=1, output appended to
-/// <cacheRoot>/logs/<key>.log; one flock per key serialises concurrent builders.
+/// reused while its tracked files are unmodified) and built inside that checkout, in
+/// <cacheRoot>/src/<sha>/build-gate-<config12>; when that folder holds a `.dynqual-build-ok`
+/// stamp and the binaries, nothing runs and fromCache is true. kWorktree builds the working
+/// tree's own folder incrementally into <worktree>/build-gate-<config12> (never fromCache).
+/// config12 is the first 12 hex digits of SHA-256 over the toolchain fingerprint and the two argv
+/// templates. Because the build folder lies inside the source folder at the same place for every
+/// revision, and configure and build run with CCACHE_BASEDIR={src} and CCACHE_NOHASHDIR=1, every
+/// path ccache hashes is relative and the same for every revision: a revision one commit away
+/// recompiles only what changed. The build step writes its own ccache stats log
+/// (<cacheRoot>/logs/<key>.ccache-stats, CCACHE_STATSLOG), read into BuiltRevision::ccache.
+/// Output is appended to <cacheRoot>/logs/<key>.log; one flock per key serialises concurrent
+/// builders.
 ///
 /// Throws RevisionError for a revision that names no commit, BuildFailed ("build of <rev>
 /// (<sha12>) failed: <step> exited with status N; log: <path>", with logTail()) when configure

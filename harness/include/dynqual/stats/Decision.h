@@ -16,9 +16,12 @@ namespace dynqual::stats {
 enum class Direction { LowerIsBetter, HigherIsBetter };
 
 /// The verdict of one comparison. Inconclusive is also the state of a comparison still open at a look.
-enum class Verdict { Regression, Improvement, NoChange, Inconclusive };
+/// Identical is no statistic's outcome: the gate gives it, without timing, to a model whose two
+/// arms run byte-identical programs on byte-identical runtimes (docs/metrics/gate-decision.md);
+/// it counts as a pass.
+enum class Verdict { Regression, Improvement, NoChange, Inconclusive, Identical };
 
-/// "regression", "improvement", "no-change", "inconclusive".
+/// "regression", "improvement", "no-change", "inconclusive", "identical".
 const char* verdictName(Verdict v);
 
 /// Default equivalence margin m: changes within +/-2 % are "no change" (policy).

@@ -16,6 +16,8 @@ struct GateContext {
   diff::Policy policy;
   diff::Measurement measure;
   int64_t runId = 0;     ///< store row id, 0 when not recorded
+  /// One line per arm on how its binaries came to be (gate: build time and ccache hit rate).
+  std::vector<std::string> notes;
 };
 
 /// The hidden marker a CI bot searches for to update one sticky PR comment.
@@ -29,16 +31,19 @@ std::string exitCodeMeaning(int code);
 /// metric base, head, change %, CI, p (raw and Holm), the level p was compared with
 /// (MetricComparison::alphaUsed), rounds, the rounds of the look that closed it, outlier rounds
 /// and verdict; the accuracy table; the deterministic counters that changed; artifact sizes
-/// This/Base/Delta; the environment check; the policy and measurement.
+/// This/Base/Delta; the runtime and program hashes (first 12 hex digits) when the arms are dq; the
+/// builds (ctx.notes); the environment check; the policy and measurement. An identical comparison
+/// is a row with no numbers and the verdict "identical".
 std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx);
 
 /// JSON document {"format":"dynqual-ab","version":1,...} with every field of the result,
-/// the samples included. Non-finite numbers are written as null.
+/// the samples, the artifact hashes ("runtime_sha256", each check's "*_program_sha256") and the
+/// build lines ("builds") included. Non-finite numbers are written as null.
 nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx);
 
 /// JUnit XML: one testcase per model for accuracy and one per model and metric for timing.
 /// A regression or accuracy failure is a <failure>, inconclusive is <skipped>, an infrastructure
-/// error is an <error> testcase.
+/// error is an <error> testcase; identical passes (its <system-out> says it was not timed).
 std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx);
 
 /// Self-contained HTML gate page (Chart.js from `chartJsPath` inlined): the timing, accuracy and
