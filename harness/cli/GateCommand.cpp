@@ -6,6 +6,7 @@
 #include "GateBuildFlags.h"
 
 #include "dynqual/diff/AbStore.h"
+#include "dynqual/gate/LayoutVariants.h"
 #include "dynqual/gate/RevisionBuild.h"
 #include "dynqual/store/Store.h"
 
@@ -68,6 +69,7 @@ void addGateCommand(CLI::App& app) {
     std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
     std::vector<std::string> aEnv, bEnv;
     bool forceTiming = false;
+    int layouts = 0;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--base", o->base, "base revision (any git revision)");
@@ -86,6 +88,12 @@ void addGateCommand(CLI::App& app) {
   cmd->add_flag("--force-timing", o->forceTiming,
                 "time every model, also those whose runtime and program bytes are identical in both revisions\n"
                 "(by default such a model gets the verdict 'identical' without timing rounds)");
+  cmd->add_option("--layouts", o->layouts,
+                  "relink each arm's dynqual-exec K ways that differ only in code layout (link order and a text\n"
+                  "offset) and time round r on layout r mod K, so layout noise counts as noise (docs/gate-layouts.md);\n"
+                  "0 = each arm's own binary")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   addAbFlags(cmd, o->flags);
   addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   cmd->callback([o] {
@@ -170,6 +178,30 @@ void addGateCommand(CLI::App& app) {
         std::cerr << "dynqual gate: infrastructure error: " << e.what() << "\n";
         setExitCode(diff::kInfra);
         return;
+      }
+      if (o->layouts > 0) {
+        if (!o->flags.prepareDevice.empty())
+          throw UsageError("--layouts relinks dynqual-exec for sim rounds; a device plan's dq-run is built on the device "
+                           "machine (scripts/layout-variants.py there, docs/gate-layouts.md)");
+        auto relink = [&](const char* label, exec::Arm& arm, std::vector<fs::path>& into) {
+          fs::path build = gate::ninjaBuildOf(arm.binDir);
+          for (const auto& v : gate::relinkLayouts(arm.binDir, "harness/cli/dynqual-exec", o->layouts,
+                                                   build / "layout-variants")) {
+            into.push_back(v.exec);
+            params[fmt::format("{}_layout_sha256.L{}", label, v.k)] = v.sha256;
+          }
+          std::cerr << fmt::format("gate: {} runtime relinked in {} layouts under {}\n", label, o->layouts,
+                                   (build / "layout-variants").string());
+        };
+        try {
+          relink("base", options.base, options.baseLayouts);
+          relink("head", options.head, options.headLayouts);
+        } catch (const gate::GateError& e) {
+          std::cerr << "dynqual gate: infrastructure error: " << e.what() << "\n";
+          setExitCode(diff::kInfra);
+          return;
+        }
+        params["layouts"] = std::to_string(o->layouts);
       }
       params["force_timing"] = o->forceTiming ? "1" : "0";
       setExitCode(runAbCommand("gate", o->flags, options, params));

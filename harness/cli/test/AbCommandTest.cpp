@@ -8,7 +8,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -325,6 +328,57 @@ TEST(GateCommand, TakesEachArmsEnvironmentLikeAb) {
   EXPECT_NE(q.out.find("base_env=DYNQUAL_GATE_TEST=base"), std::string::npos) << q.out << q.err;
   EXPECT_NE(q.out.find("head_env=DYNQUAL_GATE_TEST=head"), std::string::npos) << q.out << q.err;
   fs::remove(db);
+}
+
+// --layouts K relinks each arm's dynqual-exec K ways (scripts/layout-variants.py on the build
+// holding --base-bin) and records each layout's hash with the run.
+TEST(GateCommand, LayoutsRelinkEachArmAndTheRunRecordsThem) {
+  fs::path db = fs::temp_directory_path() / ("gate-layouts-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing",
+                   "--looks", "4", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
+  EXPECT_NE(g.err.find("base runtime relinked in 2 layouts"), std::string::npos) << g.err;
+  dynqual::run::ChildResult q = dynqual::run::runChild(
+      {kBin, "db", "--db", db.string(), "query",
+       "SELECT key || '=' || value FROM run_params WHERE key LIKE '%layout%' ORDER BY key"},
+      30);
+  std::map<std::string, std::string> p;
+  std::istringstream lines(q.out);
+  for (std::string l; std::getline(lines, l);)
+    if (auto eq = l.find('='); eq != std::string::npos)
+      p[l.substr(0, eq)] = l.substr(eq + 1);
+  EXPECT_EQ(p["layouts"], "2") << q.out << q.err;
+  ASSERT_EQ(p["base_layout_sha256.L1"].size(), 64u) << q.out;
+  EXPECT_NE(p["base_layout_sha256.L1"], p["base_layout_sha256.L2"]);  // two layouts, two binaries
+  fs::remove(db);
+}
+
+// Round r runs on layout r mod K: with a relinker whose second layout does not exist, round 0
+// times and round 1 fails on the missing runtime, naming it.
+TEST(GateCommand, RoundRRunsOnLayoutRModK) {
+  fs::path dir = fs::temp_directory_path() / ("gate-fake-layouts-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path exec = fs::path(kBin).parent_path() / "dynqual-exec";
+  std::ofstream(dir / "relink.py") << "import sys\nprint('L1 " << exec.string() << " " << std::string(64, 'a')
+                                   << "')\nprint('L2 " << (dir / "missing" / "dynqual-exec").string() << " "
+                                   << std::string(64, 'b') << "')\n";
+  setenv("DYNQUAL_LAYOUT_SCRIPT", (dir / "relink.py").c_str(), 1);
+  std::string bin = fs::path(kBin).parent_path().string();
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing",
+                   "--looks", "4", "--samples", "1", "--warmup", "0", "--no-db", "--format", "json"});
+  unsetenv("DYNQUAL_LAYOUT_SCRIPT");
+  ASSERT_FALSE(g.doc.is_discarded()) << g.err;
+  std::set<int> rounds;
+  for (const auto& s : g.doc["samples"])  // rows of samples_columns: model, arm, round, ...
+    rounds.insert(s[2].get<int>());
+  EXPECT_EQ(rounds, (std::set<int>{0})) << g.doc["samples"].dump();
+  ASSERT_EQ(g.doc["accuracy"].size(), 1u);
+  std::string detail = g.doc["accuracy"][0]["detail"].get<std::string>();
+  EXPECT_NE(detail.find((dir / "missing").string()), std::string::npos) << detail;
+  fs::remove_all(dir);
 }
 
 TEST(AbCommand, AModelClosedEarlyStopsTakingRounds) {

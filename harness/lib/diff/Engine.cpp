@@ -191,6 +191,11 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   double roundSeconds = 0;
   for (int round = 0; anyOpen() && look < looks.size(); ++round) {
     auto roundStart = Clock::now();
+    if (!o.baseLayouts.empty())
+      for (auto& t : timed) {
+        t.pair.base->arm.execPath = o.baseLayouts[round % o.baseLayouts.size()];
+        t.pair.head->arm.execPath = o.headLayouts[round % o.headLayouts.size()];
+      }
     for (auto& t : timed) {
       if (t.name.empty() || t.closed)
         continue;

@@ -91,6 +91,11 @@ struct AbOptions {
   /// programs on byte-identical runtimes (diff::artifactsIdentical). The gate sets it (unless
   /// --force-timing); ab and calibrate time identical arms on purpose (A/A runs).
   bool skipIdentical = false;
+  /// Layout variants of each arm's runtime (`gate --layouts K`, docs/gate-layouts.md): round r
+  /// times every program of an arm on runtime [r mod K], so the rounds sample K code layouts and
+  /// the between-layout variance is part of the noise the test sees. Empty: the arm's own
+  /// runtime. When set, both have K entries.
+  std::vector<std::filesystem::path> baseLayouts, headLayouts;
 };
 
 /// One timing sample. Latency per run in ms; round r uses the order base,head,head,base when r is
