@@ -5,7 +5,7 @@
 #include "dynqual/fuzz/PersistentWorker.h"
 #include "dynqual/fuzz/StageWatchdog.h"
 #include "dynqual/modelgen/GraphBuilder.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,11 +26,11 @@ namespace {
 
 /// True when the worker ended because the CPU reference outlived its watchdog: the reference
 /// cannot run the case, so it is invalid (docs/fuzz/oracles.md), not a finding.
-bool referenceTimedOut(const run::ChildResult& child) {
+bool referenceTimedOut(const process::ProcessResult& child) {
   return !child.timedOut && child.signal == 0 && child.exitCode == kReferenceTimeoutExit;
 }
 
-CaseReport invalidByReferenceTimeout(uint64_t seed, const run::ChildResult& child) {
+CaseReport invalidByReferenceTimeout(uint64_t seed, const process::ProcessResult& child) {
   CaseReport r;
   r.seed = seed;
   r.valid = false;
@@ -54,7 +54,7 @@ void setUnminimizedBucket(FindingReport& f) {
 }
 
 /// A worker that did not return a report: its crash, hang or memory exhaustion is a finding.
-CaseReport workerFailure(const CampaignOptions& o, uint64_t seed, const run::ChildResult& child,
+CaseReport workerFailure(const CampaignOptions& o, uint64_t seed, const process::ProcessResult& child,
                          const std::vector<std::string>& argv) {
   CaseReport r;
   r.seed = seed;
@@ -193,7 +193,7 @@ struct OneShot {
 OneShot runOneShot(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
   OneShot one;
   auto argv = workerArgv(o, seed, work);
-  run::ChildResult child = run::runChild(argv, o.caseTimeoutSeconds);
+  process::ProcessResult child = process::runChild(argv, o.caseTimeoutSeconds);
   one.wallMs = child.wallMs;
   nlohmann::json j = nlohmann::json::parse(child.out, nullptr, false);
   if (!child.timedOut && child.signal == 0 && j.is_object() && j.contains("infra")) {

@@ -6,7 +6,7 @@
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <chrono>
 #include <cstdio>
@@ -95,7 +95,7 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
 /// The pipeline spec a dq variant's pipeline stands for, from `dynqual compile --print-pipeline`;
 /// "" when the compiler cannot say (an option it does not know).
 std::string resolvedSpec(const fs::path& binDir, const std::string& pipeline) {
-  run::ChildResult c = run::runChild({(binDir / "dynqual").string(), "compile", "--print-pipeline", "--pipeline", pipeline}, 60);
+  process::ProcessResult c = process::runChild({(binDir / "dynqual").string(), "compile", "--print-pipeline", "--pipeline", pipeline}, 60);
   if (c.exitCode != 0)
     return "";
   std::string out = c.out;

@@ -5,7 +5,7 @@
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/CaseRunner.h"
 #include "dynqual/fuzz/PersistentWorker.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <fmt/format.h>
 
@@ -68,7 +68,7 @@ BenchTotals benchOneShot(const BenchOpts& o, const fs::path& work, const fs::pat
   // Cost of one bare child process (fork + exec + exit of dynqual-exec), ms, median of 5.
   std::vector<double> spawn;
   for (int k = 0; k < 5; ++k)
-    spawn.push_back(run::runChild({(bin / "dynqual-exec").string(), "--protocol-version"}, 30).wallMs);
+    spawn.push_back(process::runChild({(bin / "dynqual-exec").string(), "--protocol-version"}, 30).wallMs);
   std::sort(spawn.begin(), spawn.end());
   double spawnMs = spawn[2];
   int children = 0;
@@ -130,7 +130,7 @@ BenchTotals benchPersistent(const BenchOpts& o, const fs::path& work, const fs::
       overhead.push_back(w.wallMs - phases(r));
   }
   t.wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  run::ChildResult end = worker.finish();
+  process::ProcessResult end = worker.finish();
   // The worker's CPU time (wait4) plus this process's, which feeds it.
   t.cpu = end.cpuMs + cpuMs(false) - cpu0;
   std::sort(overhead.begin(), overhead.end());

@@ -6,7 +6,7 @@
 #include "Commands.h"
 
 #include "dynqual/onnx/ModelLoader.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/Fingerprint.h"
 #include "dynqual/store/GenerationRecords.h"
 #include "dynqual/store/RunRecording.h"
@@ -88,7 +88,7 @@ json runOneModel(const GenerateOpts& o, const fs::path& modelDir, const fs::path
     argv.push_back("--copy-mib");
     argv.push_back(std::to_string(o.copyMib));
   }
-  run::ChildResult r = run::runChild(argv, o.timeout);
+  process::ProcessResult r = process::runChild(argv, o.timeout);
   if (!r.started)
     throw std::runtime_error(argv[0] + ": could not be started: " + r.error);
   if (r.exitCode != 0) {

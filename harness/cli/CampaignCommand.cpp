@@ -7,7 +7,7 @@
 
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/Campaign.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/Fingerprint.h"
 
 #include <fmt/format.h>
@@ -162,7 +162,7 @@ std::string sbatch(const std::vector<std::string>& args) {
   }
   std::vector<std::string> argv = {exe, "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
-  run::ChildResult r = run::runChild(argv, 120);
+  process::ProcessResult r = process::runChild(argv, 120);
   if (!r.started)
     throw std::runtime_error("cannot run sbatch (" + r.error + "); is Slurm's client installed (slurm-client)?");
   if (r.exitCode != 0)

@@ -5,7 +5,7 @@
 
 #include "dynqual/compare/Compare.h"
 #include "dynqual/qualify/DevicePlan.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <fmt/format.h>
 
@@ -147,7 +147,7 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
       argv.insert(argv.begin(), env.begin(), env.end());
       argv.insert(argv.begin(), "/usr/bin/env");
     }
-    run::ChildResult child = run::runChild(argv, s.modelTimeout);
+    process::ProcessResult child = process::runChild(argv, s.modelTimeout);
     std::string abnormal = child.describeAbnormalEnd(s.modelTimeout);
     json e = abnormal.empty() ? json::parse(child.out, nullptr, false) : json();
     if (!e.is_object() || !e.contains("status")) {

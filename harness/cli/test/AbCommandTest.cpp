@@ -1,7 +1,7 @@
 // `dynqual ab`, `gate` and `run` end to end on a tiny suite: an A/A comparison, an injected
 // slowdown found on exactly its model, a crash that becomes an accuracy failure naming its model
 // and stage, the pass-order comparison, the store round trip of --reanalyze, and the exit codes.
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -35,7 +35,7 @@ struct Outcome {
 
 Outcome run(std::vector<std::string> args, bool parseJson = true) {
   args.insert(args.begin(), kBin);
-  dynqual::run::ChildResult c = dynqual::run::runChild(args, 120);
+  dynqual::process::ProcessResult c = dynqual::process::runChild(args, 120);
   Outcome o;
   o.code = c.exitCode;
   o.err = c.err;
@@ -255,14 +255,14 @@ TEST(BenchStats, SimulatesTheScheduleAndRoundValueTheCalibrationPlanned) {
   ASSERT_TRUE(c.code != 2 && c.code != 4) << c.err;
   // The rates depend on the noise this calibration happened to see (a loaded ctest run reached 24 %
   // scaled MAD on this tiny model), so only the plan and the lines are checked.
-  dynqual::run::ChildResult out = dynqual::run::runChild(
+  dynqual::process::ProcessResult out = dynqual::process::runChild(
       {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5"}, 120);
   ASSERT_EQ(out.exitCode, 0) << out.err;
   EXPECT_NE(out.out.find("looks at rounds 12 as the calibration planned"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("round value min"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("residuals of calibration run 1 (12 per-round log ratios"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("slowdown  50.0%: detected"), std::string::npos) << out.out;
-  dynqual::run::ChildResult other = dynqual::run::runChild(
+  dynqual::process::ProcessResult other = dynqual::process::runChild(
       {kBin, "bench", "stats", "--db", db.string(), "--trials", "40", "--effects", "0.5", "--looks", "12,16"}, 120);
   EXPECT_NE(other.out.find("looks at rounds 12,16, Holm"), std::string::npos) << other.out;
   fs::remove(db);
@@ -321,7 +321,7 @@ TEST(GateCommand, TakesEachArmsEnvironmentLikeAb) {
                    "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_NE(g.code, 2) << g.err;
-  dynqual::run::ChildResult q = dynqual::run::runChild(
+  dynqual::process::ProcessResult q = dynqual::process::runChild(
       {kBin, "db", "--db", db.string(), "query",
        "SELECT key || '=' || value FROM run_params WHERE key LIKE '%_env' ORDER BY key"},
       30);
@@ -341,7 +341,7 @@ TEST(GateCommand, LayoutsRelinkEachArmAndTheRunRecordsThem) {
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
   EXPECT_NE(g.err.find("base runtime relinked in 2 layouts"), std::string::npos) << g.err;
-  dynqual::run::ChildResult q = dynqual::run::runChild(
+  dynqual::process::ProcessResult q = dynqual::process::runChild(
       {kBin, "db", "--db", db.string(), "query",
        "SELECT key || '=' || value FROM run_params WHERE key LIKE '%layout%' ORDER BY key"},
       30);

@@ -3,7 +3,7 @@
 // an injected slowdown is found, a corrupted output fails correctness, and bad input is refused.
 #include "DeviceTestSupport.h"
 #include "dq/runtime/Npy.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/Store.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@ using testing_support::tempDir;
 
 namespace {
 
-run::ChildResult deviceAb(const fs::path& plan, const fs::path& out) {
-  return run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out",
+process::ProcessResult deviceAb(const fs::path& plan, const fs::path& out) {
+  return process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out",
                         out.string()},
                        600);
 }
@@ -56,12 +56,12 @@ protected:
       fs::create_directory_symlink(fs::path(DYNQUAL_CORPUS_DIR) / name, root / "suite" / name);
     plan = root / "plan";
     out = root / "out";
-    run::ChildResult p = runDynqual({"ab", (root / "suite").string(), "--a", "dq:production@sim", "--b",
+    process::ProcessResult p = runDynqual({"ab", (root / "suite").string(), "--a", "dq:production@sim", "--b",
                                      "dq:production@sim", "--looks", "10", "--samples", "3", "--warmup", "1",
                                      "--inject-slowdown", "decoder_tiny=200", "--prepare-device", plan.string()});
     prepareLog = p.out + p.err;
     prepareCode = p.exitCode;
-    run::ChildResult d = deviceAb(plan, out);
+    process::ProcessResult d = deviceAb(plan, out);
     deviceLog = d.out + d.err;
     deviceCode = d.exitCode;
   }
@@ -157,12 +157,12 @@ TEST_F(AbDevice, AnAnalysisChangedAtImportIsExploratoryAndNeverFails) {
 TEST_F(AbDevice, ProcessInterleavingRunsAProcessPerPosition) {
   ASSERT_EQ(deviceCode, 0) << deviceLog;
   fs::path p = root / "plan-process", o = root / "out-process";
-  run::ChildResult prep = runDynqual({"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
+  process::ProcessResult prep = runDynqual({"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
                                       "--b", "dq:production@sim", "--interleave", "process", "--looks", "8",
                                       "--samples", "2", "--inject-slowdown", "decoder_tiny=200", "--prepare-device",
                                       p.string()});
   ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
-  run::ChildResult dev = deviceAb(p, o);
+  process::ProcessResult dev = deviceAb(p, o);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
   // 8 rounds x 4 positions x 2 samples, each position its own process.
   std::ifstream in(o / "samples.jsonl");
@@ -191,14 +191,14 @@ TEST_F(AbDevice, AnArmsEnvironmentReachesItsRuns) {
                                       "--b", "dq:production@sim", "--b-env", "DQ_TEST_SLOW=1", "--looks", "8",
                                       "--samples", "2", "--prepare-device", p.string()};
   // One process runs both arms under sample interleaving: refused.
-  run::ChildResult sample = runDynqual(prepare);
+  process::ProcessResult sample = runDynqual(prepare);
   EXPECT_EQ(sample.exitCode, 2);
   EXPECT_NE(sample.err.find("--interleave process"), std::string::npos) << sample.err;
   fs::remove_all(p);
   prepare.insert(prepare.end() - 2, {"--interleave", "process"});
-  run::ChildResult prep = runDynqual(prepare);
+  process::ProcessResult prep = runDynqual(prepare);
   ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
-  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--dq-run",
+  process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--dq-run",
                                         wrapper.string(), "--out", o.string()},
                                        600);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
@@ -298,7 +298,7 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   EXPECT_NE(err.find("samples.jsonl:"), std::string::npos) << err;
   EXPECT_NE(err.find("arm 'middle'"), std::string::npos) << err;
 
-  run::ChildResult cal = runDynqual({"calibrate", "--import-device", out.string(), "--db", (root / "cal.db").string()});
+  process::ProcessResult cal = runDynqual({"calibrate", "--import-device", out.string(), "--db", (root / "cal.db").string()});
   EXPECT_EQ(cal.exitCode, 2);
   EXPECT_NE(cal.err.find("import it with dynqual ab"), std::string::npos) << cal.err;
 
@@ -311,19 +311,19 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
         if (c["timed"].get<bool>())
           c["inputs_sha256"][0] = "0000";
   std::ofstream(otherInputs / "head" / "manifest.json") << manifest.dump();
-  run::ChildResult odd = deviceAb(otherInputs, root / "out-other-inputs");
+  process::ProcessResult odd = deviceAb(otherInputs, root / "out-other-inputs");
   EXPECT_EQ(odd.exitCode, 0) << odd.out << odd.err;
   json oddRun = json::parse(std::ifstream(root / "out-other-inputs" / "device-ab.json"));
   EXPECT_NE(oddRun["errors"].value("decoder_tiny", "").find("different inputs"), std::string::npos) << oddRun.dump();
   EXPECT_FALSE(oddRun["errors"].contains("collapse3_dynamic"));
 
-  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
+  process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
                                         (root / "no-such-dq-run").string(), "--out", (root / "out-bad").string()},
                                        60);
   EXPECT_EQ(dev.exitCode, 2);
   EXPECT_NE(dev.err.find("not an executable file"), std::string::npos) << dev.err;
 
-  run::ChildResult r = runDynqual({"ab", (root / "suite").string(), "--a", "ort:cpu", "--b", "dq:production@sim",
+  process::ProcessResult r = runDynqual({"ab", (root / "suite").string(), "--a", "ort:cpu", "--b", "dq:production@sim",
                                    "--prepare-device", (root / "plan-ort").string()});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("not a dq variant"), std::string::npos) << r.err;
@@ -346,7 +346,7 @@ TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlower
            fs::copy_options::recursive);
   std::ofstream(headSrc / "compiler" / "runtime" / "lib" / "Runtime.cpp", std::ios::app) << "// head\n";
   fs::path p = root / "plan-gate", o = root / "out-gate";
-  run::ChildResult prep = runDynqual({"gate", (root / "suite" / "decoder_tiny").string(), "--base-bin",
+  process::ProcessResult prep = runDynqual({"gate", (root / "suite" / "decoder_tiny").string(), "--base-bin",
                                       binDir.string(), "--base-src", DYNQUAL_SOURCE_DIR, "--head-bin",
                                       binDir.string(), "--head-src", headSrc.string(), "--looks", "8",
                                       "--samples", "3", "--warmup", "1", "--prepare-device", p.string()});
@@ -363,7 +363,7 @@ TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlower
   fs::path slow = root / "slow-runtime.sh";
   std::ofstream(slow) << "#!/bin/sh\nexec " << DQ_RUN_PATH << " \"$@\" --busy-us 1000\n";
   fs::permissions(slow, fs::perms::owner_all);
-  run::ChildResult dev = run::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--base-dq-run",
+  process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--base-dq-run",
                                         DQ_RUN_PATH, "--head-dq-run", slow.string(), "--out", o.string()},
                                        600);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
@@ -406,7 +406,7 @@ TEST_F(AbDevice, DqRunServesOneTimedRunPerRequest) {
                     (root / "serve-out").string() + " --warmup 0 --serve";
   for (const auto& i : timedCase["inputs"])
     cmd += " --input " + (plan / "base" / i.get<std::string>()).string();
-  run::ChildResult r = run::runChild({"/bin/sh", "-c", cmd}, 120);
+  process::ProcessResult r = process::runChild({"/bin/sh", "-c", cmd}, 120);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::vector<json> lines;
   std::istringstream ss(r.out);
@@ -417,7 +417,7 @@ TEST_F(AbDevice, DqRunServesOneTimedRunPerRequest) {
   EXPECT_TRUE(lines[0]["ready"].get<bool>());
   for (int k : {1, 2})
     EXPECT_GT(lines[k]["execute_ms"].get<double>(), 0) << lines[k].dump();
-  run::ChildResult refused = run::runChild({DQ_RUN_PATH, "x.dqp", "--output-dir", "o", "--reps", "3", "--serve"}, 60);
+  process::ProcessResult refused = process::runChild({DQ_RUN_PATH, "x.dqp", "--output-dir", "o", "--reps", "3", "--serve"}, 60);
   EXPECT_EQ(refused.exitCode, 2);
   EXPECT_NE(refused.err.find("--serve"), std::string::npos) << refused.err;
 }

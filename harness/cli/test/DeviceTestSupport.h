@@ -2,7 +2,7 @@
 // What the device-on-another-machine tests share: scratch folders, the dynqual binary as a child,
 // and damaging a device output on purpose.
 #include "dq/runtime/Npy.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,10 +22,10 @@ inline std::filesystem::path tempDir(const std::string& what) {
 }
 
 /// `dynqual ARGS...` as a child process (limit 600 s).
-inline run::ChildResult runDynqual(const std::vector<std::string>& args) {
+inline process::ProcessResult runDynqual(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {DYNQUAL_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run::runChild(argv, 600);
+  return process::runChild(argv, 600);
 }
 
 /// `dynqual ARGS... --format json`, recording into `db` (--no-db when empty): the parsed stdout
@@ -37,7 +37,7 @@ inline nlohmann::json runDynqualJson(std::vector<std::string> args, const std::f
     args.push_back("--no-db");
   else
     args.insert(args.end(), {"--db", db.string()});
-  run::ChildResult c = runDynqual(args);
+  process::ProcessResult c = runDynqual(args);
   code = c.exitCode;
   err = c.err;
   return nlohmann::json::parse(c.out, nullptr, false);

@@ -9,7 +9,7 @@
 //   compiler.txt.
 // Also here: two compiles of one model from different folders give identical bytes, and the
 // runtime binary names neither the source nor the build folder.
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -155,7 +155,7 @@ protected:
                                      "--base", base, "--head", head, "--looks", "12", "--samples", "1",
                                      "--warmup", "0", "--format", "json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    dynqual::run::ChildResult c = dynqual::run::runChild(args, 280);
+    dynqual::process::ProcessResult c = dynqual::process::runChild(args, 280);
     Outcome o{c.exitCode, json::parse(c.out, nullptr, false), c.out, c.err};
     return o;
   }
@@ -204,7 +204,7 @@ TEST_F(GateEndToEnd, OnlyADocChangedEveryModelIsIdenticalWithoutTiming) {
   ASSERT_EQ(o.doc["builds"].size(), 2u);
 
   // The hashes are stored with the run: --reanalyze shows the verdicts and hashes again, in every format.
-  dynqual::run::ChildResult md = dynqual::run::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string()}, 60);
+  dynqual::process::ProcessResult md = dynqual::process::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string()}, 60);
   EXPECT_EQ(md.exitCode, 0) << md.err;
   EXPECT_NE(md.err.find("identical to the stored verdicts"), std::string::npos) << md.err;
   EXPECT_NE(md.out.find("| slice\\_negative\\_step | cpu\\_time\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"),
@@ -212,11 +212,11 @@ TEST_F(GateEndToEnd, OnlyADocChangedEveryModelIsIdenticalWithoutTiming) {
       << md.out;
   EXPECT_NE(md.out.find("| dynqual-exec | " + rt["base"].get<std::string>().substr(0, 12)), std::string::npos)
       << md.out;
-  dynqual::run::ChildResult ju = dynqual::run::runChild(
+  dynqual::process::ProcessResult ju = dynqual::process::runChild(
       {kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "junit"}, 60);
   EXPECT_NE(ju.out.find("failures=\"0\""), std::string::npos) << ju.out;
   EXPECT_NE(ju.out.find("name=\"expand_where_shape\"><system-out>identical"), std::string::npos) << ju.out;
-  dynqual::run::ChildResult js = dynqual::run::runChild(
+  dynqual::process::ProcessResult js = dynqual::process::runChild(
       {kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"}, 60);
   json again = json::parse(js.out, nullptr, false);
   ASSERT_FALSE(again.is_discarded()) << js.err;

@@ -1,7 +1,7 @@
 // `dynqual history` end to end: a stored history with a known step (imported through `db import`),
 // its change point in Markdown and JSON, and `--confirm` through the gate: a commit that cannot be
 // built is unconfirmed (exit 0), a confirmed slowdown exits 1.
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +30,7 @@ struct Outcome {
 
 Outcome run(std::vector<std::string> args, double timeout = 120) {
   args.insert(args.begin(), kBin);
-  dynqual::run::ChildResult c = dynqual::run::runChild(args, timeout);
+  dynqual::process::ProcessResult c = dynqual::process::runChild(args, timeout);
   Outcome o{c.exitCode, c.out, c.err, json::parse(c.out, nullptr, false)};
   return o;
 }

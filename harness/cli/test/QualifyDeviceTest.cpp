@@ -3,7 +3,7 @@
 // meeting real, non-zero L2 in a qualification.
 #include "DeviceTestSupport.h"
 #include "dq/runtime/Npy.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/Store.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@ using testing_support::tempDir;
 namespace {
 
 /// Plays the device machine: device_check.py --manifest with dq-run on the manifest's device.
-run::ChildResult deviceRun(const fs::path& plan, const fs::path& results) {
-  return run::runChild({PYTHON3_PATH, DEVICE_CHECK_PY, "--manifest", (plan / "manifest.json").string(), "--dq-run",
+process::ProcessResult deviceRun(const fs::path& plan, const fs::path& results) {
+  return process::runChild({PYTHON3_PATH, DEVICE_CHECK_PY, "--manifest", (plan / "manifest.json").string(), "--dq-run",
                         DQ_RUN_PATH, "--results", results.string(), "--jobs", "2"},
                        600);
 }
@@ -66,11 +66,11 @@ protected:
     suite = smallSuite();
     plan = root / "plan";
     results = root / "results";
-    run::ChildResult p = runDynqual({"qualify", suite.string(), "--device", "sim", "--prepare", plan.string(), "--reps",
+    process::ProcessResult p = runDynqual({"qualify", suite.string(), "--device", "sim", "--prepare", plan.string(), "--reps",
                                   "3", "--warmup", "1", "--bindings", "1"});
     prepareOut = p.out + p.err;
     prepareCode = p.exitCode;
-    run::ChildResult d = deviceRun(plan, results);
+    process::ProcessResult d = deviceRun(plan, results);
     deviceOut = d.out + d.err;
     deviceCode = d.exitCode;
   }
@@ -121,7 +121,7 @@ TEST_F(QualifyDevice, PrepareWritesArtifactsNpyInputsAndAManifest) {
     EXPECT_EQ(e["timed_case"], "test_data_set_0");
   }
   // A second prepare into the same folder is refused rather than mixing two plans.
-  run::ChildResult again = runDynqual({"qualify", suite.string(), "--prepare", plan.string()});
+  process::ProcessResult again = runDynqual({"qualify", suite.string(), "--prepare", plan.string()});
   EXPECT_EQ(again.exitCode, 2) << again.out;
   EXPECT_NE(again.err.find("not empty"), std::string::npos) << again.err;
 }
@@ -247,7 +247,7 @@ TEST(QualifyPrecision, ElementTypeModeMeetsNonZeroL2WithinTheDeviceGate) {
   double rel[2] = {-1, -1};
   int i = 0;
   for (const char* device : {"sim", "sim-elem"}) {
-    run::ChildResult c = runDynqual({"qualify", suite.string(), "--device", device, "--reps", "1", "--bindings", "0",
+    process::ProcessResult c = runDynqual({"qualify", suite.string(), "--device", device, "--reps", "1", "--bindings", "0",
                                   "--format", "json", "--no-db"});
     json doc = json::parse(c.out, nullptr, false);
     ASSERT_FALSE(doc.is_discarded()) << c.err;

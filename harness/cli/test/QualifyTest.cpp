@@ -3,7 +3,7 @@
 #include "../CompileBridge.h"
 
 #include "dq/Pipeline/ProductionPipeline.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/run/ModelRun.h"
 #include "dynqual/store/Store.h"
 
@@ -71,7 +71,7 @@ uint64_t peakBytes(const run::ModelResult& r) {
 json runQualify(const std::vector<std::string>& args, int& exitCode, std::string& err) {
   std::vector<std::string> argv = {DYNQUAL_BIN, "qualify"};
   argv.insert(argv.end(), args.begin(), args.end());
-  run::ChildResult c = run::runChild(argv, 600);
+  process::ProcessResult c = process::runChild(argv, 600);
   exitCode = c.exitCode;
   err = c.err;
   return json::parse(c.out, nullptr, false);

@@ -7,7 +7,7 @@
 #include "dynqual/diff/AbStore.h"
 #include "dynqual/diff/Analysis.h"
 #include "dynqual/diff/Engine.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/store/Store.h"
 
 #include <SQLiteCpp/Database.h>
@@ -32,7 +32,7 @@ struct Outcome {
 
 Outcome runDynqual(std::vector<std::string> args) {
   args.insert(args.begin(), kBin);
-  run::ChildResult c = run::runChild(args, 120);
+  process::ProcessResult c = process::runChild(args, 120);
   return {c.exitCode, c.out, c.err};
 }
 

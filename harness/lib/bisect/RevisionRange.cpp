@@ -1,6 +1,6 @@
 // The commits between --good and --bad, from git.
 #include "dynqual/bisect/Bisection.h"
-#include "dynqual/exec/Process.h"
+#include "dynqual/process/Process.h"
 
 #include <sstream>
 #include <stdexcept>
@@ -10,8 +10,8 @@ namespace dynqual::bisect {
 namespace {
 
 /// git -C repo args..., without the caller's GIT_DIR and friends (as the gate's builder runs it).
-exec::ProcessResult git(const std::string& repo, const std::vector<std::string>& args) {
-  exec::ProcessSpec spec;
+process::ProcessResult git(const std::string& repo, const std::vector<std::string>& args) {
+  process::ProcessSpec spec;
   spec.argv = {"git", "-C", repo};
   spec.searchPath = true;
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -19,7 +19,7 @@ exec::ProcessResult git(const std::string& repo, const std::vector<std::string>&
               {"GIT_INDEX_FILE", std::nullopt}, {"GIT_PREFIX", std::nullopt},
               {"LC_ALL", std::string("C")},     {"GIT_TERMINAL_PROMPT", std::string("0")}};
   spec.timeoutSeconds = 120;
-  return exec::runProcess(spec);
+  return process::runProcess(spec);
 }
 
 std::string firstLine(const std::string& s) {
@@ -27,7 +27,7 @@ std::string firstLine(const std::string& s) {
 }
 
 Revision resolve(const std::string& repo, const std::string& rev, const char* flag) {
-  exec::ProcessResult r = git(repo, {"log", "-1", "--format=%H%x09%s", rev + "^{commit}", "--"});
+  process::ProcessResult r = git(repo, {"log", "-1", "--format=%H%x09%s", rev + "^{commit}", "--"});
   if (!r.ok())
     throw std::runtime_error(std::string(flag) + " " + rev + ": names no commit in " + repo + " (git: " +
                              firstLine(r.err.empty() ? r.describe(120) : r.err) + ")");
@@ -47,7 +47,7 @@ std::vector<Revision> revisionRange(const std::string& repo, const std::string& 
   if (!git(repo, {"merge-base", "--is-ancestor", g.sha, b.sha}).ok())
     throw std::runtime_error("--good " + good + " is not an ancestor of --bad " + bad +
                              "; bisect walks one line of history from good to bad");
-  exec::ProcessResult list = git(repo, {"log", "--reverse", "--first-parent", "--format=%H%x09%s", g.sha + ".." + b.sha});
+  process::ProcessResult list = git(repo, {"log", "--reverse", "--first-parent", "--format=%H%x09%s", g.sha + ".." + b.sha});
   if (!list.ok())
     throw std::runtime_error("git log " + g.sha.substr(0, 12) + ".." + b.sha.substr(0, 12) + " failed: " + firstLine(list.err));
   std::vector<Revision> out{g};

@@ -1,6 +1,6 @@
 #include "dynqual/diff/EnvironmentCheck.h"
 
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -53,7 +53,7 @@ bool kernelVariable(const std::string& name) {
 std::string gpuClocks() {
   for (const char* smi : {"/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"})
     if (access(smi, X_OK) == 0) {
-      auto r = run::runChild({smi, "--query-gpu=name,clocks.sm,clocks.mem", "--format=csv,noheader"}, 10);
+      auto r = process::runChild({smi, "--query-gpu=name,clocks.sm,clocks.mem", "--format=csv,noheader"}, 10);
       if (r.exitCode == 0) {
         std::string out = r.out;
         while (!out.empty() && out.back() == '\n')

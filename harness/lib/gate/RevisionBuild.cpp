@@ -1,6 +1,6 @@
 #include "dynqual/gate/RevisionBuild.h"
 
-#include "dynqual/exec/Process.h"
+#include "dynqual/process/Process.h"
 
 #include <cerrno>
 #include <chrono>
@@ -18,9 +18,9 @@ namespace dynqual::gate {
 
 namespace {
 
-using exec::ProcessResult;
-using exec::ProcessSpec;
-using exec::runProcess;
+using process::ProcessResult;
+using process::ProcessSpec;
+using process::runProcess;
 
 constexpr const char* kBuildStamp = ".dynqual-build-ok";
 constexpr const char* kConfigureStamp = ".dynqual-configure-ok";

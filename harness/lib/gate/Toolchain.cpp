@@ -1,6 +1,6 @@
 #include "dynqual/gate/Toolchain.h"
 
-#include "dynqual/exec/Process.h"
+#include "dynqual/process/Process.h"
 
 #include <openssl/evp.h>
 
@@ -40,12 +40,12 @@ std::string firstLine(const std::string& s) {
 /// First line of `argv`'s stdout (the first line containing `marker` when given), or "" when it
 /// cannot run or fails.
 std::string versionOf(const std::vector<std::string>& argv, const std::string& marker = "") {
-  exec::ProcessSpec spec;
+  process::ProcessSpec spec;
   spec.argv = argv;
   spec.searchPath = true;
   spec.timeoutSeconds = 30;
   spec.env = {{"LC_ALL", std::string("C")}};
-  exec::ProcessResult r = exec::runProcess(spec);
+  process::ProcessResult r = process::runProcess(spec);
   if (!r.ok())
     return "";
   if (!marker.empty()) {

@@ -1,6 +1,6 @@
 #include "dynqual/qualify/Suite.h"
 
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/run/RunReport.h"
 #include "dynqual/run/RunRecords.h"
 
@@ -89,7 +89,7 @@ std::vector<fs::path> embeddedSuite(const fs::path& selfExe) {
 }
 
 ModelEntry qualifyInChild(const std::vector<std::string>& argv, const fs::path& modelDir, double timeoutSeconds) {
-  run::ChildResult child = run::runChild(argv, timeoutSeconds);
+  process::ProcessResult child = process::runChild(argv, timeoutSeconds);
   std::string abnormal = child.describeAbnormalEnd(timeoutSeconds);
   std::string verdict;
   if (abnormal.empty()) {

@@ -1,7 +1,7 @@
 // The shipped ort:cpu runner on real models, and the JS TensorProto codec against the C++ one.
 // Skips (with the reason) when node or onnxruntime-node is not installed.
 #include "dynqual/onnx/TensorProtoIO.h"
-#include "dynqual/run/ChildProcess.h"
+#include "dynqual/process/Process.h"
 #include "dynqual/runners/Runner.h"
 
 #include "RunnersTestUtil.h"
@@ -206,7 +206,7 @@ std::optional<std::string> runCodec(const ScratchDir& tmp, const std::string& mo
     return std::nullopt;
   }
   testutil::writeText(tmp / "codec.js", kCodecScript);
-  run::ChildResult r = run::runChild({node.string(), (tmp / "codec.js").string(),
+  process::ProcessResult r = process::runChild({node.string(), (tmp / "codec.js").string(),
                                       (ortRunnerDir() / "tensorproto.js").string(), mode, dir.string()},
                                      60);
   EXPECT_EQ(r.exitCode, 0) << r.err;

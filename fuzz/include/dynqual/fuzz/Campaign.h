@@ -43,7 +43,7 @@ struct CampaignOptions {
   double runTimeoutSeconds = 20;     ///< per run child: past it, a "run-hang" finding
   double referenceSeconds = kReferenceSecondsLimit;      ///< per binding: past it, an invalid case
   int64_t referenceMaxElements = kReferenceElementLimit; ///< per binding: past it, an invalid case
-  uint64_t memoryMb = 4096;          ///< memory limit of each worker, MiB (0 = none; run::runChild says how)
+  uint64_t memoryMb = 4096;          ///< memory limit of each worker, MiB (0 = none; process::runChild says how)
   bool oneShot = false;              ///< a `dynqual fuzz-case` process per case (no persistent worker)
   int compilesPerContext = 64;       ///< persistent worker: a fresh MLIRContext after this many compiles
   bool progress = false;             ///< live line on stderr
