@@ -168,6 +168,14 @@ private:
   /// cast to float.
   bool shapeOutput(size_t i);
 
+  // ---- view chains (GenViewChains.cpp) ------------------------------------------------------
+  /// Slice of one element on an axis that is never empty (a unit dim, static 1), sometimes with a
+  /// step-2 window on another axis: what the compiler lowers to a strided view.
+  bool unitSlice(size_t i);
+  /// unitSlice, then Transpose, Unsqueeze or Squeeze, and Reshape of the result (each link most
+  /// of the time), ending in an op that needs a contiguous operand (Concat, Gather or Transpose).
+  bool viewChain(size_t i);
+
   void forceTranspose();
 
   void declareOutput(const std::string& name, int elemType, const std::vector<Poly>& dims);
