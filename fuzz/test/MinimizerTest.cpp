@@ -162,6 +162,32 @@ TEST(Shrink, BindingValuesGoToTheSmallestThatStillFails) {
   EXPECT_EQ(shrunk, 5) << "too few generated cases with two symbols";
 }
 
+// A cut or promotion keeps the output declarations of the larger graph. Here y = Cast(x), x
+// f32[N, N], declared f32[2, ?]: on N=1 the reference computes [1, 1], which contradicts the
+// declared 2; the compiled program would trap in its boundary check (an ABI cast) for that
+// reason alone, so the binding is invalid and a reduction cannot drift to it. On N=2 it holds.
+TEST(Shrink, ABindingThatContradictsADeclaredOutputDimIsInvalid) {
+  onnx::ModelProto m = modelgen::newModel("test", 17);
+  m.mutable_graph()->set_name("declared");
+  modelgen::GraphBuilder g(*m.mutable_graph());
+  modelgen::declare(m.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {"N", "N"}, {0, 0});
+  std::string y = g.node("Cast", {"x"}, {modelgen::intAttr("to", onnx::TensorProto::FLOAT)});
+  modelgen::declare(m.mutable_graph()->add_output(), y, onnx::TensorProto::FLOAT, {"", ""}, {2, -1});
+  onnxio::DimBinding one, two;
+  one.byLabel["N"] = 1;
+  two.byLabel["N"] = 2;
+  try {
+    prepareCaseOn(m, one, 7, 0);
+    ADD_FAILURE() << "N=1 contradicts the declared [2, ?]";
+  } catch (const InvalidCase& e) {
+    EXPECT_NE(std::string(e.what()).find("is declared [2, ?] but the reference computes [1, 1]"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(prepareCaseOn(m, two, 7, 0));
+  // Replaying a model as it is (no check) keeps its declarations out of validity.
+  EXPECT_NO_THROW(prepareCase(m, 4, 7, 0, /*check=*/false));
+}
+
 TEST(Shrink, StaticInputDimsShrinkOnlyWhereTheGraphStaysValid) {
   // x f32[6, N]: Reshape(x, [2, 3, -1]) needs a multiple of 6 rows; z f32[4, N]: Transpose(z)
   // works for any rows. Outputs declared with unknown dims.
