@@ -1,7 +1,8 @@
 #pragma once
 // Feature coverage of the fuzzer: which forms a valid case exercised (views, strided copy kinds,
 // broadcast of a runtime-1 dim, n-ary Concat, rank-0 values, negative steps, shape-derived
-// outputs), counted per campaign as "how many valid cases" (docs/fuzz/campaigns.md#coverage).
+// outputs), counted per campaign as "how many valid cases"
+// (docs/fuzz/campaigns.md#feature-coverage).
 #include "dynqual/fuzz/Oracle.h"
 
 #include <cstdint>
