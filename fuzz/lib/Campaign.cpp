@@ -1,4 +1,5 @@
 #include "dynqual/fuzz/Campaign.h"
+#include "dynqual/fuzz/Coverage.h"
 
 #include "dynqual/fuzz/Bucket.h"
 #include "dynqual/fuzz/FindingStore.h"
@@ -250,6 +251,19 @@ FindingReport unreproducedFailure(const CampaignOptions& o, const WorkerOutcome&
 
 } // namespace
 
+namespace {
+
+/// Valid cases per feature, every tracked feature included (0 where none exercised it), so the
+/// campaign report shows a gap as a 0 rather than as a missing row.
+nlohmann::json featureDelta(const CampaignSummary& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& r : coverageTable(s.features, s.valid))
+    j[r.op + (r.feature.empty() ? "" : "|" + r.feature)] = r.cases;
+  return j;
+}
+
+} // namespace
+
 CampaignSummary runCampaign(const CampaignOptions& o) {
   CampaignSummary s;
   s.campaign = campaignKey(o);
@@ -280,6 +294,8 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
         s.opCounts[op] += n;
       for (const auto& [k, v] : r.counters)
         s.counters[k] += v;
+      for (const auto& feature : r.features)
+        ++s.features[feature];
     } else {
       std::string why = r.invalidReason.substr(0, r.invalidReason.find(':'));
       ++s.invalidReasons[why];
@@ -291,6 +307,7 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
     s.runMs += r.runMs;
     s.minimizeMs += r.minimizeMs;
     s.bucketMs += r.bucketMs;
+    s.coverageMs += r.coverageMs;
     double at = elapsed();
     std::vector<std::string> states;
     if (db) {
@@ -441,7 +458,9 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
                               {"run", s.runMs},
                               {"minimize", s.minimizeMs},
                               {"bucket", s.bucketMs},
+                              {"coverage", s.coverageMs},
                               {"worker", s.workerMs}}},
+                            {"features", featureDelta(s)},
                             {"op_counts", s.opCounts},
                             {"counters", s.counters},
                             {"invalid", s.invalidReasons},

@@ -1,4 +1,5 @@
 #include "dynqual/fuzz/CaseRunner.h"
+#include "dynqual/fuzz/Coverage.h"
 
 #include "dynqual/fuzz/Bucket.h"
 #include "dynqual/fuzz/Minimizer.h"
@@ -227,6 +228,9 @@ CaseReport runCase(const CaseRequest& req) {
   rep.counters = res.counters;
   rep.compileMs = res.compileMs;
   rep.runMs = res.runMs;
+  auto tc = std::chrono::steady_clock::now();
+  rep.features = caseFeatures(pc, res.counters, req.referenceLimits);
+  rep.coverageMs = msSince(tc);
 
   auto tm = std::chrono::steady_clock::now();
   int attemptNo = 0;
@@ -381,6 +385,7 @@ nlohmann::json toJson(const CaseReport& r) {
           {"nodes", r.nodes},
           {"op_counts", r.opCounts},
           {"counters", r.counters},
+          {"features", r.features},
           {"findings", findings},
           {"ms",
            {{"generate", r.generateMs},
@@ -389,7 +394,8 @@ nlohmann::json toJson(const CaseReport& r) {
             {"compile", r.compileMs},
             {"run", r.runMs},
             {"minimize", r.minimizeMs},
-            {"bucket", r.bucketMs}}}};
+            {"bucket", r.bucketMs},
+            {"coverage", r.coverageMs}}}};
 }
 
 CaseReport caseReportFromJson(const nlohmann::json& j) {
@@ -400,6 +406,7 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
   r.nodes = j.value("nodes", 0);
   r.opCounts = j.value("op_counts", std::map<std::string, int>{});
   r.counters = j.value("counters", std::map<std::string, uint64_t>{});
+  r.features = j.value("features", std::set<std::string>{});
   for (const auto& f : j.at("findings")) {
     FindingReport fr;
     fr.finding = {f.at("symptom"), f.at("detail"), f.at("variant"), f.at("binding"), f.at("binding_text")};
@@ -429,6 +436,7 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
   r.runMs = ms.value("run", 0.0);
   r.minimizeMs = ms.value("minimize", 0.0);
   r.bucketMs = ms.value("bucket", 0.0);
+  r.coverageMs = ms.value("coverage", 0.0);
   return r;
 }
 

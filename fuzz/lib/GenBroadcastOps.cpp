@@ -105,4 +105,45 @@ bool Gen::expand(size_t i) {
   return true;
 }
 
+bool Gen::runtimeOneBroadcast(size_t i) {
+  const Val x = pool_[i];
+  // An axis of x with a dynamic extent d, and an input symbol N other than d itself.
+  std::vector<std::pair<size_t, int>> choices;
+  for (size_t a = 0; a < x.dims.size(); ++a)
+    for (int s = 0; s < static_cast<int>(atoms_.size()); ++s)
+      if (!x.dims[a].isConstant() && atoms_[static_cast<size_t>(s)].input && x.dims[a] != Poly::atom(s))
+        choices.emplace_back(a, s);
+  if (choices.empty())
+    return false;
+  auto [axis, sym] = choices[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(choices.size()) - 1))];
+  const Poly d = x.dims[axis];
+  std::string n = dimPiece(Poly::atom(sym)), full = dimPiece(d);
+  if (n.empty() || full.empty())
+    return false;
+  // e = N == 1 ? 1 : d, so y = x[.., :e, ..] is 1 on that axis exactly when N is 1 and as long
+  // as x otherwise: y meets x's extent d (another dynamic dim) and broadcasts wherever the
+  // binding puts N alone at 1. Valid on every binding, since e is 1 or d.
+  std::string one = constInts({1});
+  std::string e = g_.node("Where", {g_.node("Equal", {n, one}), one, full});
+  std::string y = g_.node("Slice", {x.name, constInts({0}), e, constInts({static_cast<int64_t>(axis)})});
+  std::vector<Poly> yDims = x.dims;
+  yDims[axis] = Poly::atom(newAtom(mayBeZero(d), d));  // e is 1 or d, and Slice clamps to d
+  add(y, yDims);
+  std::string name;
+  if (rng_.chance(0.35)) {
+    // Expand y back to x's shape: the runtime-1 dim is stretched to d.
+    name = g_.node("Expand", {y, shapeOf(x.name)});
+  } else {
+    static const char* kBin[] = {"Add", "Sub", "Mul"};
+    std::vector<std::string> ins = {x.name, y};
+    if (rng_.chance(0.5))
+      std::swap(ins[0], ins[1]);
+    name = g_.node(kBin[rng_.range(0, 2)], ins);
+    use(i);
+  }
+  use(pool_.size() - 1);
+  add(name, x.dims);
+  return true;
+}
+
 } // namespace dynqual::fuzz::gen_detail

@@ -189,12 +189,12 @@ void Gen::makeInputs() {
 bool Gen::step() {
   // Weights: reshape 4, slice 5, elementwise 3, transpose 2, expand 2, concat 2, pad 2, a shape
   // value as a scalar operand 2, unsqueeze 1, squeeze 1, flatten 1, split 1, gather 1, shape
-  // output 1, nonzero 1, compress 1, tile 1.
+  // output 1, nonzero 1, compress 1, tile 1, view chain 1, n-ary concat 1, runtime-1 broadcast 1.
   static const char* kOps[] = {"Reshape", "Reshape", "Reshape", "Reshape", "Slice", "Slice", "Slice", "Slice",
                                "Slice", "Binary", "Binary", "Binary", "Transpose", "Transpose", "Expand",
                                "Expand", "Concat", "Concat", "Pad", "Pad", "ShapeScalar", "ShapeScalar",
                                "Unsqueeze", "Squeeze", "Flatten", "Split", "Gather", "ShapeOut", "NonZero",
-                               "Compress", "Tile"};
+                               "Compress", "Tile", "ViewChain", "ConcatMany", "RuntimeOne"};
   std::string op = kOps[rng_.range(0, sizeof(kOps) / sizeof(kOps[0]) - 1)];
   size_t i = pickIndex();
   if (op == "Reshape") return reshape(i);
@@ -213,6 +213,9 @@ bool Gen::step() {
   if (op == "NonZero") return nonZero(i);
   if (op == "Compress") return compress(i);
   if (op == "Tile") return tile(i);
+  if (op == "ViewChain") return viewChain(i);
+  if (op == "ConcatMany") return concatMany(i);
+  if (op == "RuntimeOne") return runtimeOneBroadcast(i);
   return shapeOutput(i);
 }
 

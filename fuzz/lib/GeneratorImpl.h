@@ -1,6 +1,7 @@
 // The generator's state and its op emitters, shared by the files that implement them:
 // Generator.cpp (inputs, the step loop, outputs), GenReshapeOps.cpp, GenIndexingOps.cpp,
-// GenBroadcastOps.cpp, GenDataDependentOps.cpp, GenShapeValueOps.cpp. Internal to fuzz/lib.
+// GenBroadcastOps.cpp, GenDataDependentOps.cpp, GenShapeValueOps.cpp, GenViewChains.cpp,
+// GenConcatOps.cpp. Internal to fuzz/lib.
 #pragma once
 
 #include "dynqual/fuzz/Generator.h"
@@ -99,6 +100,8 @@ private:
   bool reshape(size_t i);
 
   template <class T> void shuffle(std::vector<T>& v) {
+    if (v.size() < 2)
+      return;  // (size_t) v.size() - 1 would wrap
     for (size_t k = v.size() - 1; k > 0; --k)
       std::swap(v[k], v[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(k)))]);
   }
@@ -124,7 +127,17 @@ private:
 
   bool expand(size_t i);
 
+  /// x (op) y or Expand(y, Shape(x)), where y = x sliced to e = (N == 1 ? 1 : d) on an axis of
+  /// dynamic extent d, N an input symbol other than d (GenBroadcastOps.cpp): two different
+  /// dynamic dims meet, and y's is 1 at run time on the bindings that set N alone to 1.
+  bool runtimeOneBroadcast(size_t i);
+
   bool concat(size_t i);
+
+  /// Concat of three or four data values along a dynamic axis (GenConcatOps.cpp): x, pool
+  /// values that match it elsewhere with another extent there, and pieces of x (all but its
+  /// first element, every other element), so the extents differ at run time.
+  bool concatMany(size_t i);
 
   bool unsqueeze(size_t i);
 
@@ -167,6 +180,14 @@ private:
   /// Outputs computed from shapes: Shape itself, one dim as a rank-0 value, dim - 1, or a dim
   /// cast to float.
   bool shapeOutput(size_t i);
+
+  // ---- view chains (GenViewChains.cpp) ------------------------------------------------------
+  /// Slice of one element on an axis that is never empty (a unit dim, static 1), sometimes with a
+  /// step-2 window on another axis: what the compiler lowers to a strided view.
+  bool unitSlice(size_t i);
+  /// unitSlice, then Transpose, Unsqueeze or Squeeze, and Reshape of the result (each link most
+  /// of the time), ending in an op that needs a contiguous operand (Concat, Gather or Transpose).
+  bool viewChain(size_t i);
 
   void forceTranspose();
 

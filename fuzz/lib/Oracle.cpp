@@ -6,6 +6,7 @@
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
 #include "dynqual/onnx/InputGenerator.h"
+#include "dynqual/onnx/ShapeBindings.h"
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/reference/Interpreter.h"
 
@@ -67,8 +68,10 @@ void checkModel(const onnx::ModelProto& model) {
 
 namespace {
 
-/// Checks `model` (when `check`) and reads its input and output signatures into `pc`.
-std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProto& model, bool check) {
+/// Checks `model` (when `check`) and reads its input and output signatures into `pc` (the
+/// outputs' into `outSpecs`).
+std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProto& model, bool check,
+                                         std::vector<onnxio::ValueSpec>& outSpecs) {
   pc.model = model;
   auto t0 = std::chrono::steady_clock::now();
   if (check)
@@ -83,12 +86,21 @@ std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProt
   }
   for (const auto& o : outs)
     pc.outputNames.push_back(o.name);
+  // Declared output dims bind the case only where the model is checked (generated and minimized
+  // cases); a corpus model replayed as it is keeps whatever it declares.
+  if (check)
+    outSpecs = outs;
   return specs;
 }
 
-/// Inputs (seeded per binding index, `dataIndex[b]`) and reference outputs of every binding.
-void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, uint64_t seed,
-                const std::vector<size_t>& dataIndex, const reference::EvaluateLimits& limits) {
+/// Inputs (seeded per binding index, `dataIndex[b]`) and reference outputs of every binding. A
+/// binding on which an output's computed shape contradicts a static dim the model declares is
+/// invalid: the compiled program checks declared dims at its boundary (an ABI cast), so such a
+/// case would trap for a reason of its own. Generated cases declare only dims they prove; the
+/// minimizer's cuts and promotions keep declarations from the larger graph, and without this
+/// rule a reduction drifts to such a trap.
+void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, const std::vector<onnxio::ValueSpec>& outSpecs,
+                uint64_t seed, const std::vector<size_t>& dataIndex, const reference::EvaluateLimits& limits) {
   auto t1 = std::chrono::steady_clock::now();
   for (size_t b = 0; b < pc.bindings.size(); ++b) {
     try {
@@ -102,6 +114,14 @@ void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, u
     } catch (const std::exception& e) {
       throw InvalidCase("reference on binding '" + pc.bindings[b].description + "': " + e.what());
     }
+    if (outSpecs.empty())
+      continue;
+    std::vector<std::vector<int64_t>> computed;
+    for (const auto& t : pc.expected.back())
+      computed.push_back(t.dims());
+    std::string contradiction = onnxio::declaredOutputContradiction(outSpecs, computed);
+    if (!contradiction.empty())
+      throw InvalidCase("declared output on binding '" + pc.bindings[b].description + "': " + contradiction);
   }
   pc.referenceMs = msSince(t1);
 }
@@ -111,7 +131,8 @@ void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, u
 PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding, bool check,
                          const reference::EvaluateLimits& limits) {
   PreparedCase pc;
-  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
+  std::vector<onnxio::ValueSpec> outSpecs;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check, outSpecs);
   pc.bindings = cases::chooseBindings(specs, {}, seed, cases::fuzzPolicy(k));
   std::vector<size_t> dataIndex;
   for (size_t b = 0; b < pc.bindings.size(); ++b)
@@ -122,7 +143,7 @@ PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, in
     pc.bindings = {pc.bindings[static_cast<size_t>(onlyBinding)]};
     dataIndex = {static_cast<size_t>(onlyBinding)};
   }
-  finishCase(pc, specs, seed, dataIndex, limits);
+  finishCase(pc, specs, outSpecs, seed, dataIndex, limits);
   return pc;
 }
 
@@ -139,9 +160,10 @@ std::string describeBinding(const onnxio::DimBinding& binding) {
 PreparedCase prepareCaseOn(const onnx::ModelProto& model, const onnxio::DimBinding& binding, uint64_t seed,
                            int dataIndex, bool check, const reference::EvaluateLimits& limits) {
   PreparedCase pc;
-  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check);
+  std::vector<onnxio::ValueSpec> outSpecs;
+  std::vector<onnxio::ValueSpec> specs = beginCase(pc, model, check, outSpecs);
   pc.bindings.push_back({"shrunk", describeBinding(binding), binding});
-  finishCase(pc, specs, seed, {static_cast<size_t>(std::max(dataIndex, 0))}, limits);
+  finishCase(pc, specs, outSpecs, seed, {static_cast<size_t>(std::max(dataIndex, 0))}, limits);
   return pc;
 }
 

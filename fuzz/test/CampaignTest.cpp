@@ -1,11 +1,13 @@
 // Campaigns through the binary: a crashing compiler is a finding per case, never the end of the
 // campaign; shards, the store and the corpus output.
 #include "dynqual/fuzz/Campaign.h"
+#include "dynqual/fuzz/Coverage.h"
 #include "dynqual/store/Store.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ShellTestUtil.h"
 
@@ -131,6 +133,17 @@ TEST(FuzzCampaign, ReportsValidRateSizesOpsAndCompilerPaths) {
   EXPECT_NE(r.out.find("graph size (nodes per valid case): median"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("op kinds: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel_launches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("feature coverage (valid cases that exercised each feature, of "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| op | feature | valid cases | % of valid |"), std::string::npos) << r.out;
+  // The same campaign as JSON: every tracked feature has a row, none counts more cases than are valid.
+  Shell j = sh("(" DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 11 --no-minimize --format json 2>/dev/null)");
+  EXPECT_TRUE(j.code == 0 || j.code == 1) << j.out;
+  auto doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc["cases"], 4);
+  ASSERT_GE(doc["coverage"].size(), dynqual::fuzz::trackedFeatures().size());
+  for (const auto& row : doc["coverage"])
+    EXPECT_LE(row["valid_cases"].get<int64_t>(), doc["valid"].get<int64_t>()) << row.dump();
 }
 
 TEST(Corpus, AddedFindingReplaysAndCheckFailsWhenItBreaks) {

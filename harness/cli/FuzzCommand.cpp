@@ -8,6 +8,7 @@
 #include "dynqual/exec/Executor.h"
 #include "dynqual/fuzz/Campaign.h"
 #include "dynqual/fuzz/CaseRunner.h"
+#include "dynqual/fuzz/Coverage.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/stats/Descriptive.h"
 #include "dynqual/store/Fingerprint.h"
@@ -53,6 +54,8 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   for (const auto& [c, n] : s.counters)
     paths += fmt::format(" {} {}", c, n);
   out << "compiler paths (device counters, summed):" << (paths.empty() ? " none reported" : paths) << "\n";
+  out << fmt::format("feature coverage (valid cases that exercised each feature, of {}):\n", s.valid)
+      << fuzz::coverageMarkdown(fuzz::coverageTable(s.features, s.valid));
   out << fmt::format("findings: {} ({} new), {} distinct signatures, {} bucket(s)\n", s.findings.size(),
                      s.newFindings, s.signatures.size(), s.buckets.size());
   for (const auto& [hash, key] : s.buckets) {
@@ -74,9 +77,9 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
       out << "      case: " << f.caseDir << "\n";
   }
   out << fmt::format("time (ms, summed over cases): generate {:.0f}, check {:.0f}, reference {:.0f}, compile {:.0f}, "
-                     "run {:.0f}, minimize {:.0f} (of which buckets {:.0f}), worker processes {:.0f}\n",
+                     "run {:.0f}, minimize {:.0f} (of which buckets {:.0f}), coverage {:.0f}, worker processes {:.0f}\n",
                      s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.bucketMs,
-                     s.workerMs);
+                     s.coverageMs, s.workerMs);
   if (s.persistentWorkers)
     out << fmt::format("persistent workers: {} started, {} case(s) they could not answer rerun one-shot\n",
                        s.workerStarts, s.workerFailures);
@@ -86,8 +89,54 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
     out << "stopped on an infrastructure error: " << s.infraError << "\n";
 }
 
+/// The summary for machines (`dynqual fuzz --format json`): the same numbers as printSummary.
+nlohmann::json summaryJson(const fuzz::CampaignSummary& s, int jobs) {
+  nlohmann::json coverage = nlohmann::json::array();
+  for (const auto& r : fuzz::coverageTable(s.features, s.valid))
+    coverage.push_back({{"op", r.op}, {"feature", r.feature}, {"valid_cases", r.cases}, {"percent", r.percent}});
+  nlohmann::json findings = nlohmann::json::array();
+  for (size_t k = 0; k < s.findings.size(); ++k) {
+    const auto& f = s.findings[k];
+    findings.push_back({{"state", s.states[k]},
+                        {"signature", f.signature},
+                        {"bucket", f.bucketHash},
+                        {"at_seconds", s.findingSeconds[k]},
+                        {"variant", f.finding.variant},
+                        {"binding", f.finding.bindingText},
+                        {"nodes_before", f.nodesBefore},
+                        {"nodes_after", f.nodesAfter},
+                        {"detail", f.finding.detail},
+                        {"reproducer", f.reproducer}});
+  }
+  return {{"campaign", s.campaign},
+          {"generator", fuzz::kGeneratorVersion},
+          {"cases", s.cases},
+          {"valid", s.valid},
+          {"skipped", s.skipped},
+          {"jobs", jobs},
+          {"wall_seconds", s.wallSeconds},
+          {"cases_per_second", s.cases / std::max(s.wallSeconds, 1e-3)},
+          {"invalid", s.invalidReasons},
+          {"op_counts", s.opCounts},
+          {"counters", s.counters},
+          {"coverage", coverage},
+          {"findings", findings},
+          {"new_findings", s.newFindings},
+          {"ms",
+           {{"generate", s.generateMs},
+            {"check", s.checkMs},
+            {"reference", s.referenceMs},
+            {"compile", s.compileMs},
+            {"run", s.runMs},
+            {"minimize", s.minimizeMs},
+            {"bucket", s.bucketMs},
+            {"coverage", s.coverageMs},
+            {"worker", s.workerMs}}},
+          {"infra_error", s.infraError}};
+}
+
 struct FuzzOpts {
-  std::string time = "60s", inject, oracle, target = "dq", db, corpusOut, shard = "0/1";
+  std::string time = "60s", inject, oracle, target = "dq", db, corpusOut, shard = "0/1", format = "text";
   int64_t cases = -1;
   int jobs = 1, bindings = 4;
   uint64_t seed = 1, memoryMb = 4096;
@@ -266,6 +315,9 @@ void addFuzzCommand(CLI::App& app) {
                 "a campaign per inject knob (at most 60 s each, stops at the first finding): time to first\n"
                 "finding and minimized size; exit 77 when the compiler rejects the inject options");
   cmd->add_option("--knobs", o->knobs, "--selftest: only these knobs (repeatable; default every knob)");
+  cmd->add_option("--format", o->format, "text (a summary with Markdown tables) or json (the same numbers)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--night", o->night, "label grouping the shards of one nightly campaign (default: today, UTC)");
   addFuzzTriageCommand(cmd);
   cmd->callback([o, cmd] {
@@ -287,7 +339,10 @@ void addFuzzCommand(CLI::App& app) {
       fuzz::CampaignSummary s = fuzz::runCampaign(c);
       std::error_code ec;
       fs::remove_all(work, ec);
-      printSummary(s, c.jobs, std::cout);
+      if (o->format == "json")
+        std::cout << summaryJson(s, c.jobs).dump(2) << "\n";
+      else
+        printSummary(s, c.jobs, std::cout);
       if (!s.infraError.empty()) {
         std::cerr << "dynqual fuzz: " << s.infraError << "\n";
         setExitCode(kExitInfra);

@@ -161,6 +161,14 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
   for (const auto& [op, k] : ops)
     opRows.push_back({op, std::to_string(k)});
   detail::table(b, {"Op", "Nodes"}, opRows);
+  b << "<h3>Feature coverage (valid cases that exercised each feature, of " << n.featureValid << ")</h3>\n";
+  std::vector<std::vector<std::string>> featureRows;
+  for (const auto& [key, k] : n.features) {
+    auto bar = key.find('|');
+    featureRows.push_back({key.substr(0, bar), bar == std::string::npos ? "" : key.substr(bar + 1), std::to_string(k),
+                           fmt::format("{:.1f}", n.featureValid ? 100.0 * k / n.featureValid : 0.0)});
+  }
+  detail::table(b, {"Op", "Feature", "Valid cases", "% of valid"}, featureRows);
   b << "<h2>History</h2>\n<div id=\"charts-history\"></div>\n";
   b << "<footer>dynqual " << h(in.dynqualVersion) << ", commit "
     << h(in.shards.empty() ? "unknown" : in.shards.back().revision.substr(0, 12)) << "</footer>\n";

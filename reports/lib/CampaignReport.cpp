@@ -35,6 +35,12 @@ CampaignNumbers campaignNumbers(const CampaignReportInput& in) {
       for (auto it = s.summary["op_counts"].begin(); it != s.summary["op_counts"].end(); ++it)
         if (it->is_number())
           n.ops[it.key()] += it->get<int64_t>();
+    if (s.summary.contains("features") && s.summary["features"].is_object()) {
+      n.featureValid += s.valid;
+      for (auto it = s.summary["features"].begin(); it != s.summary["features"].end(); ++it)
+        if (it->is_number())
+          n.features[it.key()] += it->get<int64_t>();
+    }
     if (s.summary.contains("invalid"))
       for (auto it = s.summary["invalid"].begin(); it != s.summary["invalid"].end(); ++it)
         if (it->is_number())
@@ -181,6 +187,19 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   std::sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   for (const auto& [op, k] : ops)
     md << "| " << escapeMarkdown(op) << " | " << k << " |\n";
+  md << "\n### Feature coverage (valid cases that exercised each feature)\n\n";
+  if (n.features.empty()) {
+    md << "No shard recorded features (shards of dynqual before feature coverage).\n";
+  } else {
+    md << fmt::format("Of {} valid cases (the shards that recorded features).\n\n", n.featureValid);
+    md << "| Op | Feature | Valid cases | % of valid |\n|---|---|---|---|\n";
+    for (const auto& [key, k] : n.features) {
+      auto bar = key.find('|');
+      md << "| " << escapeMarkdown(key.substr(0, bar)) << " | "
+         << escapeMarkdown(bar == std::string::npos ? "" : key.substr(bar + 1)) << " | " << k << " | "
+         << fmt::format("{:.1f}", n.featureValid ? 100.0 * k / n.featureValid : 0.0) << " |\n";
+    }
+  }
   md << "\n### Shards\n\n| Shard | Cases | Valid | Findings | Wall (s) | Finished |\n|---|---|---|---|---|---|\n";
   for (const auto& s : in.shards)
     md << "| " << escapeMarkdown(s.campaign) << " | " << s.cases << " | " << s.valid << " | " << s.findings << " | "
@@ -194,6 +213,23 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
      << escapeMarkdown(in.shards.empty() ? "unknown" : in.shards.back().revision.substr(0, 12)) << "\n";
   return md.str();
 }
+
+namespace {
+
+/// [{op, feature, valid_cases, percent}] of the features the shards recorded.
+json coverageJson(const detail::CampaignNumbers& n) {
+  json rows = json::array();
+  for (const auto& [key, k] : n.features) {
+    auto bar = key.find('|');
+    rows.push_back({{"op", key.substr(0, bar)},
+                    {"feature", bar == std::string::npos ? "" : key.substr(bar + 1)},
+                    {"valid_cases", k},
+                    {"percent", n.featureValid ? 100.0 * k / n.featureValid : 0.0}});
+  }
+  return rows;
+}
+
+} // namespace
 
 json renderCampaignJson(const CampaignReportInput& in) {
   auto n = detail::campaignNumbers(in);
@@ -228,6 +264,7 @@ json renderCampaignJson(const CampaignReportInput& in) {
             {"size", {{"median", n.median}, {"p10", n.p10}, {"p90", n.p90}, {"max", n.maxNodes}}},
             {"ms", n.ms},
             {"op_counts", n.ops},
+            {"coverage", coverageJson(n)},
             {"invalid", n.invalid}}},
           {"shards", shards},
           {"history", history},

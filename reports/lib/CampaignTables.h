@@ -11,7 +11,7 @@
 namespace dynqual::reports::detail {
 
 /// The phases of a case, in the order they run (summary "ms" keys).
-inline constexpr const char* kPhases[] = {"generate", "check", "reference", "compile", "run", "minimize"};
+inline constexpr const char* kPhases[] = {"generate", "check", "reference", "compile", "run", "minimize", "coverage"};
 
 /// Sums over the night's shards and counts over its buckets.
 struct CampaignNumbers {
@@ -19,6 +19,10 @@ struct CampaignNumbers {
   double wallSeconds = 0;  ///< summed over shards
   std::map<std::string, double> ms;
   std::map<std::string, int64_t> ops, invalid;
+  /// Valid cases per feature ("OP|feature", summed over the shards that recorded features) and
+  /// the valid cases of those shards, the percentages' base.
+  std::map<std::string, int64_t> features;
+  int64_t featureValid = 0;
   int64_t newBuckets = 0, knownBuckets = 0, fixedBuckets = 0, bucketsTonight = 0;
   int median = 0, p10 = 0, p90 = 0, maxNodes = 0;  ///< nearest-rank quantiles of the sizes
 };

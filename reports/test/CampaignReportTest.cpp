@@ -38,7 +38,8 @@ fs::path twoNights(const fs::path& dir) {
   fx::finding(s, "n1-s0", 1, 101, "aaaa000000000001", "Slice", 2, 4, "2026-01-01T00:05:00Z");
   fx::shard(s, "n2-s0", "n2", "2026-01-02T00:00:00Z", "2026-01-02T00:10:00Z", 40,
             R"({"ms": {"generate": 100, "check": 50, "reference": 50, "compile": 300, "run": 400, "minimize": 100},
-                "op_counts": {"Slice": 7, "Tile": 2}})");
+                "op_counts": {"Slice": 7, "Tile": 2},
+                "features": {"copy|strided": 1, "Concat|3+ data inputs": 2, "Pad|present": 0}})");
   fx::shard(s, "n2-s1", "n2", "2026-01-02T00:00:00Z", "", 10,
             R"({"ms": {"generate": 0}, "op_counts": {"Tile": 1, "Pad": 4}})");
   fx::caseRow(s, "n2-s0", 0, 200, true, 2, 1);
@@ -82,6 +83,12 @@ TEST(CampaignReport, MarkdownPutsNewBucketsFirstAndCountsTheNight) {
   EXPECT_NE(md.find("| compile | 300 | 30.0 % |"), std::string::npos) << md;
   EXPECT_LT(md.find("| Slice | 7 |"), md.find("| Pad | 4 |"));
   EXPECT_LT(md.find("| Pad | 4 |"), md.find("| Tile | 3 |"));
+  // Features: only n2-s0 recorded them, and it has 2 valid cases (200, 201): 1 of 2 = 50.0 %,
+  // 2 of 2 = 100.0 %, and a tracked feature no case had stays as a 0 row.
+  EXPECT_NE(md.find("Of 2 valid cases (the shards that recorded features)."), std::string::npos) << md;
+  EXPECT_NE(md.find("| copy | strided | 1 | 50.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Concat | 3+ data inputs | 2 | 100.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Pad | present | 0 | 0.0 |"), std::string::npos) << md;
   // History: n1 then n2; n2 hit 2 buckets of which 1 new.
   EXPECT_NE(md.find("| n1 | 1 | 4 | 3 | 1 | 1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| n2 | 2 | 5 | 4 | 2 | 1 |"), std::string::npos) << md;
@@ -100,6 +107,11 @@ TEST(CampaignReport, JsonAndUnknownNight) {
   EXPECT_EQ(j["buckets"][0]["status"], "new");
   EXPECT_EQ(j["campaign"]["cases"], 5);
   EXPECT_EQ(j["campaign"]["unfinished"], 1);
+  // Coverage rows sorted by key: "Concat|...", "Pad|present", "copy|strided" (1 of 2 valid).
+  ASSERT_EQ(j["campaign"]["coverage"].size(), 3u);
+  EXPECT_EQ(j["campaign"]["coverage"][2]["op"], "copy");
+  EXPECT_EQ(j["campaign"]["coverage"][2]["valid_cases"], 1);
+  EXPECT_DOUBLE_EQ(j["campaign"]["coverage"][2]["percent"].get<double>(), 50.0);
   EXPECT_THROW(load(db, "n9"), std::runtime_error);
   EXPECT_TRUE(reports::storeHasOnlyCampaigns(db.string()));
 }

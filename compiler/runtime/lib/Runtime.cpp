@@ -370,15 +370,30 @@ void Vm::dealloc(const Instr &in) {
   freeOwned(r.view.buffer);
 }
 
-// Rows of a view for CopyKind::Copy2D: {rows, pitch in elements}, or nothing when the layout is
-// not "contiguous rows at a constant positive pitch".
-std::optional<std::pair<int64_t, int64_t>> pitchedRows(const BufferView &v) {
-  const size_t r = v.sizes.size();
-  if (r == 0) return std::make_pair<int64_t, int64_t>(1, 1);
-  const int64_t width = v.sizes[r - 1];
-  if (width > 1 && v.strides[r - 1] != 1) return std::nullopt;
-  int64_t rows = 1, pitch = 0, expect = 0;
-  for (size_t d = r - 1; d-- > 0;) {
+// CopyKind::Copy2D as dq-lower-copies chooses it (LowerCopies.cpp): both sides split at the
+// same dim k into one contiguous row (dims [k, r)) and one row index with one pitch per side
+// (dims [0, k)), dims of size 1 skipped, since their stride never moves an address (a unit dim
+// whose stride comes from the inner layout, or a trailing one, must not break the rows).
+struct PitchedCopy {
+  int64_t rows = 0, width = 0, dstPitch = 1, srcPitch = 1;  // elements
+};
+
+// Dims [k, r) of `v` address one contiguous run.
+static bool contiguousFrom(const BufferView &v, size_t k) {
+  int64_t expect = 1;
+  for (size_t i = v.sizes.size(); i-- > k;) {
+    if (v.sizes[i] == 1) continue;
+    if (v.strides[i] != expect) return false;
+    expect *= v.sizes[i];
+  }
+  return true;
+}
+
+// The pitch of dims [0, k) of `v` collapsed into one row index (0 when they are all size 1), or
+// nothing when they do not collapse.
+static std::optional<int64_t> rowPitch(const BufferView &v, size_t k) {
+  int64_t pitch = 0, expect = 0;
+  for (size_t d = k; d-- > 0;) {
     if (v.sizes[d] == 1) continue;
     if (pitch == 0) {
       pitch = v.strides[d];
@@ -387,11 +402,25 @@ std::optional<std::pair<int64_t, int64_t>> pitchedRows(const BufferView &v) {
       if (v.strides[d] != expect) return std::nullopt;
       expect *= v.sizes[d];
     }
-    rows *= v.sizes[d];
   }
-  if (rows == 1) pitch = std::max<int64_t>(width, 1);
-  if (pitch < width || pitch <= 0) return std::nullopt;
-  return std::make_pair(rows, pitch);
+  return pitch;
+}
+
+// The widest split (smallest k) that gives both sides rows at a constant positive pitch no
+// shorter than the row, or nothing. An empty copy moves nothing and always qualifies.
+static std::optional<PitchedCopy> pitchedCopy(const BufferView &dst, const BufferView &src) {
+  const size_t r = dst.sizes.size();
+  if (dst.numElements() == 0) return PitchedCopy{};
+  for (size_t k = 0; k <= r; ++k) {
+    if (!contiguousFrom(dst, k) || !contiguousFrom(src, k)) continue;
+    std::optional<int64_t> dp = rowPitch(dst, k), sp = rowPitch(src, k);
+    if (!dp || !sp) continue;
+    int64_t width = 1, rows = 1;
+    for (size_t i = 0; i < r; ++i) (i < k ? rows : width) *= dst.sizes[i];
+    PitchedCopy c{rows, width, rows == 1 ? width : *dp, rows == 1 ? width : *sp};
+    if (c.dstPitch >= width && c.srcPitch >= width && c.dstPitch > 0 && c.srcPitch > 0) return c;
+  }
+  return std::nullopt;
 }
 
 void Vm::copy(const Instr &in) {
@@ -411,17 +440,20 @@ void Vm::copy(const Instr &in) {
                 static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(dst.numElements()) * es);
     return;
   case CopyKind::Copy2D: {
-    auto d = pitchedRows(dst), s = pitchedRows(src);
-    if (!d || !s)
+    std::optional<PitchedCopy> c = pitchedCopy(dst, src);
+    if (!c) {
+      // Name the side that has no row split on its own (the source when both have one, but none
+      // in common).
+      bool srcAlone = pitchedCopy(src, src).has_value(), dstAlone = pitchedCopy(dst, dst).has_value();
+      bool blameSrc = !srcAlone || dstAlone;
       throw RuntimeError(std::string("copy kind copy2d needs contiguous rows at a constant pitch; ") +
-                         (!s ? "source" : "destination") + " strides " +
-                         formatDims(!s ? src.strides : dst.strides) + " for sizes " +
+                         (blameSrc ? "source" : "destination") + " strides " +
+                         formatDims(blameSrc ? src.strides : dst.strides) + " for sizes " +
                          formatDims(dst.sizes) + " do not qualify (use strided)");
-    const int64_t width = dst.sizes.empty() ? 1 : dst.sizes.back();
-    const int64_t rows = dst.numElements() == 0 ? 0 : d->first;
-    dev_.copy2D(dst.buffer, static_cast<uint64_t>(dst.offset) * es, static_cast<uint64_t>(d->second) * es,
-                src.buffer, static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(s->second) * es,
-                static_cast<uint64_t>(width) * es, static_cast<uint64_t>(rows));
+    }
+    dev_.copy2D(dst.buffer, static_cast<uint64_t>(dst.offset) * es, static_cast<uint64_t>(c->dstPitch) * es,
+                src.buffer, static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(c->srcPitch) * es,
+                static_cast<uint64_t>(c->width) * es, static_cast<uint64_t>(c->rows));
     return;
   }
   case CopyKind::Strided:

@@ -301,6 +301,35 @@ TEST(Runtime, CopyKindsAreValidatedAndCounted) {
   EXPECT_TRUE(contains(err, "copy kind copy2d needs contiguous rows at a constant pitch; source strides [1,4]")) << err;
 }
 
+TEST(Runtime, Copy2DRowsSpanSeveralInnerDimsAndSkipUnitDims) {
+  // x f32[3, 4, 2] = 0..23. The window x[0:3, 1:4, 0:2] with a unit dim appended, sizes
+  // [3, 3, 2, 1] and strides [8, 2, 1, 1]: rows of 3 * 2 = 6 contiguous elements (dims 1..3, the
+  // unit dim skipped) at pitch 8, as dq-lower-copies splits it. Row r starts at 8 r + 2, so the
+  // copy holds 2..7, 10..15, 18..23. Then an empty copy (sizes [3, 0]) that moves nothing.
+  Builder b;
+  b.addInput("x", DType::F32, {3, 4, 2});
+  b.addOutput("y", DType::F32, {3, 3, 2, 1});
+  b.addOutput("e", DType::F32, {3, 0});
+  int32_t x = b.input(0);
+  int32_t win = b.view(x, b.index(2), {b.index(3), b.index(3), b.index(2), b.index(1)},
+                       {b.index(8), b.index(2), b.index(1), b.index(1)});
+  int32_t y = b.allocOutput(0, DType::F32, {b.index(3), b.index(3), b.index(2), b.index(1)});
+  b.copy(y, win, CopyKind::Copy2D);
+  int32_t empty = b.view(x, b.index(0), {b.index(3), b.index(0)}, {b.index(0), b.index(1)});
+  int32_t e = b.allocOutput(1, DType::F32, {b.index(3), b.index(0)});
+  b.copy(e, empty, CopyKind::Copy2D);
+  b.ret({y, e});
+  std::vector<float> values(24);
+  for (int i = 0; i < 24; ++i) values[static_cast<size_t>(i)] = static_cast<float>(i);
+  std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {3, 4, 2}, values)};
+  SimDevice d;
+  RunResult r = runProgram(b.program, d, in, named());
+  EXPECT_EQ(r.outputs[0].values<float>(),
+            (std::vector<float>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 18, 19, 20, 21, 22, 23}));
+  EXPECT_TRUE(r.outputs[1].values<float>().empty());
+  EXPECT_EQ(r.counters.copy2dCopies, 2u);
+}
+
 TEST(Runtime, ReturningAViewCopiesIntoTheOutput) {
   // Returns the reversed view of the input: the runtime allocates the output and runs a strided
   // copy; the result is [3,2,1].

@@ -8,7 +8,7 @@ BindingPolicy runPolicy(int extraBindings) { return {extraBindings, true, -1, st
 
 BindingPolicy abPolicy() { return {3, false, 2, onnxio::NamedBinding{"static", "static shapes", {}}}; }
 
-BindingPolicy fuzzPolicy(int k) { return {k + 1, false, k, onnxio::NamedBinding{"static", "static", {}}}; }
+BindingPolicy fuzzPolicy(int k) { return {k + 1, false, k, onnxio::NamedBinding{"static", "static", {}}, 3}; }
 
 std::vector<onnxio::NamedBinding> chooseBindings(const std::vector<onnxio::ValueSpec>& specs,
                                                  const std::vector<std::vector<int64_t>>& traced, uint64_t seed,
@@ -20,6 +20,11 @@ std::vector<onnxio::NamedBinding> chooseBindings(const std::vector<onnxio::Value
     if (policy.keep >= 0 && static_cast<int>(chosen.size()) >= policy.keep)
       break;
     chosen.push_back(std::move(b));
+  }
+  if (policy.soloOneFrom >= 0 && static_cast<int>(chosen.size()) > policy.soloOneFrom) {
+    auto solo = onnxio::soloOneBindings(specs, traced);
+    for (size_t s = 0; s < solo.size() && policy.soloOneFrom + s < chosen.size(); ++s)
+      chosen[static_cast<size_t>(policy.soloOneFrom) + s] = solo[(seed + s) % solo.size()];
   }
   if (chosen.empty() && policy.whenStatic)
     chosen.push_back(*policy.whenStatic);

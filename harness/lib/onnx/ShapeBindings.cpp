@@ -91,6 +91,21 @@ std::vector<NamedBinding> zeroAlternatives(const std::vector<onnxio::ValueSpec>&
   return out;
 }
 
+std::vector<NamedBinding> soloOneBindings(const std::vector<onnxio::ValueSpec>& specs,
+                                          const std::vector<std::vector<int64_t>>& traced) {
+  auto dims = dynamicDims(specs, traced);
+  std::vector<NamedBinding> out;
+  if (dims.size() < 2)
+    return out;
+  for (std::size_t z = 0; z < dims.size(); ++z) {
+    std::vector<int64_t> values;
+    for (std::size_t k = 0; k < dims.size(); ++k)
+      values.push_back(k == z ? 1 : 2 * std::max<int64_t>(dims[k].traced, 1) + 1);
+    out.push_back(makeBinding("solo-one", dims, values));
+  }
+  return out;
+}
+
 std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& specs,
                                        const std::vector<std::vector<int64_t>>& traced, int count,
                                        uint64_t seed) {

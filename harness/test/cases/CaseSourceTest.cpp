@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 using namespace dynqual;
 
 namespace {
@@ -46,4 +48,28 @@ TEST(CaseSource, TheFuzzerTakesKNonZeroBindingsOrOneStaticBinding) {
   auto s = cases::chooseBindings(staticSpecs(), {}, 7, cases::fuzzPolicy(3));
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].description, "static");
+}
+
+TEST(CaseSource, TheFuzzersFourthBindingPutsOneDimAloneAt1AndTheSeedPicksWhich) {
+  // x[n, 4], y[m]: n and m. The larger value is 2 * traced 3 + 1 = 7.
+  std::set<std::string> soloDims;
+  for (uint64_t seed : {0ull, 1ull}) {
+    auto b = cases::chooseBindings(dynamicSpecs(), {}, seed, cases::fuzzPolicy(4));
+    ASSERT_EQ(kinds(b), (std::vector<std::string>{"ones", "asymmetric", "larger", "solo-one"})) << seed;
+    const auto& values = b[3].binding.byLabel;
+    ASSERT_EQ(values.size(), 2u);
+    int ones = 0;
+    for (const auto& [label, v] : values) {
+      EXPECT_TRUE(v == 1 || v == 7) << label << "=" << v;
+      if (v == 1) {
+        ++ones;
+        soloDims.insert(label);
+      }
+    }
+    EXPECT_EQ(ones, 1) << b[3].description;
+  }
+  EXPECT_EQ(soloDims, (std::set<std::string>{"n", "m"}));
+  // One dynamic dim: "ones" already puts it at 1, so the fourth binding stays random.
+  std::vector<onnxio::ValueSpec> one = {{"x", DType::Float, {onnxio::kDynamicDim}, {"n"}}};
+  EXPECT_EQ(cases::chooseBindings(one, {}, 0, cases::fuzzPolicy(4))[3].kind, "random");
 }

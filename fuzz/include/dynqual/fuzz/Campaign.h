@@ -59,6 +59,8 @@ struct CampaignSummary {
   std::vector<int> sizes;            ///< node count of every valid case
   std::map<std::string, int> opCounts;
   std::map<std::string, uint64_t> counters;   ///< compiler paths seen on the device
+  /// Valid cases that exercised each feature ("OP|feature", Coverage.h; coverageTable renders it).
+  std::map<std::string, int64_t> features;
   std::vector<FindingReport> findings;
   std::vector<std::string> states;   ///< "new"/"known" per finding
   std::vector<double> findingSeconds;  ///< seconds into the campaign of each finding (its case done)
@@ -70,6 +72,7 @@ struct CampaignSummary {
   double wallSeconds = 0;
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
   double bucketMs = 0;               ///< part of minimizeMs spent on bucket keys
+  double coverageMs = 0;             ///< feature coverage of the valid cases, ms
   double workerMs = 0;               ///< wall time of the workers per case, summed, ms
   bool persistentWorkers = false;    ///< !options.oneShot
   int workerStarts = 0;              ///< persistent worker processes started (jobs + restarts)

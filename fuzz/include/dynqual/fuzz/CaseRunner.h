@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,10 @@ struct CaseReport {
   int nodes = 0;
   std::map<std::string, int> opCounts;
   std::map<std::string, uint64_t> counters;
+  /// Features a valid case exercised ("OP|feature", caseFeatures in Coverage.h).
+  std::set<std::string> features;
   std::vector<FindingReport> findings;
+  double coverageMs = 0;  ///< caseFeatures (one extra reference evaluation per binding), ms
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
   /// Part of minimizeMs spent on buckets: the minimized case's run that gives its message and
   /// origin, and the key itself (docs/fuzz/buckets.md#cost).

@@ -69,7 +69,9 @@ void checkModel(const onnx::ModelProto& model);
 /// InvalidCase when any step rejects the model. `check` = false leaves the checker and shape
 /// inference out (replaying hand-written corpus models). The reference runs within `limits`:
 /// past one, or when it fails in any other way (an error, std::bad_alloc) on any binding, the
-/// case is an InvalidCase, never a finding.
+/// case is an InvalidCase, never a finding. With `check`, a binding on which an output's
+/// computed shape contradicts a static dim the model declares (onnxio::declaredOutputContradiction)
+/// is an InvalidCase too: the compiled program would trap at its boundary for that reason alone.
 PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1,
                          bool check = true, const reference::EvaluateLimits& limits = defaultReferenceLimits());
 

@@ -24,6 +24,10 @@ struct BindingPolicy {
   int keep = -1;              ///< at most this many after dropping "zero" (-1: all)
   /// A model without dynamic dims gets this one binding (none: no binding at all).
   std::optional<onnxio::NamedBinding> whenStatic;
+  /// Kept bindings from this index on are "solo-one" bindings (onnxio::soloOneBindings: one
+  /// dim at 1, the others larger) instead of "random" ones, one per dynamic dim starting at
+  /// the dim the seed picks (seed mod dims), then random again; -1: none.
+  int soloOneFrom = -1;
 };
 
 /// `dynqual run` and `qualify`: `extraBindings` bindings, the zero one included, none for a
@@ -35,7 +39,8 @@ BindingPolicy runPolicy(int extraBindings);
 BindingPolicy abPolicy();
 
 /// The fuzzer's oracle: the first `k` non-zero bindings of k + 1 (its symbols are >= 1 by
-/// construction), or one "static" binding.
+/// construction) with solo-one bindings in place of the random ones (from index 3: ones,
+/// asymmetric, larger, then one dim alone at 1 per slot), or one "static" binding.
 BindingPolicy fuzzPolicy(int k);
 
 /// The bindings `policy` takes for inputs `specs` (traced: the first stored data set's input

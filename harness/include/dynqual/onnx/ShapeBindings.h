@@ -31,6 +31,13 @@ std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& spe
 std::vector<NamedBinding> zeroAlternatives(const std::vector<onnxio::ValueSpec>& specs,
                                            const std::vector<std::vector<int64_t>>& traced);
 
+/// One binding per dynamic dim (label or unnamed position): that dim 1 and every other at
+/// 2*traced+1 (the "larger" value), kind "solo-one", in dim order. Where two different dynamic
+/// dims may broadcast against each other, this is the binding that makes one of them 1 alone.
+/// Empty with fewer than two dynamic dims (the "ones" binding already covers one dim).
+std::vector<NamedBinding> soloOneBindings(const std::vector<onnxio::ValueSpec>& specs,
+                                          const std::vector<std::vector<int64_t>>& traced);
+
 /// Admission of a generated binding by the model's own declared output types: "" when each
 /// output in `computed` (the reference's output shapes for the binding) has its declared rank and
 /// equals every static declared dim, else one line naming the first output and axis that
