@@ -42,7 +42,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
                      {"median_ratio", num(c.medianRatio)}, {"bootstrap_low", num(c.bootLow)},
                      {"bootstrap_high", num(c.bootHigh)}, {"p", num(c.p)}, {"p_holm", num(c.pAdjusted)},
                      {"alpha", num(c.alphaUsed)}, {"decided_at_rounds", c.decidedAtRounds},
-                     {"outlier_rounds", c.outlierRounds}, {"verdict", stats::verdictName(c.verdict)}});
+                     {"outlier_rounds", c.outlierRounds}, {"verdict", stats::verdictName(c.verdict)},
+                     {"deciding", c.deciding}, {"exact", c.exact}});
   json counters = json::array();
   for (const auto& c : r.counterChanges)
     counters.push_back({{"model", c.model}, {"name", c.name}, {"base", c.base}, {"head", c.head}});
@@ -72,6 +73,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"measurement", {{"samples_per_position", ctx.measure.samplesPerPosition}, {"warmup", ctx.measure.warmup},
                            {"min_sample_ms", ctx.measure.minSampleMs}, {"budget_s", ctx.measure.budgetSeconds},
                            {"clock", exec::timingClockName(r.clock)},
+                           {"decision_metric", diff::decisionMetricName(r.metric)},
                            {"interleave", diff::interleaveName(ctx.measure.interleave)},
                            {"pin_cpu", ctx.measure.cpu}}},
           {"rounds", r.rounds},

@@ -31,7 +31,10 @@ std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx) {
     cases << fmt::format("  <testcase classname=\"{}.{}\" name=\"{}\">", suite, c.metric, escapeHtml(c.model));
     std::string summary = fmt::format("ratio {:.4f} CI [{:.4f}, {:.4f}] p {:.3g} (level {:.3g}) after {} rounds",
                                       c.ratio, c.ciLow, c.ciHigh, c.p, c.alphaUsed, c.rounds);
-    if (c.verdict == diff::Verdict::Regression && !r.exploratory.empty()) {
+    if (!c.deciding) {  // the side metric: reported, never a failure
+      cases << fmt::format("<system-out>beside the decision, not deciding: {}: {}</system-out>",
+                           stats::verdictName(c.verdict), escapeHtml(summary));
+    } else if (c.verdict == diff::Verdict::Regression && !r.exploratory.empty()) {
       ++skipped;  // an analysis chosen after the data confirms nothing
       cases << fmt::format("<skipped message=\"exploratory regression: {}\"/>", escapeHtml(summary));
     } else if (c.verdict == diff::Verdict::Regression) {
