@@ -68,6 +68,7 @@ diff::Measurement measurementFromParams(const std::map<std::string, std::string>
         return s == "sample" ? diff::Interleave::Sample : diff::Interleave::Process;
       }, m.interleave);
   get("compile_time", [](const std::string& s) { return s == "1"; }, m.compileTime);
+  m.metric = diff::decisionMetricFromParams(params);
   for (const auto& [key, value] : params)
     if (key.rfind("inject_slowdown.", 0) == 0)
       get(key.c_str(), [](const std::string& v) { return diff::parseSlowdownSpec(v); },
@@ -82,7 +83,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   diff::Policy policy = diff::policyFromParams(stored.params);
   diff::Measurement m = measurementFromParams(stored.params);
 
-  std::string timed = diff::timingMetricFromParams(stored.params);
+  std::string timed = diff::decidingMetricFromParams(stored.params);
   std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
   for (const auto& c : stored.comparisons)
     if (c.metric == timed)
@@ -95,6 +96,10 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   if (again.looksDone == 0 && rounds > 0)  // as the engine does when no look was reached
     again.comparisons = diff::undecidedComparisons(stored.samples, timedModels, policy.roundValue, timed);
   out.recomputed = again.comparisons.size();
+  // The side metric's samples are not stored: its comparisons are kept as recorded.
+  for (const auto& c : stored.comparisons)
+    if (!c.deciding)
+      again.comparisons.push_back(c);
 
   diff::AbResult& r = out.result;
   r.checks = stored.checks;
@@ -102,6 +107,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   r.compileSamples = stored.compileSamples;
   r.counterChanges = diff::counterChanges(r.checks);
   r.clock = m.clock;
+  r.metric = m.metric;
   r.roundValue = policy.roundValue;
   r.rounds = rounds;
   if (which == StoredComparisons::Recomputed) {
