@@ -77,6 +77,9 @@ void addCalibrateCommand(CLI::App& app) {
     try {
       if (o->flags.noDb)
         throw UsageError("calibrate stores its noise: --no-db makes no sense here");
+      if (o->flags.metric != "measured")
+        throw UsageError("calibrate measures noise, and the modelled device time has none (every run of a program "
+                         "has one value): give no --metric");
       diff::AbOptions options;
       if (!o->flags.importDevice.empty()) {
         const std::string given = o->variantGiven ? o->variant : "";

@@ -83,6 +83,7 @@ void applyFlags(const AbFlags& f, const std::optional<DeviceAbPlan>& devicePlan,
   o.measure.budgetSeconds = f.budget;
   o.measure.injectSlowdown = parseInjectSlowdown(f.inject);
   o.measure.compileTime = f.compileTime;
+  applyDecisionMetric(f, o);
   if (f.compileTime && (o.base.variant.kind != exec::Variant::Kind::Dq || o.head.variant.kind != exec::Variant::Kind::Dq))
     throw UsageError("--compile-time needs two dq arms: a runner's compile is not a separate step");
   for (const auto& [model, spec] : o.measure.injectSlowdown) {
@@ -184,6 +185,7 @@ void resolveMeasurement(const AbFlags& f, const std::optional<DeviceAbPlan>& dev
                             ? (sampleInterleave ? diff::RoundValue::LowerHalfMean : diff::RoundValue::Min)
                             : diff::parseRoundValue(f.roundValue);
   o.policy.tailValue = resolveTailValue(f.tailValue, sampleInterleave);
+  resolveDecisionMetric(f, executor, o);
 }
 
 /// --import-device: the analysis the plan fixed (looks, alpha, margin, round value), unless a flag
@@ -361,7 +363,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   }
 
   std::vector<std::string> sizing;
-  if (db)
+  if (db && o.measure.metric == diff::DecisionMetric::Measured)  // calibrations size measured noise
     sizing = announceSizing(kind, *db, machine, o);
   diff::AbResult r = measure(f, devicePlan, o, executor, work);
   r.exploratory = exploratory;

@@ -1,6 +1,7 @@
 #pragma once
 // The flags ab, gate and calibrate share (statistics, measurement, outputs, the device split)
 // and the arms they name.
+#include "dynqual/diff/AbTypes.h"
 #include "dynqual/diff/Slowdown.h"
 #include "dynqual/exec/Variant.h"
 #include "dynqual/exec/Executor.h"
@@ -29,6 +30,8 @@ struct AbFlags {
   std::string pinCpu = "auto";      ///< auto | none | CPU number (sample interleaving only)
   std::string roundValue = "auto";  ///< auto | min | lower-half-mean | mean | median | p90
   std::string tailValue = "auto";   ///< auto | none | a round value: the second comparison per model
+  /// measured | modelled-device-time: the metric that decides (diff::DecisionMetric)
+  std::string metric = diff::decisionMetricName(diff::kDefaultDecisionMetric);
   bool noDb = false;
   bool compileTime = false;
   std::string prepareDevice;  ///< --prepare-device DIR: compile both arms' plans for a device machine, run nothing
@@ -39,7 +42,7 @@ struct AbFlags {
 /// Adds the shared flags (suite positional, --alpha, --margin, --looks, --budget, --samples,
 /// --warmup, --min-sample-ms, --seed, --bootstrap, --inject-slowdown, --runner-config, --work-dir,
 /// --format, --out, --db, --no-db, --compile-timeout, --run-timeout, --clock, --interleave,
-/// --pin-cpu, --round-value, --prepare-device, --import-device).
+/// --pin-cpu, --round-value, --tail-value, --metric, --prepare-device, --import-device).
 void addAbFlags(CLI::App* cmd, AbFlags& f);
 
 /// Adds --a-env and --b-env (NAME=VALUE in the environment of the base and head arm's runs,

@@ -1,9 +1,10 @@
 // The measurement choices ab, gate and calibrate resolve from their flags and arms: the clock,
-// the interleaving and the CPU that sample interleaving pins both arms to.
+// the interleaving, the CPU that sample interleaving pins both arms to, and the decision metric.
 #include "AbMeasurementChoice.h"
 #include "Commands.h"
 
 #include "dynqual/process/Process.h"
+#include "dynqual/stats/Sequential.h"
 
 #include <charconv>
 #include <sched.h>
@@ -74,6 +75,39 @@ int resolvePinCpu(const std::string& choice) {
   if (cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(cpu, &set))
     throw UsageError("--pin-cpu " + choice + ": this process may not run on CPU " + choice);
   return cpu;
+}
+
+void applyDecisionMetric(const AbFlags& f, diff::AbOptions& o) {
+  o.measure.metric = diff::parseDecisionMetric(f.metric);
+  if (o.measure.metric != diff::DecisionMetric::ModelledDeviceTime)
+    return;
+  for (const exec::Arm* arm : {&o.base, &o.head})
+    if (arm->variant.kind != exec::Variant::Kind::Dq || arm->variant.device != "sim")
+      throw UsageError("--metric modelled-device-time: the " + arm->label + " arm '" + arm->variant.text() +
+                       "' is not dq on sim; only the sim models the device time (use --metric measured)");
+  if (!f.prepareDevice.empty() || !f.importDevice.empty())
+    throw UsageError("--metric modelled-device-time is a sim metric; a device run measures wall time");
+  for (const auto& [model, spec] : o.measure.injectSlowdown) {
+    try {
+      diff::modelledSlowdownFactor(spec);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--inject-slowdown " + model + "=" + diff::slowdownSpecText(spec) + ": " + e.what());
+    }
+  }
+}
+
+void resolveDecisionMetric(const AbFlags& f, exec::Executor& executor, diff::AbOptions& o) {
+  if (o.measure.metric != diff::DecisionMetric::ModelledDeviceTime)
+    return;
+  for (const exec::Arm* arm : {&o.base, &o.head})
+    if (std::string why = executor.modelledUnavailable(*arm); !why.empty())
+      throw UsageError("--metric modelled-device-time: " + why + "; use --metric measured");
+  if (f.looks.empty()) {
+    o.policy.looks = {1};
+    o.policy.looks.insert(o.policy.looks.end(), stats::kDefaultLookRounds.begin(), stats::kDefaultLookRounds.end());
+  }
+  if (f.tailValue == "auto")
+    o.policy.tailValue.reset();
 }
 
 } // namespace dynqual::cli

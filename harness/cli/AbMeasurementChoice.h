@@ -1,5 +1,7 @@
 #pragma once
 // The measurement choices ab, gate and calibrate resolve from their flags and arms.
+#include "AbFlags.h"
+
 #include "dynqual/diff/AbTypes.h"
 #include "dynqual/exec/Executor.h"
 
@@ -22,6 +24,19 @@ exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base,
 /// cannot.
 diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& base, const exec::Arm& head,
                                    exec::Executor& executor);
+
+/// --metric into o.measure.metric (the flags' injections already in o). For modelled-device-time
+/// it checks what needs no process: both arms dq on sim, no device split, only shift injections
+/// (a modelled time has no run-to-run spread to change). Throws UsageError naming the arm, flag or
+/// injection otherwise.
+void applyDecisionMetric(const AbFlags& f, diff::AbOptions& o);
+
+/// For modelled-device-time, once the arms can be probed: each must report the modelled device
+/// time (Executor::modelledUnavailable; UsageError naming the arm otherwise), the looks default to
+/// 1 then the usual 12..64 (a constant series is decided exactly at the first look), and
+/// --tail-value auto is none (every round value of a constant arm is the same). Nothing for
+/// measured.
+void resolveDecisionMetric(const AbFlags& f, exec::Executor& executor, diff::AbOptions& o);
 
 /// The CPU of --pin-cpu: auto = the last CPU this process may run on, none = -1, or a number that
 /// must be one this process may run on. Throws UsageError for anything else.

@@ -69,6 +69,7 @@ diff::Measurement measurementFromParams(const std::map<std::string, std::string>
         return s == "sample" ? diff::Interleave::Sample : diff::Interleave::Process;
       }, m.interleave);
   get("compile_time", [](const std::string& s) { return s == "1"; }, m.compileTime);
+  m.metric = diff::decisionMetricFromParams(params);
   for (const auto& [key, value] : params)
     if (key.rfind("inject_slowdown.", 0) == 0)
       get(key.c_str(), [](const std::string& v) { return diff::parseSlowdownSpec(v); },
@@ -83,7 +84,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   diff::Policy policy = diff::policyFromParams(stored.params);
   diff::Measurement m = measurementFromParams(stored.params);
 
-  std::string timed = diff::timingMetricFromParams(stored.params);
+  std::string timed = diff::decidingMetricFromParams(stored.params);
   std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
   std::vector<diff::MetricComparison> identical;  // decided by hashes, not samples: kept, last
   for (const auto& c : stored.comparisons)
@@ -100,6 +101,10 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
     again.comparisons = diff::undecidedComparisons(stored.samples, timedModels, policy.roundValue, timed);
   again.comparisons.insert(again.comparisons.end(), identical.begin(), identical.end());
   out.recomputed = again.comparisons.size();
+  // The side metric's samples are not stored: its comparisons are kept as recorded.
+  for (const auto& c : stored.comparisons)
+    if (!c.deciding)
+      again.comparisons.push_back(c);
 
   diff::AbResult& r = out.result;
   r.checks = stored.checks;
@@ -108,6 +113,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   r.counterChanges = diff::counterChanges(r.checks);
   diff::hashesFromParams(stored.params, r);
   r.clock = m.clock;
+  r.metric = m.metric;
   r.roundValue = policy.roundValue;
   r.rounds = rounds;
   if (which == StoredComparisons::Recomputed) {

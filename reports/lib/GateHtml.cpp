@@ -202,7 +202,7 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
                     fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
                     fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
                     fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
-                    closedAt(c), std::to_string(c.outlierRounds.size()), stats::verdictName(c.verdict)});
+                    closedAt(c), std::to_string(c.outlierRounds.size()), verdictCell(c)});
   if (rows.empty())
     body << "<p>No model was timed.</p>\n";
   else
@@ -211,7 +211,8 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
           rows);
   body << "<p>Change = Hodges-Lehmann estimate of head/base over the per-round ratios; the interval is at the "
           "comparison's level (the alpha p was compared with at the look that decided it). Looks at rounds "
-       << escapeHtml(joinedInts(ctx.policy.looks)) << "; " << r.looksDone << " analysed.</p>\n";
+       << escapeHtml(joinedInts(ctx.policy.looks)) << "; " << r.looksDone << " analysed. "
+       << escapeHtml(decisionMetricSentence(r)) << "</p>\n";
 
   body << "<h2>Accuracy</h2>\n";
   rows.clear();
@@ -280,7 +281,7 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
     const auto& c = r.comparisons[i];
     if (c.verdict == diff::Verdict::Identical)  // nothing was timed
       continue;
-    const auto& samples = isCompileMetric(c) ? r.compileSamples : r.samples;
+    const auto& samples = isCompileMetric(c) ? r.compileSamples : c.deciding ? r.samples : r.sideSamples;
     std::string section = "gate-comparison-" + std::to_string(i);
     sections << "<section id=\"" << section << "\"><h3>" << escapeHtml(c.model + " " + c.metric + ": " +
                                                                        stats::verdictName(c.verdict))

@@ -43,7 +43,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
                      {"median_ratio", num(c.medianRatio)}, {"bootstrap_low", num(c.bootLow)},
                      {"bootstrap_high", num(c.bootHigh)}, {"p", num(c.p)}, {"p_holm", num(c.pAdjusted)},
                      {"alpha", num(c.alphaUsed)}, {"decided_at_rounds", c.decidedAtRounds},
-                     {"outlier_rounds", c.outlierRounds}, {"verdict", stats::verdictName(c.verdict)}});
+                     {"outlier_rounds", c.outlierRounds}, {"verdict", stats::verdictName(c.verdict)},
+                     {"deciding", c.deciding}, {"exact", c.exact}});
   json runtime = json::object();
   for (const auto& [bin, h] : r.runtimeSha256)
     runtime[bin] = {{"base", h.first}, {"head", h.second}};
@@ -76,6 +77,7 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
           {"measurement", {{"samples_per_position", ctx.measure.samplesPerPosition}, {"warmup", ctx.measure.warmup},
                            {"min_sample_ms", ctx.measure.minSampleMs}, {"budget_s", ctx.measure.budgetSeconds},
                            {"clock", exec::timingClockName(r.clock)},
+                           {"decision_metric", diff::decisionMetricName(r.metric)},
                            {"interleave", diff::interleaveName(ctx.measure.interleave)},
                            {"pin_cpu", ctx.measure.cpu}}},
           {"rounds", r.rounds},

@@ -34,6 +34,9 @@ std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx) {
     if (c.verdict == diff::Verdict::Identical) {
       cases << "<system-out>identical: both arms run byte-identical programs on byte-identical runtimes; not "
                "timed</system-out>";
+    } else if (!c.deciding) {  // the side metric: reported, never a failure
+      cases << fmt::format("<system-out>beside the decision, not deciding: {}: {}</system-out>",
+                           stats::verdictName(c.verdict), escapeHtml(summary));
     } else if (c.verdict == diff::Verdict::Regression && !r.exploratory.empty()) {
       ++skipped;  // an analysis chosen after the data confirms nothing
       cases << fmt::format("<skipped message=\"exploratory regression: {}\"/>", escapeHtml(summary));

@@ -50,6 +50,23 @@ std::string closedAt(const diff::MetricComparison& c) {
   return c.decidedAtRounds > 0 ? std::to_string(c.decidedAtRounds) : "open";
 }
 
+std::string verdictCell(const diff::MetricComparison& c) {
+  return std::string(stats::verdictName(c.verdict)) + (c.exact ? " (exact)" : "") +
+         (c.deciding ? "" : " (beside, not deciding)");
+}
+
+std::string decisionMetricSentence(const diff::AbResult& r) {
+  diff::Measurement m;
+  m.clock = r.clock;
+  m.metric = r.metric;
+  std::string s = fmt::format("Decided on {} (--metric {}); {} is reported beside it and never changes the exit code.",
+                              diff::decidingMetric(m), diff::decisionMetricName(r.metric), diff::sideMetric(m));
+  if (std::any_of(r.comparisons.begin(), r.comparisons.end(), [](const diff::MetricComparison& c) { return c.exact; }))
+    s += " exact: a deterministic metric whose every run of each arm had one value, decided by its exact ratio against "
+         "the margin without a test (p 0 for any difference, 1 for none).";
+  return s;
+}
+
 std::string joinedInts(const std::vector<int>& v) {
   std::string s;
   for (int x : v)
@@ -100,7 +117,7 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
       md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
                         escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
                         pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
-                        c.outlierRounds.size(), stats::verdictName(c.verdict));
+                        c.outlierRounds.size(), verdictCell(c));
     }
     bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(),
                                 [](const diff::MetricComparison& c) { return c.verdict != diff::Verdict::Identical; });
@@ -111,6 +128,8 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
                       ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
                       ctx.policy.alpha, ctx.policy.margin * 100);
+    if (anyTimed)
+      md << escapeMarkdown(decisionMetricSentence(r)) << "\n\n";
     if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
                     [](const diff::MetricComparison& c) { return c.verdict == diff::Verdict::Identical; }))
       md << (anyTimed ? "" : "\n") << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "

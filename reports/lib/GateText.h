@@ -16,6 +16,12 @@ std::string worstRelL2(const diff::ModelCheck& c, bool head);
 std::string headVsBase(const diff::ModelCheck& c);
 /// The rounds of the look that closed a comparison, or "open".
 std::string closedAt(const diff::MetricComparison& c);
+/// The verdict of a comparison: "regression", ...; "no-change (exact)" when decided without a
+/// test (MetricComparison::exact), and " (beside, not deciding)" appended for the side metric.
+std::string verdictCell(const diff::MetricComparison& c);
+/// The sentence naming the metric that decided the run and the one reported beside it
+/// (Measurement::metric; docs/metrics/gate-decision.md, "Decision metric").
+std::string decisionMetricSentence(const diff::AbResult& r);
 /// "12, 16, 24".
 std::string joinedInts(const std::vector<int>& v);
 

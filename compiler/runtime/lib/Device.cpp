@@ -68,7 +68,8 @@ std::vector<std::pair<std::string, uint64_t>> Counters::items() const {
           {"pool_bytes", poolBytes},
           {"host_loads", hostLoads},
           {"host_stores", hostStores},
-          {"output_copies", outputCopies}};
+          {"output_copies", outputCopies},
+          {"modelled_device_ns", modelledDeviceNs}};
 }
 
 const std::vector<DeviceInfo> &deviceRegistry() {

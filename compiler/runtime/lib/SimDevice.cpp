@@ -98,6 +98,7 @@ void SimDevice::markDeviceWrite(const BufferView &v) {
 
 void SimDevice::synchronize() {
   ++counters_.syncs;
+  counters_.modelledDeviceNs += timeModel_.synchronizeNs();
   for (BufferHandle h : pendingBuffers_) {
     auto it = allocations_.find(h);
     if (it != allocations_.end()) it->second.pending.clear();
@@ -152,6 +153,7 @@ void SimDevice::upload(BufferHandle dst, uint64_t dstOffset, const void *src, ui
   markWritten(a, dstOffset, bytes);
   if (bytes) std::memcpy(a.data.data() + dstOffset, src, bytes);
   countTransfer(a.space, MemSpace::Host, bytes);
+  counters_.modelledDeviceNs += timeModel_.hostTransferNs(a.space, bytes);
 }
 
 void SimDevice::download(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
@@ -160,6 +162,7 @@ void SimDevice::download(void *dst, BufferHandle src, uint64_t srcOffset, uint64
   checkReadable(a, src, srcOffset, bytes, "download");
   if (bytes) std::memcpy(dst, a.data.data() + srcOffset, bytes);
   countTransfer(MemSpace::Host, a.space, bytes);
+  counters_.modelledDeviceNs += timeModel_.hostTransferNs(a.space, bytes);
 }
 
 void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
@@ -174,6 +177,7 @@ void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, u
   markDeviceWrite(dst, d, dstOffset, dstOffset + bytes);
   ++counters_.memcpyCopies;
   countTransfer(d.space, s.space, bytes);
+  counters_.modelledDeviceNs += timeModel_.copyNs(d.space, s.space, bytes);
 }
 
 void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
@@ -198,6 +202,7 @@ void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, 
   if (rows > 0) markDeviceWrite(dst, d, dstOffset, dstOffset + (rows - 1) * dstPitch + rowBytes);
   ++counters_.copy2dCopies;
   countTransfer(d.space, s.space, rows * rowBytes);
+  counters_.modelledDeviceNs += timeModel_.copyNs(d.space, s.space, rows * rowBytes);
 }
 
 namespace {
@@ -250,6 +255,7 @@ void SimDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   markDeviceWrite(dst);
   ++counters_.stridedCopies;
   countTransfer(d.space, s.space, viewBytes(dst));
+  counters_.modelledDeviceNs += timeModel_.stridedCopyNs(d.space, s.space, viewBytes(dst));
 }
 
 void SimDevice::launch(const std::string &kernel, const std::vector<BufferView> &ins,
@@ -269,6 +275,10 @@ void SimDevice::launch(const std::string &kernel, const std::vector<BufferView> 
   ++counters_.kernelLaunches;
   sim::runKernel(kernel, inOps, outOps, args, precision_);
   for (const BufferView &o : outs) markDeviceWrite(o);
+  std::vector<bool> mapped;
+  for (const auto *views : {&ins, &outs})
+    for (const BufferView &v : *views) mapped.push_back(live(v.buffer, "kernel").space == MemSpace::HostMapped);
+  counters_.modelledDeviceNs += timeModel_.launchNs(kernel, ins, outs, args, mapped);
 }
 
 void SimDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
@@ -278,6 +288,7 @@ void SimDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
   checkRange(a, src, offset, bytes, "readback");
   checkReadable(a, src, offset, bytes, "readback");
   if (bytes) std::memcpy(dst, a.data.data() + offset, bytes);
+  counters_.modelledDeviceNs += timeModel_.hostTransferNs(a.space, bytes);
 }
 
 void SimDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {

@@ -69,9 +69,12 @@ TEST(AbCommand, AaOnATinySuiteFlagsNothing) {
   Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq:production@sim"}, kQuick));
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_TRUE(o.code == 0 || o.code == 3) << o.err;
-  // Two models, each with its round value (the minimum) and the mean (the tail value).
-  ASSERT_EQ(o.doc["comparisons"].size(), 4u);
+  // Two models, each with its round value (the minimum) and the mean (the tail value), then the
+  // modelled device time of each, beside them and not deciding.
+  ASSERT_EQ(o.doc["comparisons"].size(), 6u);
   EXPECT_EQ(o.doc["comparisons"][2]["metric"], "cpu_time_ms.mean");
+  EXPECT_EQ(o.doc["comparisons"][4]["metric"], "modelled_device_ms");
+  EXPECT_FALSE(o.doc["comparisons"][4]["deciding"].get<bool>());
   for (const auto& c : o.doc["comparisons"]) {
     EXPECT_NE(c["verdict"], "regression") << c.dump();
     EXPECT_NE(c["verdict"], "improvement") << c.dump();
@@ -189,7 +192,8 @@ TEST(AbCommand, CrashingRunIsAnAccuracyFailureNamingModelAndStage) {
   EXPECT_NE(detail.find("run"), std::string::npos) << detail;
   EXPECT_NE(detail.find("signal 6"), std::string::npos) << detail;
   EXPECT_TRUE((*good)["passed"].get<bool>());
-  EXPECT_EQ(o.doc["comparisons"].size(), 2u);  // the other model is still timed (minimum and mean)
+  // The other model is still timed (minimum and mean, and the modelled time beside them).
+  EXPECT_EQ(o.doc["comparisons"].size(), 3u);
   EXPECT_NE(o.err.find("accuracy failure: slice_negative_step"), std::string::npos) << o.err;
 }
 
@@ -204,7 +208,7 @@ TEST(AbCommand, PassOrderComparisonRunsEndToEnd) {
   EXPECT_NE(o.code, 4) << o.err;
   ASSERT_EQ(o.doc["accuracy"].size(), 1u);
   EXPECT_TRUE(o.doc["accuracy"][0]["passed"].get<bool>()) << o.doc["accuracy"][0].dump();
-  EXPECT_EQ(o.doc["comparisons"].size(), 2u);
+  EXPECT_EQ(o.doc["comparisons"].size(), 3u);  // minimum, mean, and the modelled time beside
 }
 
 TEST(AbCommand, UsageAndInfrastructureErrorsHaveTheirExitCodes) {
@@ -275,8 +279,8 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
                    "--warmup", "0", "--compile-time", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
-  // The run time (minimum), its mean, then the compile time.
-  ASSERT_EQ(g.doc["comparisons"].size(), 3u) << g.doc["comparisons"].dump();
+  // The run time (minimum), its mean, then the compile time, and the modelled time beside.
+  ASSERT_EQ(g.doc["comparisons"].size(), 4u) << g.doc["comparisons"].dump();
   EXPECT_EQ(g.doc["comparisons"][1]["metric"], "cpu_time_ms.mean");
   EXPECT_EQ(g.doc["comparisons"][2]["metric"], "compile_cpu_ms");
   EXPECT_EQ(g.doc["comparisons"][2]["rounds"], 12);
@@ -286,8 +290,8 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(r.doc.is_discarded()) << r.err;
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
-  ASSERT_EQ(r.doc["comparisons"].size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(r.doc["comparisons"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(r.doc["comparisons"][i]["verdict"], g.doc["comparisons"][i]["verdict"]);
     EXPECT_EQ(r.doc["comparisons"][i]["p"], g.doc["comparisons"][i]["p"]);
   }

@@ -91,6 +91,7 @@ std::map<std::string, std::string> policyParams(const Policy& p, const Measureme
           {"interleave", interleaveName(m.interleave)},
           {"pin_cpu", std::to_string(m.cpu)},
           {"timing_metric", timingMetric(m.clock)},
+          {"decision_metric", decisionMetricName(m.metric)},
           {"compile_time", m.compileTime ? "1" : "0"},
           {"compile_metric", compileMetric(m.clock)}};
 }
@@ -103,6 +104,22 @@ std::string compileMetricFromParams(const std::map<std::string, std::string>& pa
 std::string timingMetricFromParams(const std::map<std::string, std::string>& params) {
   auto it = params.find("timing_metric");
   return it == params.end() ? "latency_ms" : it->second;  // runs before --clock timed wall
+}
+
+DecisionMetric decisionMetricFromParams(const std::map<std::string, std::string>& params) {
+  auto it = params.find("decision_metric");
+  if (it == params.end())
+    return DecisionMetric::Measured;  // runs before the parameter decided on the measured time
+  try {
+    return parseDecisionMetric(it->second);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("malformed A/B run parameter decision_metric: ") + e.what());
+  }
+}
+
+std::string decidingMetricFromParams(const std::map<std::string, std::string>& params) {
+  return decisionMetricFromParams(params) == DecisionMetric::ModelledDeviceTime ? kModelledDeviceMetric
+                                                                                : timingMetricFromParams(params);
 }
 
 Policy policyFromParams(const std::map<std::string, std::string>& params) {
@@ -264,6 +281,14 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
     c.outlierRounds = splitInts(comps.getColumn(18).getString());
     c.verdict = verdictFromName(comps.getColumn(19).getString());
     out.comparisons.push_back(std::move(c));
+  }
+  // Which rows decided is a run parameter; an exact comparison is one of a deterministic metric
+  // stored with a zero-width interval at the ratio and no level (analyze).
+  const std::string deciding = decidingMetricFromParams(out.params);
+  for (auto& c : out.comparisons) {
+    const std::string base = c.metric.substr(0, c.metric.find('.'));
+    c.deciding = base == deciding || base.rfind("compile", 0) == 0;
+    c.exact = isDeterministicMetric(c.metric) && c.ciLow == c.ratio && c.ciHigh == c.ratio && c.alphaUsed == 0;
   }
   SQLite::Statement checks(db, "SELECT model, passed, detail, bit_exact, base_artifact_bytes, head_artifact_bytes "
                                "FROM ab_checks WHERE run_id = ? ORDER BY rowid");

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace dynqual::diff {
@@ -69,6 +70,44 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
   return out;
 }
 
+bool constantArms(const std::vector<Sample>& samples, const std::string& model, int rounds) {
+  std::optional<double> base, head;
+  for (const auto& s : samples) {
+    if (s.model != model || s.round >= rounds)
+      continue;
+    auto& first = s.arm == "base" ? base : head;
+    if (!first)
+      first = s.valueMs;
+    else if (*first != s.valueMs)
+      return false;
+  }
+  return base && head;
+}
+
+MetricComparison exactComparison(const std::string& model, const std::string& metric, double base, double head,
+                                 int rounds, double margin) {
+  if (!(base > 0) || !std::isfinite(base) || !std::isfinite(head) || head < 0)
+    throw std::invalid_argument(fmt::format("{} {}: cannot compare the values base {} and head {} exactly", model,
+                                            metric, base, head));
+  MetricComparison c;
+  c.model = model;
+  c.metric = metric;
+  c.unit = "ms";
+  c.direction = Direction::LowerIsBetter;
+  c.rounds = rounds;
+  c.baseMedian = base;
+  c.headMedian = head;
+  c.ratio = c.ciLow = c.ciHigh = c.medianRatio = c.bootLow = c.bootHigh = head / base;
+  // No test: the difference is known without error, so p is 0 when there is one and 1 when there is none.
+  c.p = c.pAdjusted = c.ratio == 1 ? 1.0 : 0.0;
+  c.alphaUsed = 0;
+  c.verdict = head == base ? Verdict::NoChange
+                           : stats::classify(c.p, c.ratio, c.ratio, Direction::LowerIsBetter, 0.5, margin);
+  c.decidedAtRounds = rounds;
+  c.exact = true;
+  return c;
+}
+
 AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<std::string>& models,
                         const Policy& policy, const std::string& metric, const std::vector<Sample>& compileSamples,
                         const std::string& compileMetricName) {
@@ -100,15 +139,35 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
     if (!v.empty())
       series.push_back({m, compileMetricName, std::move(v)});
   }
+  // A deterministic series whose every sample of each arm, over the first look's rounds, is one
+  // value is decided exactly at that look and leaves the family: there is no noise to test.
+  const int firstLook = schedule.rounds.front();
+  std::vector<MetricComparison> result(series.size());
+  std::vector<size_t> tested;  // the series that go through the tests, in series order
+  bool anyExact = false;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const Series& s = series[i];
+    bool complete = static_cast<int>(std::count_if(s.values.begin(), s.values.end(), [&](const auto& rv) {
+                      return rv.first < firstLook;
+                    })) == firstLook;
+    if (isDeterministicMetric(s.metric) && complete && constantArms(samples, s.model, firstLook)) {
+      const auto& [b, h] = s.values.begin()->second;
+      result[i] = exactComparison(s.model, s.metric, b, h, firstLook, policy.margin);
+      anyExact = true;
+    } else {
+      tested.push_back(i);
+    }
+  }
   std::vector<std::map<int, std::pair<double, double>>> values;
-  for (const auto& s : series)
-    values.push_back(s.values);
+  for (size_t i : tested)
+    values.push_back(series[i].values);
 
   AnalysisOutcome out;
+  if (anyExact)
+    out.looksDone = 1;
   std::vector<std::pair<std::vector<double>, double>> bootstrapOf(series.size());  // log ratios, alpha
-  stats::SuiteState state = stats::startSuite(static_cast<int>(series.size()));
-  std::vector<MetricComparison> result(series.size());
-  for (size_t look = 0; look < schedule.rounds.size() && !series.empty(); ++look) {
+  stats::SuiteState state = stats::startSuite(static_cast<int>(tested.size()));
+  for (size_t look = 0; look < schedule.rounds.size() && !tested.empty(); ++look) {
     int n = schedule.rounds[look];
     std::vector<stats::Comparison> family;
     bool complete = true;
@@ -134,10 +193,11 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       p.push_back(d.pTwoSided);
     auto adjusted = stats::holmAdjust(p);
     auto alphas = stats::holmAlphas(p, lookAlpha);
-    for (size_t i = 0; i < series.size(); ++i) {
-      if (!wasOpen[i])
+    for (size_t k = 0; k < tested.size(); ++k) {
+      if (!wasOpen[k])
         continue;  // closed at an earlier look: keeps that look's numbers
-      const auto& d = decisions[i];
+      const size_t i = tested[k];
+      const auto& d = decisions[k];
       MetricComparison& c = result[i];
       c.model = series[i].model;
       c.metric = series[i].metric;
@@ -145,7 +205,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       c.direction = Direction::LowerIsBetter;
       c.rounds = n;
       std::vector<double> b, h;
-      for (const auto& [round, bh] : values[i])
+      for (const auto& [round, bh] : values[k])
         if (round < n) {
           b.push_back(bh.first);
           h.push_back(bh.second);
@@ -156,13 +216,13 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       c.ciLow = d.ratioLow;
       c.ciHigh = d.ratioHigh;
       c.medianRatio = d.medianRatio;
-      bootstrapOf[i] = {family[i].logRatios, alphas[i]};
+      bootstrapOf[i] = {family[k].logRatios, alphas[k]};
       c.p = d.pTwoSided;
-      c.pAdjusted = adjusted[i];
-      c.alphaUsed = alphas[i];
+      c.pAdjusted = adjusted[k];
+      c.alphaUsed = alphas[k];
       c.outlierRounds = d.outlierRounds;
-      c.verdict = state.verdict[i];
-      c.decidedAtRounds = state.closedAtRounds[i];
+      c.verdict = state.verdict[k];
+      c.decidedAtRounds = state.closedAtRounds[k];
     }
     out.looksDone = static_cast<int>(look) + 1;
     if (state.done)
@@ -170,6 +230,8 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   }
   for (size_t i = 0; i < result.size() && out.looksDone > 0; ++i) {
     const auto& [r, alpha] = bootstrapOf[i];
+    if (result[i].exact)
+      continue;  // its interval is the exact ratio
     if (r.empty() || policy.bootstrapResamples <= 0) {
       result[i].bootLow = result[i].bootHigh = std::numeric_limits<double>::quiet_NaN();
       continue;
@@ -188,9 +250,19 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       if (first.verdict == Verdict::Improvement && tail.verdict != Verdict::Improvement)
         first.verdict = Verdict::Inconclusive;
     }
+  for (size_t i : tested)
+    if (result[i].model.empty() && out.looksDone > 0) {
+      // Exact series were decided, but the tested ones never reached a look: nothing decided.
+      result[i].model = series[i].model;
+      result[i].metric = series[i].metric;
+      result[i].unit = "ms";
+      result[i].rounds = static_cast<int>(series[i].values.size());
+      result[i].ciLow = result[i].bootLow = 0;
+      result[i].ciHigh = result[i].bootHigh = std::numeric_limits<double>::infinity();
+    }
   if (out.looksDone > 0)
     out.comparisons = std::move(result);
-  out.allClosed = state.done || (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
+  out.allClosed = (state.done && !tested.empty()) || (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
                                                                      [](const MetricComparison& c) {
                                                                        return c.verdict == Verdict::Inconclusive;
                                                                      }));
@@ -198,7 +270,35 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
 }
 
 int comparisonCount(int timedModels, const Policy& p, const Measurement& m) {
-  return timedModels * (1 + (p.tailValue ? 1 : 0) + (m.compileTime ? 1 : 0));
+  // The modelled device time is decided exactly, outside the tested family (analyze).
+  const int timing = m.metric == DecisionMetric::ModelledDeviceTime ? 0 : 1 + (p.tailValue ? 1 : 0);
+  return timedModels * (timing + (m.compileTime ? 1 : 0));
+}
+
+std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples, const std::vector<std::string>& models,
+                                              const Policy& policy, const std::string& metric) {
+  std::vector<std::string> present;
+  int rounds = std::numeric_limits<int>::max();
+  for (const auto& m : models) {
+    int n = static_cast<int>(roundValues(samples, m, policy.roundValue).size());
+    if (n > 0) {
+      present.push_back(m);
+      rounds = std::min(rounds, n);
+    }
+  }
+  if (present.empty())
+    return {};
+  Policy p = policy;
+  p.looks = {rounds};
+  p.tailValue.reset();
+  std::vector<Sample> firstRounds;
+  for (const auto& s : samples)
+    if (s.round < rounds)
+      firstRounds.push_back(s);
+  AnalysisOutcome a = analyze(firstRounds, present, p, metric);
+  for (auto& c : a.comparisons)
+    c.deciding = false;
+  return a.comparisons;
 }
 
 std::vector<std::string> reachabilityWarnings(const Policy& policy, int comparisons) {

@@ -32,6 +32,7 @@ struct TimedModel {
   /// Injected busy work per run (--inject-slowdown): the head's, and the base's (spread only).
   double headBusyUs = 0, baseBusyUs = 0;
   double headBusyFraction = 1;  ///< tail: the share of the head's runs that spin
+  double headModelledFactor = 1;  ///< shift: the head's modelled device time is multiplied by it
   bool headBusySpread = false;  ///< spread: the head draws each sample's spin from [0, 2 headBusyUs]
   size_t checkIndex = 0;
   bool closed = false;  ///< every comparison of the model has a decisive verdict: it takes no more rounds
@@ -70,6 +71,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   };
   AbResult r;
   r.clock = o.measure.clock;
+  r.metric = o.measure.metric;
+  const bool modelledDecides = o.measure.metric == DecisionMetric::ModelledDeviceTime;
   r.roundValue = o.policy.roundValue;
   r.envStart = captureEnvironment();
   if (o.base.variant.kind == exec::Variant::Kind::Dq && o.head.variant.kind == exec::Variant::Kind::Dq)
@@ -113,6 +116,10 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.counterChanges = counterChanges(r.checks);
 
   r.warnings = reachabilityWarnings(o.policy, comparisonCount(static_cast<int>(timed.size()), o.policy, o.measure));
+  // The modelled time goes beside a measured decision only when both arms report it; a failed
+  // probe (a runner, hip, an old dynqual-exec) just leaves it out.
+  const bool modelledSide = !modelledDecides && ex.modelledUnavailable(o.base).empty() &&
+                            ex.modelledUnavailable(o.head).empty();
 
   // One position of one arm; `busySeed` seeds the draws of a tail or spread injection.
   auto timeOne = [&](TimedModel& t, bool isHead, const fs::path& out, uint64_t busySeed) {
@@ -164,6 +171,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       double spreadMs = res.samplesMs.size() > 1 ? stats::scaledMad(res.samplesMs) : 0.0;
       double us = slowdownBusyUs(it->second, stats::median(res.samplesMs), spreadMs);
       t.headBusyUs = us;
+      if (it->second.kind == SlowdownSpec::Kind::Shift)
+        t.headModelledFactor = modelledSlowdownFactor(it->second);
       if (it->second.kind == SlowdownSpec::Kind::Tail)
         t.headBusyFraction = it->second.fraction;
       if (it->second.kind == SlowdownSpec::Kind::Spread) {
@@ -222,9 +231,18 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
         try {
           auto res = timeOne(t, isHead, ex.config().workDir / "timing" / arm / t.name,
                              o.policy.seed * 1000003u + static_cast<uint64_t>(round) * 4u + static_cast<uint64_t>(pos));
+          if (modelledDecides && res.modelledSamplesMs.empty())
+            throw exec::ExecError(exec::Stage::Infra, arm + " " + t.name +
+                                                          ": the run reported no modelled device time; use --metric measured");
+          auto& measured = modelledDecides ? r.sideSamples : r.samples;
+          auto& modelled = modelledDecides ? r.samples : r.sideSamples;
           for (size_t k = 0; k < res.samplesMs.size(); ++k)
-            r.samples.push_back({t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k],
-                                 res.iterationsPerSample});
+            measured.push_back({t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k], res.iterationsPerSample});
+          // The side metric goes only where both arms report it (both dq on sim).
+          const double factor = isHead ? t.headModelledFactor : 1.0;
+          for (size_t k = 0; k < res.modelledSamplesMs.size() && (modelledDecides || modelledSide); ++k)
+            modelled.push_back({t.name, arm, round, pos, static_cast<int>(k), res.modelledSamplesMs[k] * factor,
+                                res.iterationsPerSample});
         } catch (const exec::ExecError& e) {
           failTiming(t, e.what());
         }
@@ -248,7 +266,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     r.rounds = round + 1;
     roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
     if (r.rounds == looks[look]) {
-      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, timingMetric(o.measure.clock),
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, decidingMetric(o.measure),
                                   r.compileSamples, compileMetric(o.measure.clock));
       r.comparisons = std::move(a.comparisons);
       r.looksDone = a.looksDone;
@@ -272,13 +290,15 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   }
   if (r.looksDone == 0 && r.rounds > 0) {
     // No look was reached: nothing is decided, every timed model stays inconclusive.
-    r.comparisons = undecidedComparisons(r.samples, activeNames(), o.policy.roundValue, timingMetric(o.measure.clock));
+    r.comparisons = undecidedComparisons(r.samples, activeNames(), o.policy.roundValue, decidingMetric(o.measure));
     r.warnings.push_back(fmt::format("the budget ended after {} rounds, before the first look at {}: nothing was "
                                      "decided; raise --budget",
                                      r.rounds, looks.front()));
   }
+  for (auto& c : sideComparisons(r.sideSamples, activeNames(), o.policy, sideMetric(o.measure)))
+    r.comparisons.push_back(std::move(c));
   for (const auto& name : identical)
-    r.comparisons.push_back(identicalComparison(name, timingMetric(o.measure.clock)));
+    r.comparisons.push_back(identicalComparison(name, decidingMetric(o.measure)));
   r.envEnd = captureEnvironment();
   r.envWarnings = compareEnvironments(r.envStart, r.envEnd, o.base, o.head);
   r.wallSeconds = secondsSince(t0);
@@ -293,6 +313,30 @@ const char* interleaveName(Interleave i) { return i == Interleave::Sample ? "sam
 
 const char* timingMetric(exec::TimingClock clock) {
   return exec::isCpuClock(clock) ? "cpu_time_ms" : "latency_ms";
+}
+
+const char* decisionMetricName(DecisionMetric m) {
+  return m == DecisionMetric::ModelledDeviceTime ? "modelled-device-time" : "measured";
+}
+
+DecisionMetric parseDecisionMetric(const std::string& text) {
+  for (DecisionMetric m : {DecisionMetric::Measured, DecisionMetric::ModelledDeviceTime})
+    if (text == decisionMetricName(m))
+      return m;
+  throw std::invalid_argument("metric '" + text + "' is not one of measured, modelled-device-time");
+}
+
+bool isDeterministicMetric(const std::string& metric) {
+  const std::string base = kModelledDeviceMetric;
+  return metric == base || metric.rfind(base + ".", 0) == 0;
+}
+
+std::string decidingMetric(const Measurement& m) {
+  return m.metric == DecisionMetric::ModelledDeviceTime ? kModelledDeviceMetric : timingMetric(m.clock);
+}
+
+std::string sideMetric(const Measurement& m) {
+  return m.metric == DecisionMetric::ModelledDeviceTime ? timingMetric(m.clock) : kModelledDeviceMetric;
 }
 
 const char* compileMetric(exec::TimingClock clock) {

@@ -9,8 +9,10 @@ namespace dynqual::diff {
 
 int exitCodeFor(const AbResult& r) {
   bool accuracy = std::any_of(r.checks.begin(), r.checks.end(), [](const ModelCheck& c) { return !c.passed; });
-  bool regression = std::any_of(r.comparisons.begin(), r.comparisons.end(),
-                                [](const MetricComparison& c) { return c.verdict == Verdict::Regression; });
+  // Comparisons of the side metric are reported only (MetricComparison::deciding).
+  bool regression = std::any_of(r.comparisons.begin(), r.comparisons.end(), [](const MetricComparison& c) {
+    return c.deciding && c.verdict == Verdict::Regression;
+  });
   if (accuracy || (regression && r.exploratory.empty()))
     return kRegression;
   if (!r.infraErrors.empty())
@@ -18,7 +20,7 @@ int exitCodeFor(const AbResult& r) {
   if (regression)
     return kInconclusive;  // exploratory: an analysis chosen after the data confirms nothing
   if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
-                  [](const MetricComparison& c) { return c.verdict == Verdict::Inconclusive; }))
+                  [](const MetricComparison& c) { return c.deciding && c.verdict == Verdict::Inconclusive; }))
     return kInconclusive;
   return kPass;
 }
@@ -29,7 +31,7 @@ std::string verdictLine(const AbResult& r) {
     if (!c.passed)
       parts.push_back(fmt::format("accuracy failure: {}: {}", c.model, c.detail));
   for (const auto& c : r.comparisons)
-    if (c.verdict == Verdict::Regression)
+    if (c.deciding && c.verdict == Verdict::Regression)
       parts.push_back(fmt::format("regression: {} {} {:+.1f}% [{:+.1f}%, {:+.1f}%]", c.model, c.metric,
                                   (c.ratio - 1) * 100, (c.ciLow - 1) * 100, (c.ciHigh - 1) * 100));
   for (const auto& e : r.infraErrors)
@@ -43,11 +45,13 @@ std::string verdictLine(const AbResult& r) {
   }
   auto count = [&](Verdict v) {
     return std::count_if(r.comparisons.begin(), r.comparisons.end(),
-                         [&](const MetricComparison& c) { return c.verdict == v; });
+                         [&](const MetricComparison& c) { return c.deciding && c.verdict == v; });
   };
+  const auto deciding = std::count_if(r.comparisons.begin(), r.comparisons.end(),
+                                      [](const MetricComparison& c) { return c.deciding; });
   std::string line = fmt::format("{}: {} models, {} comparisons ({} no change, {} improvement, {} regression, {} "
                                  "inconclusive) after {} rounds",
-                                 head, r.checks.size(), r.comparisons.size(), count(Verdict::NoChange),
+                                 head, r.checks.size(), deciding, count(Verdict::NoChange),
                                  count(Verdict::Improvement), count(Verdict::Regression), count(Verdict::Inconclusive),
                                  r.rounds);
   if (auto same = count(Verdict::Identical); same > 0)

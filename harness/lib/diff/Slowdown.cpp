@@ -81,3 +81,15 @@ double slowdownBusyUs(const SlowdownSpec& s, double medianMs, double spreadMs) {
 }
 
 } // namespace dynqual::diff
+
+namespace dynqual::diff {
+
+double modelledSlowdownFactor(const SlowdownSpec& s) {
+  if (s.kind == SlowdownSpec::Kind::Shift)
+    return 1 + s.percent / 100;
+  throw std::invalid_argument("unsupported: '" + slowdownSpecText(s) +
+                              "' changes how runs differ from each other, and every run of a program has the same "
+                              "modelled device time; inject shift:PCT, or decide on the measured time (--metric measured)");
+}
+
+} // namespace dynqual::diff

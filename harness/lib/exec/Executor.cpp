@@ -16,10 +16,11 @@ namespace dynqual::exec {
 
 namespace {
 
-/// The arm protocol versions this driver speaks (dynqual-exec --protocol-version): 1, and 2 which
-/// added --clock. A newer driver keeps speaking older versions so it can gate an older base.
+/// The arm protocol versions this driver speaks (dynqual-exec --protocol-version): 1, 2 which
+/// added --clock, and 3 which added modelled_samples_ms. A newer driver keeps speaking older
+/// versions so it can gate an older base.
 constexpr int kOldestArmProtocol = 1;
-constexpr int kNewestArmProtocol = 2;
+constexpr int kNewestArmProtocol = 3;
 
 std::string prefix(const PreparedModel& m) { return m.arm.label + " " + m.modelName + ": "; }
 
@@ -121,6 +122,8 @@ ExecResult parseDqResult(const PreparedModel& m, const process::ProcessResult& c
       r.samplesMs = j.at("samples_ms").get<std::vector<double>>();
       r.iterationsPerSample = j.at("iterations_per_sample").get<int>();
       r.cpuPercent = j.value("cpu_percent", 0.0);
+      if (j.contains("modelled_samples_ms"))
+        r.modelledSamplesMs = j.at("modelled_samples_ms").get<std::vector<double>>();
     }
   } catch (const std::exception& e) {
     throw malformed(e.what());
@@ -129,6 +132,12 @@ ExecResult parseDqResult(const PreparedModel& m, const process::ProcessResult& c
     std::string detail = std::to_string(r.samplesMs.size()) + " samples, asked for " + std::to_string(timing.reps);
     throw ExecError(Stage::Run, prefix(m) + "run: " + detail, detail);
   }
+  if (!r.modelledSamplesMs.empty() && r.modelledSamplesMs.size() != r.samplesMs.size())
+    throw malformed(std::to_string(r.modelledSamplesMs.size()) + " modelled samples for " +
+                    std::to_string(r.samplesMs.size()) + " timing samples");
+  for (double s : r.modelledSamplesMs)
+    if (!std::isfinite(s) || s < 0)
+      throw malformed("a modelled sample is negative or not finite");
   for (double s : r.samplesMs)
     if (!std::isfinite(s) || s < 0)
       throw ExecError(Stage::Run, prefix(m) + "run: a timing sample is negative or not finite",
@@ -204,6 +213,22 @@ int Executor::armProtocol(const Arm& arm) {
                                       " (versions before 1 lack `dynqual-exec --protocol-version`)");
   protocolByBinDir_[key] = version;
   return version;
+}
+
+std::string Executor::modelledUnavailable(const Arm& arm) {
+  const std::string who = arm.label + " arm '" + arm.variant.text() + "'";
+  if (arm.variant.kind != Variant::Kind::Dq)
+    return who + " is a runner; only dq arms on sim model the device time";
+  if (arm.variant.device != "sim")
+    return who + " runs on " + arm.variant.device + ", which does not model the device time (only sim does)";
+  try {
+    if (armProtocol(arm) < 3)
+      return who + ": its dynqual-exec speaks arm protocol " + std::to_string(armProtocol(arm)) +
+             "; the modelled device time needs arm protocol 3 (a build from before it existed)";
+  } catch (const ExecError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 double Executor::timeCompile(const PreparedModel& m, const fs::path& artifact, TimingClock clock) {

@@ -82,6 +82,26 @@ TEST_F(ExecutorTest, CompilesAndRunsWithTimingSamples) {
   for (double s : r.samplesMs)
     EXPECT_GE(s * r.iterationsPerSample, kBatchMs / 2);
   EXPECT_FALSE(r.counters.empty());
+  // The modelled device time of every sample is the checked run's counter: one value, in ms.
+  uint64_t checkedNs = 0;
+  for (const auto& [name, value] : r.counters)
+    if (name == "modelled_device_ns")
+      checkedNs = value;
+  ASSERT_GT(checkedNs, 0u);
+  ASSERT_EQ(r.modelledSamplesMs.size(), 4u);
+  for (double s : r.modelledSamplesMs)
+    EXPECT_EQ(s, static_cast<double>(checkedNs) / 1e6);
+}
+
+TEST_F(ExecutorTest, BusyWorkLeavesTheModelledDeviceTimeAlone) {
+  PreparedModel m = executor->prepare(arm, kModel);
+  TimingRequest t;
+  t.reps = 2;
+  ExecResult plain = executor->execute(m, inputs(), t, work / "plain");
+  t.busyWaitUs = 2000;
+  ExecResult busy = executor->execute(m, inputs(), t, work / "busy");
+  ASSERT_EQ(plain.modelledSamplesMs.size(), 2u);
+  EXPECT_EQ(busy.modelledSamplesMs, plain.modelledSamplesMs);  // the driver scales an injected shift itself
 }
 
 TEST_F(ExecutorTest, BusyWaitSlowsEveryTimedRun) {
@@ -152,8 +172,9 @@ TEST_F(ExecutorTest, ThreadCpuClockTimesTheRuntimeThread) {
     EXPECT_GE(s, 5.0);
 }
 
-TEST_F(ExecutorTest, ArmProtocolsOneAndTwoAreSpokenOthersRefused) {
-  EXPECT_EQ(executor->armProtocol(arm), 2);
+TEST_F(ExecutorTest, ArmProtocolsOneToThreeAreSpokenOthersRefused) {
+  EXPECT_EQ(executor->armProtocol(arm), 3);
+  EXPECT_EQ(executor->modelledUnavailable(arm), "");
   auto fakeArm = [&](const std::string& version) {
     fs::path dir = work / ("protocol-" + version);
     fs::create_directories(dir);
@@ -178,9 +199,15 @@ TEST_F(ExecutorTest, ArmProtocolsOneAndTwoAreSpokenOthersRefused) {
   EXPECT_EQ(stageOf([&] { executor->execute(m, inputs(), t, work / "o"); }, msg), Stage::Infra);
   EXPECT_NE(msg.find("protocol 2"), std::string::npos) << msg;
 
-  Arm future = fakeArm("3");
+  // Protocol 2 times on any clock but reports no modelled device time.
+  Arm two = fakeArm("2");
+  EXPECT_EQ(executor->armProtocol(two), 2);
+  EXPECT_NE(executor->modelledUnavailable(two).find("needs arm protocol 3"), std::string::npos)
+      << executor->modelledUnavailable(two);
+
+  Arm future = fakeArm("4");
   EXPECT_EQ(stageOf([&] { executor->armProtocol(future); }, msg), Stage::Infra);
-  EXPECT_NE(msg.find("'3'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'4'"), std::string::npos) << msg;
 }
 
 // A sanitizer report ends in a stack trace or memory map; the error quotes its headline instead.

@@ -18,6 +18,13 @@ Policy policyFromParams(const std::map<std::string, std::string>& params);
 /// The timed metric a stored run measured ("latency_ms" for runs stored before the clock was a
 /// parameter, which all timed wall).
 std::string timingMetricFromParams(const std::map<std::string, std::string>& params);
+/// The decision metric a stored run used (run parameter decision_metric; Measured for runs stored
+/// before it existed). Throws std::runtime_error for a value this dynqual does not know.
+DecisionMetric decisionMetricFromParams(const std::map<std::string, std::string>& params);
+/// The metric of a stored run's ab_samples, which decided it: modelled_device_ms when the
+/// modelled device time decided, else timingMetricFromParams. Comparisons of the other timing
+/// metric are the side metric's (MetricComparison::deciding false when loaded).
+std::string decidingMetricFromParams(const std::map<std::string, std::string>& params);
 /// The compile-time metric a stored run measured ("compile_ms" when the run predates the parameter).
 std::string compileMetricFromParams(const std::map<std::string, std::string>& params);
 

@@ -41,6 +41,29 @@ struct Policy {
   std::optional<RoundValue> tailValue;
 };
 
+/// The metric whose comparisons decide the verdict (docs/metrics/gate-decision.md, "Decision
+/// metric"); the other one is reported beside it and never changes the exit code.
+///  - Measured: the timing samples on Measurement::clock (timingMetric: latency_ms or cpu_time_ms).
+///  - ModelledDeviceTime: modelled_device_ms, the modelled device time of each timed run on sim
+///    (Counters::modelledDeviceNs / 1e6; docs/metrics/modelled-device-time.md): deterministic,
+///    so a comparison whose every sample of each arm is one value is decided exactly after one
+///    round (analyze). dq arms on sim only.
+enum class DecisionMetric { Measured, ModelledDeviceTime };
+
+/// The decision metric when --metric is not given: the one place to change the default.
+inline constexpr DecisionMetric kDefaultDecisionMetric = DecisionMetric::Measured;
+
+/// "measured" or "modelled-device-time" (the values of --metric).
+const char* decisionMetricName(DecisionMetric m);
+/// The inverse of decisionMetricName; throws std::invalid_argument naming any other text.
+DecisionMetric parseDecisionMetric(const std::string& text);
+
+/// Name of the modelled device time metric: per timed run, ms.
+inline constexpr const char* kModelledDeviceMetric = "modelled_device_ms";
+
+/// True for a deterministic metric: modelled_device_ms and its ".<round value>" forms.
+bool isDeterministicMetric(const std::string& metric);
+
 /// How the two arms' timing samples are interleaved (docs/metrics/gate-decision.md).
 /// Process: each ABBA position is its own process taking samplesPerPosition samples. Sample: one
 /// process per arm and round (runner serve mode), both bound to one CPU, sampled in alternation
@@ -67,6 +90,8 @@ struct Measurement {
   /// rounds, head first in odd ones), each in a fresh `dynqual compile` child, and the compile
   /// time goes through the same statistics as the run time (dq arms only).
   bool compileTime = false;
+  /// The metric that decides; the other is measured beside it where the arms provide it.
+  DecisionMetric metric = kDefaultDecisionMetric;
   Interleave interleave = Interleave::Process;
   /// The CPU both arms are bound to under Interleave::Sample (-1: not bound).
   int cpu = -1;
@@ -76,6 +101,13 @@ struct Measurement {
 /// and process-cpu). Both are per-run times in ms, lower is better; their noise is calibrated
 /// separately.
 const char* timingMetric(exec::TimingClock clock);
+/// The metric of the deciding samples: kModelledDeviceMetric for DecisionMetric::ModelledDeviceTime,
+/// else timingMetric(m.clock).
+std::string decidingMetric(const Measurement& m);
+/// The metric reported beside it: timingMetric(m.clock) when the modelled time decides, else
+/// kModelledDeviceMetric.
+std::string sideMetric(const Measurement& m);
+
 /// Name of the compile-time metric a clock measures: "compile_ms" (wall time of the compile
 /// child) or "compile_cpu_ms" (its user + system CPU time). Per compile, ms, lower is better.
 const char* compileMetric(exec::TimingClock clock);
@@ -153,6 +185,13 @@ struct MetricComparison {
   int decidedAtRounds = 0;         ///< rounds at the look that closed it; 0 while open
   std::vector<int> outlierRounds;  ///< rounds with |robust z| > 3.5 (flagged, kept)
   Verdict verdict = Verdict::Inconclusive;
+  /// False for a comparison of the side metric (sideMetric): reported, never in the exit code,
+  /// the verdict line's counts or the Holm family of the deciding comparisons.
+  bool deciding = true;
+  /// True when the comparison was decided exactly, without a test: a deterministic metric whose
+  /// every sample of each arm is one value (analyze). p is then 0 when the ratio differs from 1
+  /// and 1 when it is 1; the interval is [ratio, ratio].
+  bool exact = false;
 };
 
 /// A deterministic signal that differs between the arms (exact, so any difference is definite).
@@ -174,7 +213,10 @@ struct Environment {
 /// Everything one A/B run produced.
 struct AbResult {
   std::vector<ModelCheck> checks;
-  std::vector<Sample> samples;
+  std::vector<Sample> samples;  ///< samples of the deciding metric (decidingMetric)
+  /// Samples of the side metric (sideMetric), same layout; empty when the arms do not provide it
+  /// (the modelled time of a runner or hip arm). Kept in memory only: its comparisons are stored.
+  std::vector<Sample> sideSamples;
   /// Compile-time samples (Measurement::compileTime): one per arm per round, position 0 or 1 in
   /// the round's compile order, rep 0, iterations 1.
   std::vector<Sample> compileSamples;
@@ -190,6 +232,7 @@ struct AbResult {
   /// SHA-256 of the arms' runtime binaries (dq arms): file name -> (base, head), 64 hex digits.
   std::map<std::string, std::pair<std::string, std::string>> runtimeSha256;
   exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
+  DecisionMetric metric = kDefaultDecisionMetric;     ///< Measurement::metric of the run
   RoundValue roundValue = RoundValue::Min;            ///< Policy::roundValue of the run
   /// Non-empty when the analysis (looks, alpha, margin, round value) was chosen after the data
   /// existed (an --import-device that departs from its plan): each entry says what changed. Such a

@@ -26,7 +26,23 @@ struct AnalysisOutcome {
   bool allClosed = false;                     ///< every comparison got a decisive verdict
 };
 
-/// Replays the looks of policy.looks over `samples` for `models`: at each look whose rounds are
+/// True when every sample of `model` in rounds < `rounds` of the base arm is one value, every one
+/// of the head arm is one value, and both arms have samples.
+bool constantArms(const std::vector<Sample>& samples, const std::string& model, int rounds);
+
+/// The exact comparison of one deterministic series (MetricComparison::exact): ratio = head / base
+/// with the interval [ratio, ratio], p = 0 (1 when head == base), verdict stats::classify on that
+/// interval with `margin`: regression above 1 + m, improvement below 1 / (1 + m), else no change;
+/// decided at `rounds`. Throws std::invalid_argument when base is not a positive finite number or
+/// head is negative or not finite (no ratio exists).
+MetricComparison exactComparison(const std::string& model, const std::string& metric, double base, double head,
+                                 int rounds, double margin);
+
+/// Replays the looks of policy.looks over `samples` for `models`: first, a series of a
+/// deterministic metric (isDeterministicMetric) whose arms are each constant over the rounds of
+/// the first look (constantArms) is decided there by exactComparison and left out of the family
+/// (no test runs on it, so no constant difference can pass a test by accident, and no interval
+/// divides by a zero spread). Then at each look whose rounds are
 /// all present, the family of per-round log ratios r = ln(head/base) (roundValues, lower is
 /// better) of every model's timed metric `metric` and, for the models with compile samples, of
 /// their compile time `compileMetricName`, is decided by stats::applyLook: Wilcoxon signed-rank p, Holm over the
@@ -47,8 +63,16 @@ std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& sa
                                                    const std::vector<std::string>& models, RoundValue value,
                                                    const std::string& metric);
 
-/// The size of a run's Holm family: per timed model one comparison, one more with a
-/// Policy::tailValue, and one more with Measurement::compileTime.
+/// The comparisons of the side metric `metric` (AbResult::sideSamples), never deciding
+/// (MetricComparison::deciding false): the models of `models` that have samples, analysed once
+/// over the rounds all of them have (one look, their own Holm family at policy.alpha, no tail
+/// value), exactly when the metric is deterministic and constant. Empty without samples.
+std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples, const std::vector<std::string>& models,
+                                              const Policy& policy, const std::string& metric);
+
+/// The size of a run's tested family: per timed model one comparison, one more with a
+/// Policy::tailValue, and one more with Measurement::compileTime; the timing comparisons are not
+/// counted when the modelled device time decides (they are decided exactly).
 int comparisonCount(int timedModels, const Policy& p, const Measurement& m);
 
 /// Warnings when the schedule cannot reach the adjusted alpha: the exact two-sided signed-rank

@@ -31,6 +31,12 @@ SlowdownSpec parseSlowdownSpec(const std::string& text);
 /// The canonical text of a spec: "shift:PCT", "tail:FRAC:PCT" or "spread:FACTOR" (parses back to it).
 std::string slowdownSpecText(const SlowdownSpec& s);
 
+/// The factor a spec multiplies the head's modelled device time by (docs/commands/ab.md,
+/// "Decision metric"): 1 + PCT / 100 for Shift. Tail and Spread change how runs differ from each
+/// other, and every run of a program has the same modelled time, so they have no modelled form:
+/// throws std::invalid_argument saying so and what to use instead.
+double modelledSlowdownFactor(const SlowdownSpec& s);
+
 /// Busy work in microseconds given the base's median sample `medianMs` and the scaled MAD
 /// `spreadMs` of its samples: per timed run of the head (Shift, Tail) or the mean per run of
 /// both arms (Spread). Throws std::invalid_argument for a negative or non-finite input.

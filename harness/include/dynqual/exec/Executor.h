@@ -124,6 +124,10 @@ struct ExecResult {
   std::vector<Tensor> outputs;                              ///< graph output order
   std::vector<std::pair<std::string, uint64_t>> counters;   ///< device counters of the checked run
   std::vector<double> samplesMs;       ///< per-run latency of each sample (batch time / k), ms
+  /// Per-run modelled device time of each sample (its k runs' Counters::modelledDeviceNs / k / 1e6),
+  /// ms; empty when the arm does not report it (runners; dynqual-exec of arm protocol < 3). 0 on a
+  /// device that does not model it (hip).
+  std::vector<double> modelledSamplesMs;
   int iterationsPerSample = 1;         ///< k
   double sessionMs = 0;                ///< load program / create session, ms
   double firstInferMs = 0;             ///< the checked (first) run, ms
@@ -194,7 +198,11 @@ public:
   /// Throws ExecError (Stage::Compile) as prepare(); std::invalid_argument for a runner arm.
   double timeCompile(const PreparedModel& model, const std::filesystem::path& artifact, TimingClock clock);
 
-  /// The arm protocol version `arm`'s dynqual-exec speaks (1 or 2); 0 for runner arms. Throws
+  /// Why `arm` cannot report the modelled device time, or "" when it can: a dq arm on sim whose
+  /// dynqual-exec speaks arm protocol >= 3 (docs/metrics/modelled-device-time.md).
+  std::string modelledUnavailable(const Arm& arm);
+
+  /// The arm protocol version `arm`'s dynqual-exec speaks (1 to 3); 0 for runner arms. Throws
   /// ExecError (Stage::Infra) when the binaries are missing or speak no version this driver knows.
   int armProtocol(const Arm& arm);
 

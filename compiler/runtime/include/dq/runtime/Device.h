@@ -68,6 +68,10 @@ struct Counters {
   /// Outputs the runtime copied at Return because the returned view was not the buffer the
   /// program allocated through dq.alloc_output (e.g. a view of a graph input). Set by the VM.
   uint64_t outputCopies = 0;
+  /// Modelled device time of the run in ns: the sum of DeviceTimeModel's cost of every kernel,
+  /// copy, transfer and synchronize (docs/metrics/modelled-device-time.md). Deterministic: equal
+  /// for equal programs and inputs, whatever the host. Only `sim` models it; other devices leave 0.
+  uint64_t modelledDeviceNs = 0;
 
   /// (name, value) pairs in a fixed order, for printing and storing.
   std::vector<std::pair<std::string, uint64_t>> items() const;

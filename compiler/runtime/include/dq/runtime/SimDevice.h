@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dq/runtime/Device.h"
+#include "dq/runtime/DeviceTimeModel.h"
 
 #include <map>
 
@@ -26,6 +27,7 @@ enum class SimPrecision { Exact, ElementType };
 ///    before it is an error ("unsynchronized read ... buffer #N").
 /// Kernels compute floats in double and round once to the output type (f16/bf16 to nearest
 /// even) in the Exact mode, in fp32 in the ElementType mode; integers wrap to the output width.
+/// Every device event also adds its DeviceTimeModel cost to Counters::modelledDeviceNs.
 class SimDevice final : public Device {
 public:
   explicit SimDevice(SimPrecision precision = SimPrecision::Exact) : precision_(precision) {}
@@ -56,6 +58,11 @@ public:
 
   /// Number of allocations not yet freed (for leak checks in tests).
   size_t liveAllocations() const;
+
+  /// The model behind Counters::modelledDeviceNs (default DeviceTimeModel::h200()); setting it
+  /// affects the events that follow.
+  void setTimeModel(const DeviceTimeModel &model) { timeModel_ = model; }
+  const DeviceTimeModel &timeModel() const { return timeModel_; }
 
   /// One allocation: bytes plus a per-byte state (kUnwritten, kWritten, kDead).
   struct Allocation {
@@ -89,6 +96,7 @@ private:
   std::vector<BufferHandle> pendingBuffers_;  // allocations with a non-empty `pending`
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
+  DeviceTimeModel timeModel_ = DeviceTimeModel::h200();
 };
 
 }  // namespace dq::rt
