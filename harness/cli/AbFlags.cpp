@@ -64,8 +64,9 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
   cmd->add_option("--metric", f.metric,
                   "the metric that decides: measured (the timing samples on --clock) or modelled-device-time (the "
                   "sim's deterministic modelled device time per run, decided exactly after one round; dq arms on "
-                  "sim); the other is reported beside it; docs/metrics/modelled-device-time.md")
-      ->check(CLI::IsMember({"measured", "modelled-device-time"}))->capture_default_str();
+                  "sim); auto (gate's default): modelled-device-time where both arms are dq on sim, else measured; "
+                  "the other is reported beside it; docs/metrics/modelled-device-time.md")
+      ->check(CLI::IsMember({"auto", "measured", "modelled-device-time"}))->capture_default_str();
   auto notEmpty = CLI::Validator(
       [](std::string& v) { return v.empty() ? std::string("needs a folder") : std::string(); }, "DIR");
   cmd->add_option("--prepare-device", f.prepareDevice,

@@ -7,6 +7,7 @@
 #include "dynqual/stats/Sequential.h"
 
 #include <charconv>
+#include <iostream>
 #include <sched.h>
 
 namespace dynqual::cli {
@@ -77,7 +78,34 @@ int resolvePinCpu(const std::string& choice) {
   return cpu;
 }
 
+namespace {
+
+/// Why `auto` cannot decide on the modelled device time here ("" when it can), checked without
+/// starting a process: both arms dq on sim, no device split, only shift injections.
+std::string modelledRefused(const AbFlags& f, const diff::AbOptions& o) {
+  for (const exec::Arm* arm : {&o.base, &o.head})
+    if (arm->variant.kind != exec::Variant::Kind::Dq || arm->variant.device != "sim")
+      return "the " + arm->label + " arm is not dq on sim";
+  if (!f.prepareDevice.empty() || !f.importDevice.empty())
+    return "a device run measures wall time";
+  for (const auto& [model, spec] : o.measure.injectSlowdown) {
+    try {
+      diff::modelledSlowdownFactor(spec);
+    } catch (const std::invalid_argument&) {
+      return "--inject-slowdown " + model + "=" + diff::slowdownSpecText(spec) + " changes the measured time only";
+    }
+  }
+  return "";
+}
+
+} // namespace
+
 void applyDecisionMetric(const AbFlags& f, diff::AbOptions& o) {
+  if (f.metric == "auto") {
+    std::string why = modelledRefused(f, o);
+    o.measure.metric = why.empty() ? diff::DecisionMetric::ModelledDeviceTime : diff::DecisionMetric::Measured;
+    return;
+  }
   o.measure.metric = diff::parseDecisionMetric(f.metric);
   if (o.measure.metric != diff::DecisionMetric::ModelledDeviceTime)
     return;
@@ -100,8 +128,14 @@ void resolveDecisionMetric(const AbFlags& f, exec::Executor& executor, diff::AbO
   if (o.measure.metric != diff::DecisionMetric::ModelledDeviceTime)
     return;
   for (const exec::Arm* arm : {&o.base, &o.head})
-    if (std::string why = executor.modelledUnavailable(*arm); !why.empty())
+    if (std::string why = executor.modelledUnavailable(*arm); !why.empty()) {
+      if (f.metric == "auto") {  // e.g. a base revision older than the modelled time: measure
+        std::cerr << "note: --metric auto decides on the measured time: " << why << "\n";
+        o.measure.metric = diff::DecisionMetric::Measured;
+        return;
+      }
       throw UsageError("--metric modelled-device-time: " + why + "; use --metric measured");
+    }
   if (f.looks.empty()) {
     o.policy.looks = {1};
     o.policy.looks.insert(o.policy.looks.end(), stats::kDefaultLookRounds.begin(), stats::kDefaultLookRounds.end());

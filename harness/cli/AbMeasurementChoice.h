@@ -29,13 +29,16 @@ diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& b
 /// it checks what needs no process: both arms dq on sim, no device split, only shift injections
 /// (a modelled time has no run-to-run spread to change). Throws UsageError naming the arm, flag or
 /// injection otherwise.
+/// `auto` (the gate's default) chooses modelled-device-time where it can be had (both arms dq on
+/// sim, no device split, only shift injections) and measured otherwise, without throwing.
 void applyDecisionMetric(const AbFlags& f, diff::AbOptions& o);
 
 /// For modelled-device-time, once the arms can be probed: each must report the modelled device
 /// time (Executor::modelledUnavailable; UsageError naming the arm otherwise), the looks default to
 /// 1 then the usual 12..64 (a constant series is decided exactly at the first look), and
 /// --tail-value auto is none (every round value of a constant arm is the same). Nothing for
-/// measured.
+/// measured. Under `auto`, an arm that cannot report it (an older dynqual-exec) turns the run to
+/// measured with a note on stderr instead of an error.
 void resolveDecisionMetric(const AbFlags& f, exec::Executor& executor, diff::AbOptions& o);
 
 /// The CPU of --pin-cpu: auto = the last CPU this process may run on, none = -1, or a number that

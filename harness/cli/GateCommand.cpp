@@ -94,6 +94,9 @@ void addGateCommand(CLI::App& app) {
                   "0 = each arm's own binary")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  // The sim's modelled device time has no layout noise (docs/gate-layouts.md): a gate of two
+  // builds decides on it where it can.
+  o->flags.metric = "auto";
   addAbFlags(cmd, o->flags);
   addArmEnvFlags(cmd, o->aEnv, o->bEnv);
   cmd->callback([o] {

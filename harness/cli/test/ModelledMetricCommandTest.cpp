@@ -141,7 +141,7 @@ TEST(ModelledMetricCommand, AStoredGateReanalysesAndSaysWhichMetricDecided) {
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
   Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--metric", "modelled-device-time",
-                   "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
+                   "--force-timing", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_EQ(g.code, 0) << g.err;
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string()}, false);  // Markdown: _ escaped
