@@ -264,6 +264,12 @@ nlohmann::json featureDelta(const CampaignSummary& s) {
 
 } // namespace
 
+nlohmann::json phaseMillis(const CampaignSummary& s) {
+  return {{"generate", s.generateMs}, {"check", s.checkMs},       {"reference", s.referenceMs},
+          {"compile", s.compileMs},   {"run", s.runMs},           {"minimize", s.minimizeMs},
+          {"bucket", s.bucketMs},     {"coverage", s.coverageMs}, {"worker", s.workerMs}};
+}
+
 CampaignSummary runCampaign(const CampaignOptions& o) {
   CampaignSummary s;
   s.campaign = campaignKey(o);
@@ -450,16 +456,7 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
     std::fprintf(stderr, "\n");
   s.wallSeconds = elapsed();
   if (db) {
-    nlohmann::json delta = {{"ms",
-                             {{"generate", s.generateMs},
-                              {"check", s.checkMs},
-                              {"reference", s.referenceMs},
-                              {"compile", s.compileMs},
-                              {"run", s.runMs},
-                              {"minimize", s.minimizeMs},
-                              {"bucket", s.bucketMs},
-                              {"coverage", s.coverageMs},
-                              {"worker", s.workerMs}}},
+    nlohmann::json delta = {{"ms", phaseMillis(s)},
                             {"features", featureDelta(s)},
                             {"op_counts", s.opCounts},
                             {"counters", s.counters},

@@ -122,16 +122,7 @@ nlohmann::json summaryJson(const fuzz::CampaignSummary& s, int jobs) {
           {"coverage", coverage},
           {"findings", findings},
           {"new_findings", s.newFindings},
-          {"ms",
-           {{"generate", s.generateMs},
-            {"check", s.checkMs},
-            {"reference", s.referenceMs},
-            {"compile", s.compileMs},
-            {"run", s.runMs},
-            {"minimize", s.minimizeMs},
-            {"bucket", s.bucketMs},
-            {"coverage", s.coverageMs},
-            {"worker", s.workerMs}}},
+          {"ms", fuzz::phaseMillis(s)},
           {"infra_error", s.infraError}};
 }
 

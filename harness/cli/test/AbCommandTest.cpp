@@ -1,6 +1,7 @@
 // `dynqual ab`, `gate` and `run` end to end on a tiny suite: an A/A comparison, an injected
 // slowdown found on exactly its model, a crash that becomes an accuracy failure naming its model
 // and stage, the pass-order comparison, the store round trip of --reanalyze, and the exit codes.
+#include "CommandRun.h"
 #include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
@@ -27,27 +28,9 @@ const std::string kExpand = (kCorpus / "expand_where_shape").string();
 const std::vector<std::string> kQuick = {"--looks", "12", "--samples", "1", "--warmup", "0", "--no-db",
                                          "--format", "json"};
 
-struct Outcome {
-  int code = -1;
-  json doc;
-  std::string err;
-};
-
-Outcome run(std::vector<std::string> args, bool parseJson = true) {
-  args.insert(args.begin(), kBin);
-  dynqual::process::ProcessResult c = dynqual::process::runChild(args, 120);
-  Outcome o;
-  o.code = c.exitCode;
-  o.err = c.err;
-  if (parseJson)
-    o.doc = json::parse(c.out, nullptr, false);
-  return o;
-}
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using command_test::Outcome;
+using command_test::run;
+using command_test::with;
 
 const json* comparison(const json& doc, const std::string& model) {
   for (const auto& c : doc["comparisons"])

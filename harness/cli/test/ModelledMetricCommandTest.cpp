@@ -3,6 +3,7 @@
 // regression of exactly 10 %, a pipeline that launches more kernels costs more, the measured time
 // is reported beside it without deciding, the requests it cannot serve are usage errors, and a
 // stored run reanalyses to the same verdicts and says which metric decided.
+#include "CommandRun.h"
 #include "dynqual/process/Process.h"
 
 #include <gtest/gtest.h>
@@ -25,28 +26,9 @@ const std::string kExpand = (kCorpus / "expand_where_shape").string();
 const std::vector<std::string> kModelled = {"--metric", "modelled-device-time", "--samples", "1", "--warmup", "0",
                                             "--no-db", "--format", "json"};
 
-struct Outcome {
-  int code = -1;
-  json doc;
-  std::string err, out;
-};
-
-Outcome run(std::vector<std::string> args, bool parseJson = true) {
-  args.insert(args.begin(), kBin);
-  dynqual::process::ProcessResult c = dynqual::process::runChild(args, 120);
-  Outcome o;
-  o.code = c.exitCode;
-  o.err = c.err;
-  o.out = c.out;
-  if (parseJson)
-    o.doc = json::parse(c.out, nullptr, false);
-  return o;
-}
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using command_test::Outcome;
+using command_test::run;
+using command_test::with;
 
 /// The comparison of `model` and `metric`, or nullptr.
 const json* comparison(const json& doc, const std::string& model, const std::string& metric) {

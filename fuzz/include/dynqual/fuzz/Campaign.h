@@ -7,6 +7,8 @@
 // next case. `oneShot` runs every case the one-shot way.
 #include "dynqual/fuzz/CaseRunner.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -96,6 +98,10 @@ std::vector<std::string> persistentWorkerArgv(const CampaignOptions& options);
 /// Runs the shard. Case index c of shard i/N has global index c*N + i and seed
 /// caseSeed(options.seed, c*N + i). Throws std::runtime_error for a store that cannot be opened.
 CampaignSummary runCampaign(const CampaignOptions& options);
+
+/// The summary's time per phase, ms: {"generate", "check", "reference", "compile", "run",
+/// "minimize", "bucket", "coverage", "worker"} (the campaign's JSON and its store record).
+nlohmann::json phaseMillis(const CampaignSummary& s);
 
 /// `variant` with inject=KNOB on its production pipeline ("dq:production{inject=KNOB}@sim");
 /// `knob` empty returns the canonical variant. Throws std::invalid_argument for a knob on another
