@@ -117,7 +117,11 @@ static Value viewAs(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult
     ReassociationIndices all;
     for (int64_t i = 0; i < srcType.getRank(); ++i)
       all.push_back(i);
-    flat = memref::CollapseShapeOp::create(b, loc, src, ArrayRef<ReassociationIndices>{all});
+    // The collapsed size is dynamic when any size is: the builder's own inference folds 0 x ? to a
+    // static 0, which the op's verifier then refuses.
+    int64_t n = srcType.hasStaticShape() ? srcType.getNumElements() : ShapedType::kDynamic;
+    flat = memref::CollapseShapeOp::create(b, loc, MemRefType::get({n}, elem), src,
+                                           ArrayRef<ReassociationIndices>{all});
   }
   bool targetStatic = target.hasStaticShape();
   int64_t numElements = targetStatic ? target.getNumElements() : ShapedType::kDynamic;

@@ -17,6 +17,8 @@ int64_t BufferView::numElements() const {
 }
 
 bool BufferView::isContiguous() const {
+  if (numElements() == 0)
+    return true;  // no element to be out of place: any strides will do (a memcpy of 0 bytes)
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] == 1) continue;

@@ -30,7 +30,8 @@ struct BufferView {
 
   /// Product of sizes (1 for rank 0).
   int64_t numElements() const;
-  /// True when the view is row-major contiguous (dims of size 1 may carry any stride).
+  /// True when the view is row-major contiguous (dims of size 1 may carry any stride; a view of
+  /// no element is contiguous whatever its strides).
   bool isContiguous() const;
   /// Smallest and largest element offset the view touches; {0,-1} when it has no elements.
   std::pair<int64_t, int64_t> elementRange() const;
