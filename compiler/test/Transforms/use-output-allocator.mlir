@@ -115,3 +115,19 @@ func.func @same_type_reshape(%a: index, %b: index) -> memref<?x?xf32> {
   %e = memref.expand_shape %c [[0, 1]] output_shape [%b, %a] : memref<?xf32> into memref<?x?xf32>
   return %e : memref<?x?xf32>
 }
+
+// -----
+
+// checks a result of static size 0 on a dynamic dim (a fuzz finding: Flatten of an empty slice):
+// the output's flat view is memref<?xf32>, since 0 x ? is not a static size the collapse_shape
+// verifier accepts; the builder's own inference made it memref<0xf32>, which it then refused.
+// CHECK-LABEL: func.func @zero_by_dynamic
+// CHECK: %[[OUT:.*]] = dq.alloc_output %{{.*}}[0] (%{{.*}}) : memref<0x?xf32>
+// CHECK: memref.collapse_shape %[[OUT]] {{\[\[}}0, 1]] : memref<0x?xf32> into memref<?xf32>
+// CHECK: return
+func.func @zero_by_dynamic(%a: index, %b: index) -> memref<0x?xf32> {
+  %buf = memref.alloc(%a, %b) : memref<?x?xf32>
+  dq.fill outs(%buf : memref<?x?xf32>) value = 1.0 : f32
+  %s = memref.cast %buf : memref<?x?xf32> to memref<0x?xf32>
+  return %s : memref<0x?xf32>
+}
