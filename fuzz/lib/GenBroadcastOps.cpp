@@ -51,11 +51,7 @@ bool Gen::binary(size_t i) {
     other = g_.initializer("w" + std::to_string(consts_++), Tensor::fromDoubles(DType::Float, shape, v));
     out = x.dims;
   }
-  static const char* kBin[] = {"Add", "Sub", "Mul"};
-  std::vector<std::string> ins = {x.name, other};
-  if (rng_.chance(0.5))
-    std::swap(ins[0], ins[1]);
-  std::string name = g_.node(kBin[rng_.range(0, 2)], ins);
+  std::string name = binaryNode(x.name, other);
   use(i);
   add(name, out);
   return true;
@@ -134,11 +130,7 @@ bool Gen::runtimeOneBroadcast(size_t i) {
     // Expand y back to x's shape: the runtime-1 dim is stretched to d.
     name = g_.node("Expand", {y, shapeOf(x.name)});
   } else {
-    static const char* kBin[] = {"Add", "Sub", "Mul"};
-    std::vector<std::string> ins = {x.name, y};
-    if (rng_.chance(0.5))
-      std::swap(ins[0], ins[1]);
-    name = g_.node(kBin[rng_.range(0, 2)], ins);
+    name = binaryNode(x.name, y);
     use(i);
   }
   use(pool_.size() - 1);

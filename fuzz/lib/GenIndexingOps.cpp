@@ -162,13 +162,10 @@ bool Gen::concat(size_t i) {
 
 bool Gen::gather(size_t i) {
   const Val x = pool_[i];
-  std::vector<size_t> axes;
-  for (size_t k = 0; k < x.dims.size(); ++k)
-    if (x.dims[k].minValue(atoms_) >= 1)
-      axes.push_back(k);
-  if (axes.empty())
+  std::optional<size_t> picked = nonEmptyAxis(x);
+  if (!picked)
     return false;
-  size_t axis = axes[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(axes.size()) - 1))];
+  size_t axis = *picked;
   std::vector<Poly> dims(x.dims.begin(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis));
   std::string idx;
   switch (rng_.range(0, 2)) {

@@ -18,11 +18,7 @@ bool Gen::shapeScalar(size_t i) {
   if (!scalar)
     fDims.push_back(Poly::constant(1));
   broadcastable(x.dims, fDims, out);
-  static const char* kBin[] = {"Add", "Sub", "Mul"};
-  std::vector<std::string> ins = {x.name, f};
-  if (rng_.chance(0.5))
-    std::swap(ins[0], ins[1]);
-  std::string name = g_.node(kBin[rng_.range(0, 2)], ins);
+  std::string name = binaryNode(x.name, f);
   use(i);
   add(name, out);
   return true;

@@ -6,13 +6,10 @@ namespace dynqual::fuzz::gen_detail {
 
 bool Gen::unitSlice(size_t i) {
   const Val x = pool_[i];
-  std::vector<size_t> axes;
-  for (size_t k = 0; k < x.dims.size(); ++k)
-    if (x.dims[k].minValue(atoms_) >= 1)
-      axes.push_back(k);
-  if (axes.empty())
+  std::optional<size_t> picked = nonEmptyAxis(x);
+  if (!picked)
     return false;
-  size_t axis = axes[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(axes.size()) - 1))];
+  size_t axis = *picked;
   // The last element or the first: either way exactly one, since the extent is at least 1. The
   // last one gives the view a non-zero offset.
   bool last = rng_.chance(0.3);

@@ -150,6 +150,24 @@ Val& Gen::add(const std::string& name, std::vector<Poly> dims) {
   return pool_.back();
 }
 
+std::optional<size_t> Gen::nonEmptyAxis(const Val& x) {
+  std::vector<size_t> axes;
+  for (size_t k = 0; k < x.dims.size(); ++k)
+    if (x.dims[k].minValue(atoms_) >= 1)
+      axes.push_back(k);
+  if (axes.empty())
+    return std::nullopt;
+  return axes[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(axes.size()) - 1))];
+}
+
+std::string Gen::binaryNode(const std::string& a, const std::string& b) {
+  static const char* kBin[] = {"Add", "Sub", "Mul"};
+  std::vector<std::string> ins = {a, b};
+  if (rng_.chance(0.5))
+    std::swap(ins[0], ins[1]);
+  return g_.node(kBin[rng_.range(0, 2)], ins);
+}
+
 void Gen::makeInputs() {
   int symbols = static_cast<int>(rng_.range(1, opt_.maxSymbols));
   std::vector<int> symbolAtom(static_cast<size_t>(symbols), -1);

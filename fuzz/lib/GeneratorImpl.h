@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,10 @@ private:
   size_t pickIndex();
   Val& add(const std::string& name, std::vector<Poly> dims);
   void use(size_t i) { pool_[i].consumed = true; }
+  /// A random axis of `x` whose extent is at least 1 on every binding; nullopt when there is none.
+  std::optional<size_t> nonEmptyAxis(const Val& x);
+  /// An Add, Sub or Mul node of `a` and `b`, in a random order; returns its output's name.
+  std::string binaryNode(const std::string& a, const std::string& b);
 
   void makeInputs();
 
