@@ -9,7 +9,9 @@ namespace dynqual::fuzz {
 
 namespace {
 
-bool wordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool wordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 /// `text` after the last "instruction N (...)[ at LOC]: " prefix (and whatever precedes it: the
 /// program's path), or after the stage prefix.
@@ -45,9 +47,13 @@ std::string instructionOpcode(const std::string& detail) {
 
 } // namespace
 
-std::string BucketKey::text() const { return symptom + "|" + pass + "|" + origin + "|" + message; }
+std::string BucketKey::text() const {
+  return symptom + "|" + pass + "|" + origin + "|" + message;
+}
 
-std::string BucketKey::hash() const { return fnv1aHex(text()); }
+std::string BucketKey::hash() const {
+  return fnv1aHex(text());
+}
 
 std::string normalizeMessage(const std::string& detail) {
   std::string s = stripContext(detail);
@@ -78,7 +84,7 @@ std::string normalizeMessage(const std::string& detail) {
         continue;
       }
     }
-    if (c == '/' && (i == 0 || s[i - 1] == ' ')) {  // a path
+    if (c == '/' && (i == 0 || s[i - 1] == ' ')) { // a path
       size_t j = s.find_first_of(" :,", i);
       out += "PATH";
       i = j == std::string::npos ? s.size() : j;
@@ -141,8 +147,8 @@ std::string originOp(const onnx::ModelProto& model, const std::string& detail) {
   const std::string marker = "output '";
   if (auto at = detail.find(marker); at != std::string::npos) {
     size_t end = detail.find('\'', at + marker.size());
-    std::string out = detail.substr(at + marker.size(), end == std::string::npos ? std::string::npos
-                                                                                  : end - at - marker.size());
+    std::string out =
+        detail.substr(at + marker.size(), end == std::string::npos ? std::string::npos : end - at - marker.size());
     for (const auto& n : model.graph().node())
       for (const auto& o : n.output())
         if (o == out)
@@ -181,9 +187,15 @@ std::string typeText(const onnx::TypeProto& t) {
 std::string attrText(const onnx::AttributeProto& a) {
   std::string v;
   switch (a.type()) {
-  case onnx::AttributeProto::INT: v = std::to_string(a.i()); break;
-  case onnx::AttributeProto::FLOAT: v = std::to_string(a.f()); break;
-  case onnx::AttributeProto::STRING: v = "'" + a.s() + "'"; break;
+  case onnx::AttributeProto::INT:
+    v = std::to_string(a.i());
+    break;
+  case onnx::AttributeProto::FLOAT:
+    v = std::to_string(a.f());
+    break;
+  case onnx::AttributeProto::STRING:
+    v = "'" + a.s() + "'";
+    break;
   case onnx::AttributeProto::INTS:
     v = "[";
     for (int i = 0; i < a.ints_size(); ++i)
@@ -201,7 +213,9 @@ std::string attrText(const onnx::AttributeProto& a) {
     }
     break;
   }
-  default: v = "..."; break;
+  default:
+    v = "...";
+    break;
   }
   return a.name() + "=" + v;
 }

@@ -117,10 +117,19 @@ double parseDuration(const std::string& text) {
   double scale = 1;
   std::string num = text;
   switch (text.back()) {
-  case 's': num.pop_back(); break;
-  case 'm': scale = 60; num.pop_back(); break;
-  case 'h': scale = 3600; num.pop_back(); break;
-  default: break;
+  case 's':
+    num.pop_back();
+    break;
+  case 'm':
+    scale = 60;
+    num.pop_back();
+    break;
+  case 'h':
+    scale = 3600;
+    num.pop_back();
+    break;
+  default:
+    break;
   }
   size_t used = 0;
   double v = 0;
@@ -147,9 +156,9 @@ namespace {
 
 /// The case options both kinds of worker take.
 void addCaseFlags(const CampaignOptions& o, std::vector<std::string>& argv) {
-  argv.insert(argv.end(), {"--bindings", std::to_string(o.bindings), "--compile-timeout",
-                           std::to_string(o.compileTimeoutSeconds), "--run-timeout",
-                           std::to_string(o.runTimeoutSeconds)});
+  argv.insert(argv.end(),
+              {"--bindings", std::to_string(o.bindings), "--compile-timeout", std::to_string(o.compileTimeoutSeconds),
+               "--run-timeout", std::to_string(o.runTimeoutSeconds)});
   if (o.referenceSeconds != kReferenceSecondsLimit)
     argv.insert(argv.end(), {"--reference-timeout", std::to_string(o.referenceSeconds)});
   if (o.referenceMaxElements != kReferenceElementLimit)
@@ -169,8 +178,15 @@ void addCaseFlags(const CampaignOptions& o, std::vector<std::string>& argv) {
 } // namespace
 
 std::vector<std::string> workerArgv(const CampaignOptions& o, uint64_t seed, const fs::path& work) {
-  std::vector<std::string> argv = {(o.binDir / "dynqual").string(), "fuzz-case", "--seed", std::to_string(seed),
-                                   "--json", "--work-dir", work.string(), "--memory-mb", std::to_string(o.memoryMb)};
+  std::vector<std::string> argv = {(o.binDir / "dynqual").string(),
+                                   "fuzz-case",
+                                   "--seed",
+                                   std::to_string(seed),
+                                   "--json",
+                                   "--work-dir",
+                                   work.string(),
+                                   "--memory-mb",
+                                   std::to_string(o.memoryMb)};
   addCaseFlags(o, argv);
   return argv;
 }
@@ -325,7 +341,8 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
       }
     }
     for (size_t k = 0; k < r.findings.size(); ++k) {
-      std::string state = k < states.size() ? states[k] : (s.signatures.count(r.findings[k].signature) ? "known" : "new");
+      std::string state =
+          k < states.size() ? states[k] : (s.signatures.count(r.findings[k].signature) ? "known" : "new");
       if (state == "new" && s.signatures.count(r.findings[k].signature))
         state = "known";
       s.findings.push_back(r.findings[k]);
@@ -382,7 +399,8 @@ CampaignSummary runCampaign(const CampaignOptions& o) {
         ++s.skipped;
         continue;
       }
-      uint64_t global = static_cast<uint64_t>(c) * static_cast<uint64_t>(o.shardCount) + static_cast<uint64_t>(o.shardIndex);
+      uint64_t global =
+          static_cast<uint64_t>(c) * static_cast<uint64_t>(o.shardCount) + static_cast<uint64_t>(o.shardIndex);
       uint64_t seed = caseSeed(o.seed, global);
       fs::path work = o.workDir / ("case-" + std::to_string(global));
       CaseReport r;

@@ -26,8 +26,9 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 }
 
 std::string shellQuote(const std::string& s) {
-  bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@=") ==
-                                 std::string::npos;
+  bool plain =
+      !s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@=") == std::string::npos;
   if (plain)
     return s;
   std::string q = "'";
@@ -96,7 +97,8 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
 /// The pipeline spec a dq variant's pipeline stands for, from `dynqual compile --print-pipeline`;
 /// "" when the compiler cannot say (an option it does not know).
 std::string resolvedSpec(const fs::path& binDir, const std::string& pipeline) {
-  process::ProcessResult c = process::runChild({(binDir / "dynqual").string(), "compile", "--print-pipeline", "--pipeline", pipeline}, 60);
+  process::ProcessResult c =
+      process::runChild({(binDir / "dynqual").string(), "compile", "--print-pipeline", "--pipeline", pipeline}, 60);
   if (c.exitCode != 0)
     return "";
   std::string out = c.out;
@@ -247,9 +249,8 @@ CaseReport runCase(const CaseRequest& req) {
       OracleResult r = runOracle(c, oc, w);
       std::error_code ec;
       fs::remove_all(w, ec);
-      std::string control = oc.variants.size() > 1 && f.symptom != "variant-disagreement"
-                                ? oc.variants[0].text()
-                                : std::string();
+      std::string control =
+          oc.variants.size() > 1 && f.symptom != "variant-disagreement" ? oc.variants[0].text() : std::string();
       bool seen = false, inControl = false;
       for (const auto& g : r.findings) {
         seen |= g.symptom == f.symptom && g.variant == f.variant;

@@ -17,7 +17,8 @@ namespace {
 const char* kSubview = "Slice|view: subview (positive constant steps)";
 const char* kNegative = "Slice|negative steps";
 const char* kTransposeView = "Transpose|view: permuted strides (strided consumers only)";
-const char* kChain = "view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose";
+const char* kChain =
+    "view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose";
 const char* kNary = "Concat|3+ data inputs on a dynamic axis, extents differ at run time";
 const char* kRank0 = "any|rank-0 value";
 const char* kShapeOut = "output|computed from Shape alone";
@@ -32,12 +33,23 @@ int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt)
 } // namespace
 
 const std::vector<FeatureKey>& trackedFeatures() {
-  static const std::vector<FeatureKey> keys = {
-      kSubview, kTransposeView, "Unsqueeze|view of a strided view", "Squeeze|view of a strided view",
-      "Reshape|of a strided view", kChain, "copy|memcpy", "copy|copy2d", "copy|strided",
-      "Add|broadcast of a runtime-1 dynamic dim", "Sub|broadcast of a runtime-1 dynamic dim",
-      "Mul|broadcast of a runtime-1 dynamic dim", "Expand|broadcast of a runtime-1 dynamic dim", kNary, kRank0,
-      kNegative, kShapeOut};
+  static const std::vector<FeatureKey> keys = {kSubview,
+                                               kTransposeView,
+                                               "Unsqueeze|view of a strided view",
+                                               "Squeeze|view of a strided view",
+                                               "Reshape|of a strided view",
+                                               kChain,
+                                               "copy|memcpy",
+                                               "copy|copy2d",
+                                               "copy|strided",
+                                               "Add|broadcast of a runtime-1 dynamic dim",
+                                               "Sub|broadcast of a runtime-1 dynamic dim",
+                                               "Mul|broadcast of a runtime-1 dynamic dim",
+                                               "Expand|broadcast of a runtime-1 dynamic dim",
+                                               kNary,
+                                               kRank0,
+                                               kNegative,
+                                               kShapeOut};
   return keys;
 }
 
@@ -79,8 +91,8 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
 
   // ---- views, by dq-convert-onnx's rule (docs/passes/convert-onnx.md#views) ------------------
   static const std::set<std::string> kNeedContiguous = {"Transpose", "Gather", "Concat", "Reshape", "Flatten"};
-  std::set<std::string> views;          // values that are strided views
-  std::map<std::string, int> chain;     // Slice-view value -> view links after the Slice
+  std::set<std::string> views;      // values that are strided views
+  std::map<std::string, int> chain; // Slice-view value -> view links after the Slice
   for (const auto& n : g.node()) {
     const std::string& op = n.op_type();
     const std::string in = n.input_size() ? n.input(0) : "";
@@ -142,7 +154,7 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
       }
       auto p = producer.find(v);
       if (p == producer.end())
-        return;  // an initializer
+        return; // an initializer
       if (p->second->op_type() == "Shape") {
         sawShape = true;
         return;
@@ -157,7 +169,7 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
   }
 
   // ---- runtime shapes: every value on every binding ------------------------------------------
-  std::map<std::string, std::vector<int64_t>> declaredDims;  // -1 = dynamic after ONNX inference
+  std::map<std::string, std::vector<int64_t>> declaredDims; // -1 = dynamic after ONNX inference
   {
     onnx::ModelProto copy = pc.model;
     try {

@@ -28,7 +28,8 @@ std::string joined(const std::vector<std::string>& v) {
 
 } // namespace
 
-FindingStore::FindingStore(const std::filesystem::path& db) : store_(std::make_unique<store::Store>(db)) {}
+FindingStore::FindingStore(const std::filesystem::path& db) : store_(std::make_unique<store::Store>(db)) {
+}
 FindingStore::~FindingStore() = default;
 
 std::set<int64_t> FindingStore::doneCases(const std::string& campaign) {
@@ -40,8 +41,8 @@ std::set<int64_t> FindingStore::doneCases(const std::string& campaign) {
   return done;
 }
 
-std::vector<std::string> FindingStore::recordCase(const std::string& campaign, int64_t caseIndex,
-                                                  const CaseReport& r, const std::string& knob, double seconds) {
+std::vector<std::string> FindingStore::recordCase(const std::string& campaign, int64_t caseIndex, const CaseReport& r,
+                                                  const std::string& knob, double seconds) {
   std::vector<std::string> states;
   store_->transaction("recording fuzz case " + std::to_string(caseIndex), [&] {
     SQLite::Statement c(store_->db(),
@@ -61,12 +62,13 @@ std::vector<std::string> FindingStore::recordCase(const std::string& campaign, i
       known.bind(1, f.signature);
       bool isKnown = known.executeStep();
       states.push_back(isKnown ? "known" : "new");
-      SQLite::Statement ins(store_->db(),
-                            "INSERT OR IGNORE INTO fuzz_findings(campaign, case_index, seed, generator, signature, "
-                            "symptom, detail, variant, knob, binding, nodes_before, nodes_after, case_dir, reproducer, "
-                            "state, seconds_into_campaign, recorded_at, bucket, bucket_key, origin, elements_after, "
-                            "minimized_detail, graph_text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                            "?)");
+      SQLite::Statement ins(
+          store_->db(),
+          "INSERT OR IGNORE INTO fuzz_findings(campaign, case_index, seed, generator, signature, "
+          "symptom, detail, variant, knob, binding, nodes_before, nodes_after, case_dir, reproducer, "
+          "state, seconds_into_campaign, recorded_at, bucket, bucket_key, origin, elements_after, "
+          "minimized_detail, graph_text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+          "?)");
       int k = 1;
       ins.bind(k++, campaign);
       ins.bind(k++, static_cast<int64_t>(caseIndex));

@@ -123,7 +123,7 @@ bool Gen::runtimeOneBroadcast(size_t i) {
   std::string e = g_.node("Where", {g_.node("Equal", {n, one}), one, full});
   std::string y = g_.node("Slice", {x.name, constInts({0}), e, constInts({static_cast<int64_t>(axis)})});
   std::vector<Poly> yDims = x.dims;
-  yDims[axis] = Poly::atom(newAtom(mayBeZero(d), d));  // e is 1 or d, and Slice clamps to d
+  yDims[axis] = Poly::atom(newAtom(mayBeZero(d), d)); // e is 1 or d, and Slice clamps to d
   add(y, yDims);
   std::string name;
   if (rng_.chance(0.35)) {

@@ -27,8 +27,7 @@ std::string Gen::condition(const Val& x, size_t axis) {
       modelgen::declare(model_.mutable_graph()->add_input(), name, onnx::TensorProto::BOOL,
                         {atoms_[static_cast<size_t>(as[0])].name}, {0});
     else
-      modelgen::declare(model_.mutable_graph()->add_input(), name, onnx::TensorProto::BOOL, {""},
-                        {d.constantValue()});
+      modelgen::declare(model_.mutable_graph()->add_input(), name, onnx::TensorProto::BOOL, {""}, {d.constantValue()});
     return name;
   }
   std::string v = x.name;
@@ -58,8 +57,8 @@ bool Gen::compress(size_t i) {
   } else {
     // Reshape to [-1] is safe even for zero elements: there is no other entry to divide by.
     std::string flat = x.dims.size() == 1 ? x.name : g_.node("Reshape", {x.name, constInts({-1})});
-    std::string cond = g_.node(rng_.chance(0.5) ? "Greater" : "Less",
-                               {flat, g_.floatScalar("t" + std::to_string(consts_++), 0.0)});
+    std::string cond =
+        g_.node(rng_.chance(0.5) ? "Greater" : "Less", {flat, g_.floatScalar("t" + std::to_string(consts_++), 0.0)});
     name = g_.node("Compress", {x.name, cond});
     dims = {Poly::atom(newAtom(true, product(x.dims, 0, x.dims.size())))};
   }

@@ -20,13 +20,15 @@ bool Gen::slice(size_t i) {
   const bool constDim = d.isConstant();
   const int64_t c = d.constantValue();
   if (constDim && c == 0)
-    return false;  // ONNX shape inference gives a reversed empty axis extent 1, not 0
+    return false; // ONNX shape inference gives a reversed empty axis extent 1, not 0
   std::string start, end, step;
   Poly out;
   auto clampedCount = [](int64_t n, int64_t s, int64_t e, int64_t st) {
     // ONNX Slice: clamp to [0, n] for a positive step, [-1, n-1] for a negative one.
-    if (s < 0) s += n;
-    if (e < 0 && e != kMin) e += n;
+    if (s < 0)
+      s += n;
+    if (e < 0 && e != kMin)
+      e += n;
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
@@ -169,9 +171,17 @@ bool Gen::gather(size_t i) {
   std::vector<Poly> dims(x.dims.begin(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis));
   std::string idx;
   switch (rng_.range(0, 2)) {
-  case 0: idx = constInts({rng_.chance(0.5) ? 0 : -1}, true); break;  // rank drops by one
-  case 1: idx = constInts({-1}); dims.push_back(Poly::constant(1)); break;
-  default: idx = constInts({0, -1, 0}); dims.push_back(Poly::constant(3)); break;
+  case 0:
+    idx = constInts({rng_.chance(0.5) ? 0 : -1}, true);
+    break; // rank drops by one
+  case 1:
+    idx = constInts({-1});
+    dims.push_back(Poly::constant(1));
+    break;
+  default:
+    idx = constInts({0, -1, 0});
+    dims.push_back(Poly::constant(3));
+    break;
   }
   dims.insert(dims.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.dims.end());
   std::string name = g_.node("Gather", {x.name, idx}, {intAttr("axis", static_cast<int64_t>(axis))});

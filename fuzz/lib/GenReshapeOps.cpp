@@ -146,12 +146,13 @@ bool Gen::split(size_t i) {
     Poly half = Poly::constant(d.coefficient() / 2);
     for (int a : d.atoms())
       half = half * Poly::atom(a);
-    first = second = half;  // equal split, no 'split' input
+    first = second = half; // equal split, no 'split' input
   } else if (!d.isConstant() && d.minValue(atoms_) >= 1) {
     std::string piece = dimPiece(d);
     if (piece.empty())
       return false;
-    inputs.push_back(g_.node("Concat", {constInts({1}), g_.node("Sub", {piece, constInts({1})})}, {intAttr("axis", 0)}));
+    inputs.push_back(
+        g_.node("Concat", {constInts({1}), g_.node("Sub", {piece, constInts({1})})}, {intAttr("axis", 0)}));
     first = Poly::constant(1);
     second = Poly::atom(newAtom(d.minValue(atoms_) <= 1, d));
   } else {

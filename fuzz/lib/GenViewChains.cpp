@@ -17,7 +17,8 @@ bool Gen::unitSlice(size_t i) {
   std::vector<Poly> dims = x.dims;
   dims[axis] = Poly::constant(1);
   if (x.dims.size() >= 2 && rng_.chance(0.5)) {
-    size_t other = (axis + 1 + static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 2))) % x.dims.size();
+    size_t other =
+        (axis + 1 + static_cast<size_t>(rng_.range(0, static_cast<int64_t>(x.dims.size()) - 2))) % x.dims.size();
     const Poly d = x.dims[other];
     starts.push_back(0);
     ends.push_back(kMax);
@@ -26,7 +27,8 @@ bool Gen::unitSlice(size_t i) {
     // ceil(d / 2): 0 only where d can be 0.
     dims[other] = d.isConstant() ? Poly::constant((d.constantValue() + 1) / 2) : Poly::atom(newAtom(mayBeZero(d), d));
   }
-  std::string name = g_.node("Slice", {x.name, constInts(starts), constInts(ends), constInts(sliced), constInts(steps)});
+  std::string name =
+      g_.node("Slice", {x.name, constInts(starts), constInts(ends), constInts(sliced), constInts(steps)});
   use(i);
   add(name, dims);
   return true;
@@ -49,9 +51,15 @@ bool Gen::viewChain(size_t i) {
   if (rng_.chance(0.5))
     reshape(top());
   switch (rng_.range(0, 2)) {
-  case 0: concat(top()); break;
-  case 1: gather(top()); break;
-  default: transpose(top()); break;
+  case 0:
+    concat(top());
+    break;
+  case 1:
+    gather(top());
+    break;
+  default:
+    transpose(top());
+    break;
   }
   return true;
 }

@@ -91,7 +91,7 @@ std::string Gen::dimPiece(const Poly& p) {
 }
 
 std::string Gen::shapeOperand(const std::vector<Poly>& target, const std::vector<Poly>* inDims, bool minusOne,
-                         bool& allowZero) {
+                              bool& allowZero) {
   allowZero = false;
   if (rng_.chance(0.45)) {
     std::vector<int64_t> values;
@@ -99,7 +99,7 @@ std::string Gen::shapeOperand(const std::vector<Poly>& target, const std::vector
     for (size_t j = 0; j < target.size(); ++j) {
       if (target[j].isConstant() && target[j].constantValue() == 0) {
         values.clear();
-        break;  // a constant 0 means "copy" without allowzero: the computed operand sets it
+        break; // a constant 0 means "copy" without allowzero: the computed operand sets it
       } else if (target[j].isConstant()) {
         values.push_back(target[j].constantValue());
       } else if (inDims && j < inDims->size() && (*inDims)[j] == target[j] && rng_.chance(0.8)) {
@@ -208,32 +208,51 @@ bool Gen::step() {
   // Weights: reshape 4, slice 5, elementwise 3, transpose 2, expand 2, concat 2, pad 2, a shape
   // value as a scalar operand 2, unsqueeze 1, squeeze 1, flatten 1, split 1, gather 1, shape
   // output 1, nonzero 1, compress 1, tile 1, view chain 1, n-ary concat 1, runtime-1 broadcast 1.
-  static const char* kOps[] = {"Reshape", "Reshape", "Reshape", "Reshape", "Slice", "Slice", "Slice", "Slice",
-                               "Slice", "Binary", "Binary", "Binary", "Transpose", "Transpose", "Expand",
-                               "Expand", "Concat", "Concat", "Pad", "Pad", "ShapeScalar", "ShapeScalar",
-                               "Unsqueeze", "Squeeze", "Flatten", "Split", "Gather", "ShapeOut", "NonZero",
-                               "Compress", "Tile", "ViewChain", "ConcatMany", "RuntimeOne"};
+  static const char* kOps[] = {
+      "Reshape",  "Reshape", "Reshape",     "Reshape",     "Slice",     "Slice",      "Slice",     "Slice",  "Slice",
+      "Binary",   "Binary",  "Binary",      "Transpose",   "Transpose", "Expand",     "Expand",    "Concat", "Concat",
+      "Pad",      "Pad",     "ShapeScalar", "ShapeScalar", "Unsqueeze", "Squeeze",    "Flatten",   "Split",  "Gather",
+      "ShapeOut", "NonZero", "Compress",    "Tile",        "ViewChain", "ConcatMany", "RuntimeOne"};
   std::string op = kOps[rng_.range(0, sizeof(kOps) / sizeof(kOps[0]) - 1)];
   size_t i = pickIndex();
-  if (op == "Reshape") return reshape(i);
-  if (op == "Slice") return slice(i);
-  if (op == "Binary") return binary(i);
-  if (op == "Transpose") return transpose(i);
-  if (op == "Expand") return expand(i);
-  if (op == "Concat") return concat(i);
-  if (op == "Unsqueeze") return unsqueeze(i);
-  if (op == "Squeeze") return squeeze(i);
-  if (op == "Flatten") return flatten(i);
-  if (op == "Split") return split(i);
-  if (op == "Gather") return gather(i);
-  if (op == "Pad") return pad(i);
-  if (op == "ShapeScalar") return shapeScalar(i);
-  if (op == "NonZero") return nonZero(i);
-  if (op == "Compress") return compress(i);
-  if (op == "Tile") return tile(i);
-  if (op == "ViewChain") return viewChain(i);
-  if (op == "ConcatMany") return concatMany(i);
-  if (op == "RuntimeOne") return runtimeOneBroadcast(i);
+  if (op == "Reshape")
+    return reshape(i);
+  if (op == "Slice")
+    return slice(i);
+  if (op == "Binary")
+    return binary(i);
+  if (op == "Transpose")
+    return transpose(i);
+  if (op == "Expand")
+    return expand(i);
+  if (op == "Concat")
+    return concat(i);
+  if (op == "Unsqueeze")
+    return unsqueeze(i);
+  if (op == "Squeeze")
+    return squeeze(i);
+  if (op == "Flatten")
+    return flatten(i);
+  if (op == "Split")
+    return split(i);
+  if (op == "Gather")
+    return gather(i);
+  if (op == "Pad")
+    return pad(i);
+  if (op == "ShapeScalar")
+    return shapeScalar(i);
+  if (op == "NonZero")
+    return nonZero(i);
+  if (op == "Compress")
+    return compress(i);
+  if (op == "Tile")
+    return tile(i);
+  if (op == "ViewChain")
+    return viewChain(i);
+  if (op == "ConcatMany")
+    return concatMany(i);
+  if (op == "RuntimeOne")
+    return runtimeOneBroadcast(i);
   return shapeOutput(i);
 }
 
@@ -298,7 +317,6 @@ void Gen::finishOutputs() {
 
 using gen_detail::Gen;
 
-
 std::map<std::string, int> countOps(const onnx::ModelProto& model) {
   std::map<std::string, int> counts;
   for (const auto& n : model.graph().node())
@@ -356,4 +374,3 @@ uint64_t caseSeed(uint64_t campaignSeed, uint64_t index) {
 }
 
 } // namespace dynqual::fuzz
-

@@ -43,7 +43,7 @@ struct Val {
 struct ShapeOut {
   std::string name;
   int elemType = kInt64;
-  int64_t length = -1;  ///< -1 = rank 0
+  int64_t length = -1; ///< -1 = rank 0
 };
 
 /// Builds one random graph (docs/fuzz/generator.md); each op emitter returns false when it
@@ -106,7 +106,7 @@ private:
 
   template <class T> void shuffle(std::vector<T>& v) {
     if (v.size() < 2)
-      return;  // (size_t) v.size() - 1 would wrap
+      return; // (size_t) v.size() - 1 would wrap
     for (size_t k = v.size() - 1; k > 0; --k)
       std::swap(v[k], v[static_cast<size_t>(rng_.range(0, static_cast<int64_t>(k)))]);
   }

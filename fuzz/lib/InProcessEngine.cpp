@@ -19,7 +19,7 @@ namespace {
 struct InProcessProgram : EngineProgram {
   dq::rt::ProgramBytes bytes;
   std::string device;
-  std::string where;  ///< "<label> <model folder>: "
+  std::string where; ///< "<label> <model folder>: "
 };
 
 /// The last non-empty line, as the executor quotes a child's stderr.
@@ -35,11 +35,14 @@ std::string lastLine(const std::string& text) {
 } // namespace
 
 InProcessEngine::InProcessEngine(InProcessEngineOptions options)
-    : options_(options), session_(std::make_unique<dq::CompileSession>(options.compilesPerContext)) {}
+    : options_(options), session_(std::make_unique<dq::CompileSession>(options.compilesPerContext)) {
+}
 
 InProcessEngine::~InProcessEngine() = default;
 
-int InProcessEngine::contextsCreated() const { return session_->contextsCreated(); }
+int InProcessEngine::contextsCreated() const {
+  return session_->contextsCreated();
+}
 
 std::shared_ptr<const EngineProgram> InProcessEngine::compile(const onnx::ModelProto& model,
                                                               const exec::Variant& variant, const std::string& label,

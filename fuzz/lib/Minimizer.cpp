@@ -32,10 +32,10 @@ int64_t lengthOf(const std::map<std::string, onnx::TypeProto>& types, const std:
 /// computed (ONNX then infers nothing at all) and everything downstream of one. Without a rank a
 /// value cannot be promoted to a graph input, and the minimizer would stop above it.
 void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypeProto>& types) {
-  static const std::set<std::string> kSameRank = {"Slice", "Pad", "Tile", "Relu", "Cast", "Transpose", "Neg",
-                                                  "Concat", "Identity", "Abs", "Sqrt", "Exp"};
-  static const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Greater", "Less", "Equal",
-                                                   "Where", "Max", "Min", "Pow"};
+  static const std::set<std::string> kSameRank = {"Slice", "Pad",    "Tile",     "Relu", "Cast", "Transpose",
+                                                  "Neg",   "Concat", "Identity", "Abs",  "Sqrt", "Exp"};
+  static const std::set<std::string> kBroadcast = {"Add",   "Sub",   "Mul", "Div", "Greater", "Less",
+                                                   "Equal", "Where", "Max", "Min", "Pow"};
   for (const auto& n : m.graph().node()) {
     if (n.output_size() == 0 || rankOf(types, n.output(0)) >= 0 || n.input_size() == 0)
       continue;
@@ -67,8 +67,8 @@ void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypePr
     if (rank < 0)
       continue;
     onnx::TypeProto t;
-    t.mutable_tensor_type()->set_elem_type(
-        types.count(n.output(0)) ? types[n.output(0)].tensor_type().elem_type() : types[n.input(0)].tensor_type().elem_type());
+    t.mutable_tensor_type()->set_elem_type(types.count(n.output(0)) ? types[n.output(0)].tensor_type().elem_type()
+                                                                    : types[n.input(0)].tensor_type().elem_type());
     if (op == "NonZero" || op == "Shape")
       t.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
     if (t.tensor_type().elem_type() == 0)
@@ -110,7 +110,9 @@ std::map<std::string, onnx::TypeProto> valueTypes(const onnx::ModelProto& model)
   return types;
 }
 
-bool usable(const onnx::TypeProto& t) { return t.has_tensor_type() && t.tensor_type().has_shape(); }
+bool usable(const onnx::TypeProto& t) {
+  return t.has_tensor_type() && t.tensor_type().has_shape();
+}
 
 bool isGraphInput(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& v : m.graph().input())
@@ -148,7 +150,7 @@ bool bypass(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out) {
     return false;
   for (const auto& o : m.graph().output())
     if (o.name() == to)
-      return false;  // two outputs of one name
+      return false; // two outputs of one name
   out = m;
   auto* g = out.mutable_graph();
   for (auto& node : *g->mutable_node())
@@ -347,7 +349,13 @@ onnx::ModelProto shrinkDims(const onnx::ModelProto& model, onnxio::DimBinding& b
           continue;
         for (int64_t c : smaller(dim.dim_value())) {
           onnx::ModelProto m = best;
-          m.mutable_graph()->mutable_input(i)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(d)->set_dim_value(c);
+          m.mutable_graph()
+              ->mutable_input(i)
+              ->mutable_type()
+              ->mutable_tensor_type()
+              ->mutable_shape()
+              ->mutable_dim(d)
+              ->set_dim_value(c);
           if (attempt(m, binding)) {
             changed = true;
             break;

@@ -40,7 +40,8 @@ std::string classifyExecError(const exec::ExecError& e) {
 
 std::string classifyComparison(const compare::Comparison& c) {
   for (const auto& o : c.outputs)
-    if (o.verdict == compare::Verdict::Fail && (o.reason.rfind("shape", 0) == 0 || o.reason.find("dtype") != std::string::npos))
+    if (o.verdict == compare::Verdict::Fail &&
+        (o.reason.rfind("shape", 0) == 0 || o.reason.find("dtype") != std::string::npos))
       return "wrong-shape";
   if (c.reason.find("count") != std::string::npos || c.reason.find("outputs") != std::string::npos)
     return "wrong-shape";
@@ -49,7 +50,9 @@ std::string classifyComparison(const compare::Comparison& c) {
 
 } // namespace
 
-bool isCompileSymptom(const std::string& s) { return s.rfind("compile-", 0) == 0; }
+bool isCompileSymptom(const std::string& s) {
+  return s.rfind("compile-", 0) == 0;
+}
 
 void checkModel(const onnx::ModelProto& model) {
   try {
@@ -99,8 +102,9 @@ std::vector<onnxio::ValueSpec> beginCase(PreparedCase& pc, const onnx::ModelProt
 /// case would trap for a reason of its own. Generated cases declare only dims they prove; the
 /// minimizer's cuts and promotions keep declarations from the larger graph, and without this
 /// rule a reduction drifts to such a trap.
-void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs, const std::vector<onnxio::ValueSpec>& outSpecs,
-                uint64_t seed, const std::vector<size_t>& dataIndex, const reference::EvaluateLimits& limits) {
+void finishCase(PreparedCase& pc, const std::vector<onnxio::ValueSpec>& specs,
+                const std::vector<onnxio::ValueSpec>& outSpecs, uint64_t seed, const std::vector<size_t>& dataIndex,
+                const reference::EvaluateLimits& limits) {
   auto t1 = std::chrono::steady_clock::now();
   for (size_t b = 0; b < pc.bindings.size(); ++b) {
     try {
@@ -152,8 +156,8 @@ std::string describeBinding(const onnxio::DimBinding& binding) {
   for (const auto& [label, v] : binding.byLabel)
     text += (text.empty() ? "" : " ") + label + "=" + std::to_string(v);
   for (const auto& [pos, v] : binding.byPosition)
-    text += (text.empty() ? "" : " ") + ("input" + std::to_string(pos.first) + "[" + std::to_string(pos.second) +
-                                         "]=" + std::to_string(v));
+    text += (text.empty() ? "" : " ") +
+            ("input" + std::to_string(pos.first) + "[" + std::to_string(pos.second) + "]=" + std::to_string(v));
   return text.empty() ? "static" : text;
 }
 

@@ -2,13 +2,13 @@
 
 #include "dynqual/fuzz/WorkerLoop.h"
 
-
 namespace fs = std::filesystem;
 
 namespace dynqual::fuzz {
 
 PersistentWorker::PersistentWorker(std::vector<std::string> argv, uint64_t memoryLimitBytes)
-    : argv_(std::move(argv)), memoryLimitBytes_(memoryLimitBytes) {}
+    : argv_(std::move(argv)), memoryLimitBytes_(memoryLimitBytes) {
+}
 
 WorkerOutcome PersistentWorker::runCase(uint64_t seed, const fs::path& workDir, double timeoutSeconds) {
   WorkerOutcome o;
@@ -52,6 +52,8 @@ WorkerOutcome PersistentWorker::runCase(uint64_t seed, const fs::path& workDir, 
 
 namespace dynqual::fuzz {
 
-process::ProcessResult PersistentWorker::finish() { return child_.finish(1); }
+process::ProcessResult PersistentWorker::finish() {
+  return child_.finish(1);
+}
 
 } // namespace dynqual::fuzz

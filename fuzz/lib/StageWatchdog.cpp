@@ -4,7 +4,8 @@
 
 namespace dynqual::fuzz {
 
-StageWatchdog::StageWatchdog() : thread_([this] { watch(); }) {}
+StageWatchdog::StageWatchdog() : thread_([this] { watch(); }) {
+}
 
 StageWatchdog::~StageWatchdog() {
   {
@@ -24,8 +25,7 @@ void StageWatchdog::arm(double seconds, const std::string& what, int exitCode) {
   armed_ = seconds > 0;
   seconds_ = seconds;
   what_ = what;
-  deadline_ = std::chrono::steady_clock::now() +
-              std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  deadline_ = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
 }
 
 void StageWatchdog::disarm() {
@@ -38,8 +38,8 @@ void StageWatchdog::watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, kPoll, [this] { return stop_; })) {
     if (armed_ && std::chrono::steady_clock::now() >= deadline_) {
-      std::string line = "dynqual fuzz-worker: " + what_ + " timed out after " +
-                         std::to_string(static_cast<int>(seconds_)) + " s\n";
+      std::string line =
+          "dynqual fuzz-worker: " + what_ + " timed out after " + std::to_string(static_cast<int>(seconds_)) + " s\n";
       ssize_t ignored = write(2, line.data(), line.size());
       (void)ignored;
       _exit(exitCode_);

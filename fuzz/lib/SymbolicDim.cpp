@@ -36,13 +36,21 @@ Poly Poly::operator+(const Poly& o) const {
   return r;
 }
 
-bool Poly::isConstant() const { return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty()); }
+bool Poly::isConstant() const {
+  return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty());
+}
 
-int64_t Poly::constantValue() const { return terms_.empty() ? 0 : terms_.begin()->second; }
+int64_t Poly::constantValue() const {
+  return terms_.empty() ? 0 : terms_.begin()->second;
+}
 
-int64_t Poly::coefficient() const { return terms_.empty() ? 0 : terms_.begin()->second; }
+int64_t Poly::coefficient() const {
+  return terms_.empty() ? 0 : terms_.begin()->second;
+}
 
-std::vector<int> Poly::atoms() const { return terms_.empty() ? std::vector<int>{} : terms_.begin()->first; }
+std::vector<int> Poly::atoms() const {
+  return terms_.empty() ? std::vector<int>{} : terms_.begin()->first;
+}
 
 int64_t Poly::minValue(const std::vector<Atom>& table) const {
   std::vector<int64_t> v(table.size());

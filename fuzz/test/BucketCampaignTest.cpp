@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using fuzztest::Shell;
 using fuzztest::sh;
+using fuzztest::Shell;
 
 // Chosen from measured campaigns (docs/fuzz/buckets.md): a knob whose findings have several
 // signatures within these cases, and two knobs of different passes.
@@ -50,8 +50,8 @@ int64_t distinctSignatures(const fs::path& db) {
 TEST(Buckets, OneKnobIsOneBucketAcrossSignatures) {
   TempDir t;
   fs::path db = t.path / "k.db";
-  Shell r = sh(DYNQUAL_BIN " fuzz --cases " + kKnobCases + " --jobs 1 --seed 1 --inject " + kKnobOne + " --db " + db.string() +
-               " --corpus-out " + (t.path / "cases").string());
+  Shell r = sh(DYNQUAL_BIN " fuzz --cases " + kKnobCases + " --jobs 1 --seed 1 --inject " + kKnobOne + " --db " +
+               db.string() + " --corpus-out " + (t.path / "cases").string());
   ASSERT_EQ(r.code, 1) << r.out;
   auto b = buckets(db);
   ASSERT_GE(distinctSignatures(db), 2) << "the test needs a knob whose findings have several signatures\n" << r.out;
@@ -63,8 +63,8 @@ TEST(Buckets, OneKnobIsOneBucketAcrossSignatures) {
 TEST(Buckets, TwoKnobsGiveTwoBuckets) {
   TempDir t;
   fs::path db = t.path / "kk.db";
-  Shell r = sh(DYNQUAL_BIN " fuzz --cases " + kTwoCases + " --jobs 1 --seed 1 --inject " + kKnobA + "," + kKnobB + " --db " +
-               db.string() + " --corpus-out " + (t.path / "cases").string());
+  Shell r = sh(DYNQUAL_BIN " fuzz --cases " + kTwoCases + " --jobs 1 --seed 1 --inject " + kKnobA + "," + kKnobB +
+               " --db " + db.string() + " --corpus-out " + (t.path / "cases").string());
   ASSERT_EQ(r.code, 1) << r.out;
   auto b = buckets(db);
   ASSERT_GE(b.size(), 2u) << r.out;
@@ -82,11 +82,11 @@ TEST(Buckets, TwoKnobsGiveTwoBuckets) {
 TEST(Buckets, TriageCorpusAddCheckAndReport) {
   TempDir t;
   fs::path db = t.path / "k.db";
-  Shell r = sh(DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 1 --night n1 --inject " + kKnobOne + " --db " + db.string() +
-               " --corpus-out " + (t.path / "cases").string());
+  Shell r = sh(DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 1 --night n1 --inject " + kKnobOne + " --db " +
+               db.string() + " --corpus-out " + (t.path / "cases").string());
   ASSERT_EQ(r.code, 1) << r.out;
   Shell tri = sh(DYNQUAL_BIN " fuzz triage --db " + db.string() + " --format json --fail-on-new");
-  EXPECT_EQ(tri.code, 1) << tri.out;  // the bucket is new in n1
+  EXPECT_EQ(tri.code, 1) << tri.out; // the bucket is new in n1
   auto j = nlohmann::json::parse(tri.out.substr(tri.out.find('{')));
   ASSERT_GE(j["buckets"].size(), 1u);
   std::string id = j["buckets"][0]["bucket"];
@@ -94,11 +94,13 @@ TEST(Buckets, TriageCorpusAddCheckAndReport) {
   Shell add = sh(DYNQUAL_BIN " corpus add --bucket " + id.substr(0, 8) + " --db " + db.string() + " --corpus " +
                  (t.path / "corpus").string());
   ASSERT_EQ(add.code, 0) << add.out;
-  fs::path added = t.path / "corpus" / ("fuzz-" + j["buckets"][0]["symptom"].get<std::string>() + "-" + id.substr(0, 8));
+  fs::path added =
+      t.path / "corpus" / ("fuzz-" + j["buckets"][0]["symptom"].get<std::string>() + "-" + id.substr(0, 8));
   EXPECT_TRUE(fs::exists(added / "model.onnx")) << add.out;
   EXPECT_EQ(buckets(db)[0].corpusCase, added.filename().string());
   // With its knob the case still fails: --check leaves it known, not fixed.
-  Shell check = sh(DYNQUAL_BIN " fuzz triage --db " + db.string() + " --check --corpus " + (t.path / "corpus").string());
+  Shell check =
+      sh(DYNQUAL_BIN " fuzz triage --db " + db.string() + " --check --corpus " + (t.path / "corpus").string());
   EXPECT_EQ(check.code, 0) << check.out;
   EXPECT_NE(check.out.find("still fails"), std::string::npos) << check.out;
   EXPECT_NE(buckets(db)[0].status, "fixed");
@@ -123,7 +125,8 @@ TEST(Buckets, TriageCorpusAddCheckAndReport) {
 TEST(Buckets, CampaignSubmitDryRunWritesTheArrayAndTheMergeJob) {
   TempDir t;
   Shell r = sh(DYNQUAL_BIN " campaign submit --slurm --tasks 8 --max-parallel 3 --time 2h --partition gpu "
-               "--gpus-per-task 1 --night n7 --seed 5 --dry-run --out " + (t.path / "night").string());
+                           "--gpus-per-task 1 --night n7 --seed 5 --dry-run --out " +
+               (t.path / "night").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("#SBATCH --array=0-7%3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("#SBATCH --time=02:00:00"), std::string::npos) << r.out;
@@ -137,8 +140,9 @@ TEST(Buckets, CampaignSubmitDryRunWritesTheArrayAndTheMergeJob) {
   EXPECT_NE(r.out.find("afterany"), std::string::npos);
   EXPECT_TRUE(fs::exists(t.path / "night" / "campaign.sbatch"));
   EXPECT_TRUE(fs::exists(t.path / "night" / "merge.sbatch"));
-  EXPECT_EQ(sh(DYNQUAL_BIN " campaign submit --slurm --tasks 2 --time soon --dry-run --out " +
-               (t.path / "x").string()).code, 2);
+  EXPECT_EQ(
+      sh(DYNQUAL_BIN " campaign submit --slurm --tasks 2 --time soon --dry-run --out " + (t.path / "x").string()).code,
+      2);
 }
 
 } // namespace

@@ -27,7 +27,8 @@ onnx::ModelProto twoNodes() {
 
 TEST(Bucket, NormalizedMessageDropsWhereNumbersNamesAndShapes) {
   // Two traps of one bug on different cases: other instruction, node, buffer sizes and shapes.
-  std::string a = "v0 case: run: /tmp/dynqual-fuzz-x/case-0/model.dqp: instruction 12 (Kernel 'slice') at Slice_3: out of bounds: kernel slice operand 1 "
+  std::string a = "v0 case: run: /tmp/dynqual-fuzz-x/case-0/model.dqp: instruction 12 (Kernel 'slice') at Slice_3: out "
+                  "of bounds: kernel slice operand 1 "
                   "bytes [0, 96) of buffer 7 (64 bytes)";
   std::string b = "v0 case: run: instruction 4 (Kernel 'slice') at Slice_41: out of bounds: kernel slice operand 1 "
                   "bytes [0, 24) of buffer 2 (16 bytes)";
@@ -62,9 +63,11 @@ TEST(Bucket, OriginIsTheNamedNodeElseTheFailingOutputsProducer) {
 
 TEST(Bucket, KeyHasTheFourPartsAndAStableHash) {
   onnx::ModelProto m = twoNodes();
-  BucketKey k = makeBucketKey("run-trap", "unattributed", m, "v0 case: run: instruction 3 at Slice_3: unknown buffer 5");
+  BucketKey k =
+      makeBucketKey("run-trap", "unattributed", m, "v0 case: run: instruction 3 at Slice_3: unknown buffer 5");
   EXPECT_EQ(k.text(), "run-trap|unattributed|Slice|unknown buffer #");
-  BucketKey k2 = makeBucketKey("run-trap", "unattributed", m, "v0 case: run: instruction 9 at Slice_3: unknown buffer 1");
+  BucketKey k2 =
+      makeBucketKey("run-trap", "unattributed", m, "v0 case: run: instruction 9 at Slice_3: unknown buffer 1");
   EXPECT_EQ(k.hash(), k2.hash());
   EXPECT_EQ(k.hash().size(), 16u);
   BucketKey other = makeBucketKey("wrong-shape", "unattributed", m, "output 'y': shape [2] vs expected [3]");

@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using fuzztest::Shell;
 using fuzztest::sh;
+using fuzztest::Shell;
 
 /// Scratch folder of one test.
 struct TempDir : fuzztest::TempDir {
@@ -33,14 +33,14 @@ TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
   TempDir t;
   fs::path db = t.path / "f.db";
   Shell r = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 2 --seed 3 --no-minimize --db " +
-             db.string() + " --corpus-out " + (t.path / "cases").string());
+               db.string() + " --corpus-out " + (t.path / "cases").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("cases 4 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("compile-crash|"), std::string::npos) << r.out;
   dynqual::store::Store s(db);
   SQLite::Statement q(s.db(), "SELECT count(*), sum(state = 'new') FROM fuzz_findings");
   ASSERT_TRUE(q.executeStep());
-  EXPECT_GE(q.getColumn(0).getInt(), 3);  // every valid case of the 4
+  EXPECT_GE(q.getColumn(0).getInt(), 3); // every valid case of the 4
   EXPECT_GE(q.getColumn(1).getInt(), 1);
   SQLite::Statement c(s.db(), "SELECT count(*) FROM fuzz_campaign_cases");
   ASSERT_TRUE(c.executeStep());
@@ -56,8 +56,9 @@ TEST(FuzzCampaign, CompilerCrashOnEveryCaseIsAFindingAndTheCampaignGoesOn) {
   EXPECT_GE(written, 3);
 
   // The same shard again: nothing new (every signature is known now), still recorded once.
-  Shell again = sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 3 --no-minimize --db " +
-                 db.string());
+  Shell again =
+      sh("DYNQUAL_TEST_FAULT=compile-abort " DYNQUAL_BIN " fuzz --cases 4 --jobs 1 --seed 3 --no-minimize --db " +
+         db.string());
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find("(0 new)"), std::string::npos) << again.out;
   // --resume skips every finished case.
@@ -148,15 +149,18 @@ TEST(FuzzCampaign, ReportsValidRateSizesOpsAndCompilerPaths) {
 
 TEST(Corpus, AddedFindingReplaysAndCheckFailsWhenItBreaks) {
   TempDir t;
-  Shell found = sh("DYNQUAL_TEST_FAULT=compile-exit " DYNQUAL_BIN " fuzz --cases 1 --seed 4 --no-minimize --corpus-out " +
-                 (t.path / "out").string());
+  Shell found =
+      sh("DYNQUAL_TEST_FAULT=compile-exit " DYNQUAL_BIN " fuzz --cases 1 --seed 4 --no-minimize --corpus-out " +
+         (t.path / "out").string());
   ASSERT_EQ(found.code, 1) << found.out;
   fs::path finding = fs::directory_iterator(t.path / "out")->path();
   Shell added = sh(DYNQUAL_BIN " corpus add " + finding.string() + " --corpus " + (t.path / "corpus").string() +
-                 " --name crash_case");
+                   " --name crash_case");
   ASSERT_EQ(added.code, 0) << added.out;
   EXPECT_EQ(sh(DYNQUAL_BIN " corpus add " + finding.string() + " --corpus " + (t.path / "corpus").string() +
-               " --name crash_case").code, 2);
+               " --name crash_case")
+                .code,
+            2);
   // Without the fault the production compiler handles the case: it holds.
   Shell ok = sh(DYNQUAL_BIN " corpus check " + (t.path / "corpus").string());
   EXPECT_EQ(ok.code, 0) << ok.out;

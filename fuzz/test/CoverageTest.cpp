@@ -26,7 +26,8 @@ struct Model {
     modelgen::declare(m.mutable_graph()->add_output(), name, type, std::vector<std::string>(rank),
                       std::vector<int64_t>(rank, -1));
   }
-  std::set<FeatureKey> on(const std::map<std::string, int64_t>& dims, const std::map<std::string, uint64_t>& counters = {}) {
+  std::set<FeatureKey> on(const std::map<std::string, int64_t>& dims,
+                          const std::map<std::string, uint64_t>& counters = {}) {
     onnxio::DimBinding b;
     b.byLabel = dims;
     return caseFeatures(prepareCaseOn(m, b, 1, 0), counters);
@@ -38,7 +39,8 @@ TEST(Coverage, AViewChainIntoConcat) {
   // U = Unsqueeze(T, 0) (a view of a view), C = Concat(U, U): Slice + 2 links into Concat.
   Model t;
   t.input("X", {"N", ""}, {0, 4});
-  std::string s = t.g.node("Slice", {"X", t.g.ints("s0", {0}), t.g.ints("e0", {1}), t.g.ints("a0", {0}), t.g.ints("p0", {1})});
+  std::string s =
+      t.g.node("Slice", {"X", t.g.ints("s0", {0}), t.g.ints("e0", {1}), t.g.ints("a0", {0}), t.g.ints("p0", {1})});
   std::string tr = t.g.node("Transpose", {s}, {modelgen::intsAttr("perm", {1, 0})});
   std::string u = t.g.node("Unsqueeze", {tr, t.g.ints("ax", {0})});
   std::string c = t.g.node("Concat", {u, u}, {modelgen::intAttr("axis", 0)});
@@ -47,7 +49,8 @@ TEST(Coverage, AViewChainIntoConcat) {
   EXPECT_TRUE(f.count("Slice|view: subview (positive constant steps)"));
   EXPECT_TRUE(f.count("Transpose|view: permuted strides (strided consumers only)"));
   EXPECT_TRUE(f.count("Unsqueeze|view of a strided view"));
-  EXPECT_TRUE(f.count("view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose"));
+  EXPECT_TRUE(
+      f.count("view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose"));
   EXPECT_TRUE(f.count("Concat|present"));
   EXPECT_FALSE(f.count("Slice|negative steps"));
   // Two inputs only, so not the n-ary form.
@@ -62,9 +65,10 @@ TEST(Coverage, ATransposeIntoConcatIsNoViewAndOneLinkIsNoChain) {
   std::string c = t.g.node("Concat", {tr, tr}, {modelgen::intAttr("axis", 0)});
   t.output(c, 2);
   auto f = t.on({{"N", 3}});
-  EXPECT_TRUE(f.count("Slice|view: subview (positive constant steps)"));  // steps default to 1
+  EXPECT_TRUE(f.count("Slice|view: subview (positive constant steps)")); // steps default to 1
   EXPECT_FALSE(f.count("Transpose|view: permuted strides (strided consumers only)"));
-  EXPECT_FALSE(f.count("view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose"));
+  EXPECT_FALSE(
+      f.count("view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose"));
 }
 
 TEST(Coverage, BroadcastOfARuntimeOneDimOnlyOnTheBindingThatMakesIt1) {
@@ -91,7 +95,8 @@ TEST(Coverage, NaryConcatNeedsExtentsThatDiffer) {
   Model t;
   t.input("X", {"N"}, {0});
   std::string a = t.g.node("Slice", {"X", t.g.ints("s1", {1}), t.g.ints("e1", {kMax}), t.g.ints("a1", {0})});
-  std::string b = t.g.node("Slice", {"X", t.g.ints("s2", {0}), t.g.ints("e2", {kMax}), t.g.ints("a2", {0}), t.g.ints("p2", {2})});
+  std::string b =
+      t.g.node("Slice", {"X", t.g.ints("s2", {0}), t.g.ints("e2", {kMax}), t.g.ints("a2", {0}), t.g.ints("p2", {2})});
   t.output(t.g.node("Concat", {"X", a, b}, {modelgen::intAttr("axis", 0)}), 1);
   EXPECT_TRUE(t.on({{"N", 3}}).count("Concat|3+ data inputs on a dynamic axis, extents differ at run time"));
   Model same;
@@ -104,7 +109,8 @@ TEST(Coverage, RankZeroShapeOutputsNegativeStepsAndCopies) {
   // D = Shape(X)[0] (scalar index: rank 0, from Shape alone); R = X[::-1].
   Model t;
   t.input("X", {"N"}, {0});
-  std::string d = t.g.node("Gather", {t.g.node("Shape", {"X"}), t.g.ints("k", {0}, true)}, {modelgen::intAttr("axis", 0)});
+  std::string d =
+      t.g.node("Gather", {t.g.node("Shape", {"X"}), t.g.ints("k", {0}, true)}, {modelgen::intAttr("axis", 0)});
   std::string r = t.g.node("Slice", {"X", t.g.ints("s", {-1}), t.g.ints("e", {std::numeric_limits<int64_t>::min()}),
                                      t.g.ints("a", {0}), t.g.ints("p", {-1})});
   t.output(d, 0, onnx::TensorProto::INT64);
@@ -116,7 +122,7 @@ TEST(Coverage, RankZeroShapeOutputsNegativeStepsAndCopies) {
   EXPECT_TRUE(f.count("Slice|negative steps"));
   EXPECT_FALSE(f.count("Slice|view: subview (positive constant steps)"));
   EXPECT_TRUE(f.count("copy|strided"));
-  EXPECT_FALSE(f.count("copy|memcpy"));  // counted 0 times
+  EXPECT_FALSE(f.count("copy|memcpy")); // counted 0 times
 }
 
 TEST(Coverage, TheTableListsTrackedFeaturesFirstWithTheirShare) {
@@ -158,11 +164,11 @@ TEST(Coverage, TheGeneratorReachesEveryGraphFeatureInOnePercentOfValidCases) {
   for (const char* op : {"Add", "Sub", "Mul", "Expand"})
     broadcast = std::max(broadcast, count[std::string(op) + "|broadcast of a runtime-1 dynamic dim"]);
   EXPECT_GE(broadcast * 100, valid) << "broadcast of a runtime-1 dim";
-  for (const char* f : {"Slice|view: subview (positive constant steps)",
-                        "Transpose|view: permuted strides (strided consumers only)",
-                        "view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose",
-                        "Concat|3+ data inputs on a dynamic axis, extents differ at run time", "any|rank-0 value",
-                        "Slice|negative steps", "output|computed from Shape alone"})
+  for (const char* f :
+       {"Slice|view: subview (positive constant steps)", "Transpose|view: permuted strides (strided consumers only)",
+        "view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose",
+        "Concat|3+ data inputs on a dynamic axis, extents differ at run time", "any|rank-0 value",
+        "Slice|negative steps", "output|computed from Shape alone"})
     EXPECT_GE(count[f] * 100, valid) << f << ": " << count[f] << " of " << valid;
   for (const auto& [f, m] : count)
     std::cout << m << " / " << valid << "  " << f << "\n";

@@ -30,8 +30,8 @@ TEST(SymbolicDim, PolynomialsCompareByValueForEveryBinding) {
 
 TEST(SymbolicDim, MaxValueIsTheValueWithEveryAtomAtItsBound) {
   // N0, N1 <= 9; s2 cut from 2*N0 (<= 18).
-  std::vector<Atom> atoms = {{"N0", true, false, kSymbolBound}, {"N1", true, false, kSymbolBound},
-                             {"s2", false, true, 18}};
+  std::vector<Atom> atoms = {
+      {"N0", true, false, kSymbolBound}, {"N1", true, false, kSymbolBound}, {"s2", false, true, 18}};
   Poly n0 = Poly::atom(0), n1 = Poly::atom(1), s = Poly::atom(2);
   EXPECT_EQ((n0 * n1).maxValue(atoms), 81);
   EXPECT_EQ((Poly::constant(3) * n0 + s + Poly::constant(2)).maxValue(atoms), 27 + 18 + 2);
@@ -120,8 +120,7 @@ TEST(Generator, AtLeast95PercentValidWithMedianOf8OpsAndEveryOpKind) {
   std::sort(sizes.begin(), sizes.end());
   EXPECT_GE(sizes[sizes.size() / 2], 8) << "median graph size";
   for (const char* op : {"Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Transpose",
-                         "Split", "Gather", "Shape", "Add", "Sub", "Mul", "Cast", "NonZero", "Compress", "Tile",
-                         "Pad"})
+                         "Split", "Gather", "Shape", "Add", "Sub", "Mul", "Cast", "NonZero", "Compress", "Tile", "Pad"})
     EXPECT_GT(ops[op], 0) << op << " never generated";
   EXPECT_TRUE(sawRank0Output);
   EXPECT_TRUE(sawShapeOutput);
@@ -185,11 +184,11 @@ TEST(Generator, DataDependentTilingAndPaddingOpsInEveryForm) {
       }
     }
   }
-  for (const char* form : {"Pad constant", "Pad reflect", "Pad edge", "Pad constant pads constant",
-                           "Pad constant pads computed", "Pad reflect pads constant", "Pad reflect pads computed",
-                           "Pad edge pads constant", "Pad edge pads computed", "Pad constant_value",
-                           "Tile repeats constant", "Tile repeats computed", "Compress axis", "Compress flattened",
-                           "NonZero", "Slice bound from data arithmetic"})
+  for (const char* form :
+       {"Pad constant", "Pad reflect", "Pad edge", "Pad constant pads constant", "Pad constant pads computed",
+        "Pad reflect pads constant", "Pad reflect pads computed", "Pad edge pads constant", "Pad edge pads computed",
+        "Pad constant_value", "Tile repeats constant", "Tile repeats computed", "Compress axis", "Compress flattened",
+        "NonZero", "Slice bound from data arithmetic"})
     EXPECT_GE(forms[form], 5) << form << " (300 cases)";
 }
 
@@ -201,7 +200,7 @@ TEST(Generator, ReflectPadsAreBelowTheExtentOnEveryBinding) {
   for (int k = 0; k < 800 && checked < 40; ++k) {
     GeneratedCase c = generate(caseSeed(43, static_cast<uint64_t>(k)));
     onnx::ModelProto m = c.model;
-    std::vector<std::pair<std::string, std::string>> pads;  // (data, pads) of each reflect Pad
+    std::vector<std::pair<std::string, std::string>> pads; // (data, pads) of each reflect Pad
     for (const auto& n : m.graph().node())
       if (n.op_type() == "Pad" && stringAttr(n, "mode") == "reflect")
         pads.emplace_back(n.input(0), n.input(1));
@@ -265,7 +264,7 @@ TEST(Generator, DeadNodeRemovalKeepsOnlyWhatReachesAnOutput) {
   modelgen::GraphBuilder g(*m.mutable_graph());
   modelgen::declare(m.mutable_graph()->add_input(), "x", onnx::TensorProto::FLOAT, {"N"}, {0});
   std::string used = g.node("Neg", {"x"});
-  g.node("Shape", {"x"});  // dead
+  g.node("Shape", {"x"}); // dead
   modelgen::declare(m.mutable_graph()->add_output(), used, onnx::TensorProto::FLOAT, {"N"}, {0});
   removeDeadNodes(m);
   ASSERT_EQ(m.graph().node_size(), 1);

@@ -142,7 +142,7 @@ TEST(Shrink, BindingValuesGoToTheSmallestThatStillFails) {
     if (b.byLabel.size() < 2 || !b.byLabel.count("N0"))
       continue;
     for (const auto& [label, v] : b.byLabel)
-      ASSERT_EQ(v, 7) << label << ", seed " << c.seed;  // 2 * traced 3 + 1
+      ASSERT_EQ(v, 7) << label << ", seed " << c.seed; // 2 * traced 3 + 1
     // A stand-in bug that needs N0 >= 3: 7 -> 3 (7/2) is the first candidate that still fails,
     // and from 3 none of 1, 2 does. Every other symbol can go to 1.
     auto needs = validAnd([](const onnx::ModelProto&, const onnxio::DimBinding& d) { return d.byLabel.at("N0") >= 3; });
@@ -202,11 +202,12 @@ TEST(Shrink, StaticInputDimsShrinkOnlyWhereTheGraphStaysValid) {
   modelgen::declare(m.mutable_graph()->add_output(), t, onnx::TensorProto::FLOAT, {"", ""}, {-1, -1});
   onnxio::DimBinding b;
   b.byLabel["N"] = 5;
-  auto hasTranspose = validAnd([](const onnx::ModelProto& c, const onnxio::DimBinding&) { return countOp(c, "Transpose") > 0; });
+  auto hasTranspose =
+      validAnd([](const onnx::ModelProto& c, const onnxio::DimBinding&) { return countOp(c, "Transpose") > 0; });
   ASSERT_TRUE(hasTranspose(m, b));
   ShrinkStats st;
   onnx::ModelProto small = shrinkDims(m, b, hasTranspose, 100, &st);
-  EXPECT_EQ(small.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 6);  // 1, 3, 5 are invalid
+  EXPECT_EQ(small.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 6); // 1, 3, 5 are invalid
   EXPECT_EQ(small.graph().input(1).type().tensor_type().shape().dim(0).dim_value(), 1);
   EXPECT_EQ(b.byLabel.at("N"), 1);
   EXPECT_EQ(st.elementsBefore, 6 * 5 + 4 * 5);

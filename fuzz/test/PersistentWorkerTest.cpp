@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using fuzztest::Shell;
 using fuzztest::sh;
+using fuzztest::Shell;
 
 /// Scratch folder of one test.
 struct TempDir : fuzztest::TempDir {
@@ -45,8 +45,9 @@ std::vector<std::string> rows(const fs::path& db, const std::string& sql) {
 }
 
 const char* kCases = "SELECT case_index, seed, valid, nodes, findings FROM fuzz_campaign_cases ORDER BY case_index";
-const char* kFindings = "SELECT case_index, seed, signature, symptom, variant, binding, nodes_before, nodes_after, detail "
-                        "FROM fuzz_findings ORDER BY case_index, variant, signature";
+const char* kFindings =
+    "SELECT case_index, seed, signature, symptom, variant, binding, nodes_before, nodes_after, detail "
+    "FROM fuzz_findings ORDER BY case_index, variant, signature";
 
 TEST(FuzzPersistentWorker, SameVerdictsAndSignaturesAsOneShot) {
   TempDir t;
@@ -87,7 +88,8 @@ TEST(FuzzPersistentWorker, ACaseThatKillsTheWorkerIsAFindingAndLaterCasesStillRu
   // The test fault injector aborts the compile of case 2 only (its scratch folder is case-2/):
   // in the persistent worker that is the whole worker process.
   Shell r = sh("DYNQUAL_TEST_FAULT=compile-abort:case-2/ " DYNQUAL_BIN
-               " fuzz --cases 5 --seed 3 --jobs 1 --no-minimize --db " + db.string());
+               " fuzz --cases 5 --seed 3 --jobs 1 --no-minimize --db " +
+               db.string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("cases 5 "), std::string::npos) << r.out;
   // The one-shot rerun names the crash the way a one-shot campaign does.

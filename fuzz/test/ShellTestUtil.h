@@ -14,7 +14,7 @@ namespace fuzztest {
 
 struct Shell {
   int code = -1;
-  std::string out;  ///< stdout and stderr together
+  std::string out; ///< stdout and stderr together
 };
 
 /// Runs `cmd` through /bin/sh with stderr merged into stdout.

@@ -24,7 +24,8 @@ void addAbCommand(CLI::App& app) {
       "ab", std::string("Compare two variants on this binary: correctness against the CPU reference first, then\n"
                         "interleaved ABBA timing rounds with a Wilcoxon signed-rank test per model, Holm over the\n"
                         "suite, and a verdict per model (docs/commands/ab.md). Variants: dq[:PIPELINE][@sim|@hip],\n"
-                        "ort:cpu, ext:NAME. ") + kExitCodes);
+                        "ort:cpu, ext:NAME. ") +
+                kExitCodes);
   struct Opts {
     AbFlags flags;
     std::string a, b;
@@ -63,7 +64,8 @@ void addCalibrateCommand(CLI::App& app) {
       "calibrate", std::string("Run an A/A comparison (the same variant on both arms) and store the noise of each\n"
                                "model on this machine: the scaled MAD and standard deviation of the per-round log\n"
                                "ratios (docs/metrics/noise.md). Warns when the machine is noisier than its history.\n"
-                               "The noise sizes rounds; it never moves the margin. ") + kExitCodes);
+                               "The noise sizes rounds; it never moves the margin. ") +
+                       kExitCodes);
   struct Opts {
     AbFlags flags;
     std::string variant = "dq:production@sim";

@@ -35,8 +35,9 @@ constexpr const char* kArms[2] = {"base", "head"};
 json replayArm(const fs::path& model, int index, const fs::path& results, const QualifySettings& s,
                const fs::path& work) {
   const fs::path bin = exec::selfBinDir();
-  std::vector<std::string> argv = {(bin / "dynqual").string(), "qualify-one", model.string(), "--work-dir",
-                                   work.string(), "--replay", results.string(), "--plan-index", std::to_string(index)};
+  std::vector<std::string> argv = {
+      (bin / "dynqual").string(), "qualify-one",  model.string(),       "--work-dir", work.string(), "--replay",
+      results.string(),           "--plan-index", std::to_string(index)};
   for (auto& a : qualifyOneArgs(s, bin / "dynqual-exec"))
     argv.push_back(a);
   return qualify::qualifyInChild(argv, model, s.modelTimeout).report;
@@ -46,7 +47,7 @@ json replayArm(const fs::path& model, int index, const fs::path& results, const 
 compare::Comparison comparisonOf(const json& j) {
   compare::Comparison c;
   c.verdict = j.value("verdict", "") == compare::verdictName(compare::Verdict::Pass) ? compare::Verdict::Pass
-                                                                                      : compare::Verdict::Fail;
+                                                                                     : compare::Verdict::Fail;
   c.reason = j.value("reason", "");
   c.combinedL2 = j.value("combined_l2", 0.0);
   c.combinedRelL2 = j.value("combined_rel_l2", 0.0);
@@ -55,7 +56,7 @@ compare::Comparison comparisonOf(const json& j) {
     compare::OutputComparison oc;
     oc.name = o.value("name", "");
     oc.verdict = o.value("verdict", "") == compare::verdictName(compare::Verdict::Pass) ? compare::Verdict::Pass
-                                                                                         : compare::Verdict::Fail;
+                                                                                        : compare::Verdict::Fail;
     oc.reason = o.value("reason", "");
     oc.elements = o.value("elements", int64_t{0});
     oc.l2 = o.value("l2", 0.0);
@@ -210,7 +211,7 @@ int prepareAbDevice(const std::string& kind, const diff::AbOptions& o, const std
     QualifySettings s;
     s.device = a->variant.device;
     s.pipeline = a->variant.pipeline;
-    s.reps = 1;  // the timed rounds take the samples: the plan's own timed case runs once
+    s.reps = 1; // the timed rounds take the samples: the plan's own timed case runs once
     s.warmup = 0;
     s.seed = o.policy.seed;
     std::cout << a->label << " (" << a->variant.text() << ", " << (a->binDir / "dynqual").string() << "):\n";
@@ -305,7 +306,7 @@ namespace {
 struct DeviceRun {
   int rounds = 0;
   std::string interleave;
-  std::map<std::string, std::string> errors;  ///< model -> why it was not timed, or stopped
+  std::map<std::string, std::string> errors; ///< model -> why it was not timed, or stopped
   json raw;
 };
 
@@ -361,7 +362,7 @@ std::vector<diff::Sample> readSamples(const fs::path& out, const DeviceAbPlan& p
     diff::Sample x;
     try {
       x = {j.at("model").get<std::string>(), j.at("arm").get<std::string>(), j.at("round").get<int>(),
-           j.at("position").get<int>(), j.at("rep").get<int>(), j.at("value_ms").get<double>(),
+           j.at("position").get<int>(),      j.at("rep").get<int>(),         j.at("value_ms").get<double>(),
            j.value("iterations", 1)};
     } catch (const std::exception&) {
       throw bad("a sample needs model, arm, round, position and rep (integers) and value_ms (a number)");
@@ -426,11 +427,10 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
     machineText += fmt::format(", {} (driver {})", machine.gpuName, machine.gpuDriver);
   r.envStart = environmentOf(d.value("env_start", json::object()), machineText);
   r.envEnd = environmentOf(d.value("env_end", json::object()), machineText);
-  r.envStart.affinity = r.envEnd.affinity = plan.cpu >= 0 ? "dq-run bound to CPU " + std::to_string(plan.cpu)
-                                                          : "dq-run not bound";
+  r.envStart.affinity = r.envEnd.affinity =
+      plan.cpu >= 0 ? "dq-run bound to CPU " + std::to_string(plan.cpu) : "dq-run not bound";
   if (r.envStart.gpuClocks != r.envEnd.gpuClocks)
-    r.envWarnings.push_back("GPU clocks changed during the run: " + r.envStart.gpuClocks + " -> " +
-                            r.envEnd.gpuClocks);
+    r.envWarnings.push_back("GPU clocks changed during the run: " + r.envStart.gpuClocks + " -> " + r.envEnd.gpuClocks);
   r.wallSeconds = d.value("wall_s", 0.0);
   r.budgetExhausted = d.value("budget_exhausted", false);
   r.rounds = run.rounds;
@@ -448,8 +448,8 @@ diff::AbResult importAbDevice(const fs::path& out, const DeviceAbPlan& plan, con
     for (const char* arm : kArms) {
       if (progress)
         std::cerr << fmt::format("\r\033[Kcorrectness {}/{} {} {}", i + 1, plan.models.size(), arm, c.model);
-      json rep = replayArm(plan.models[i], static_cast<int>(i), out / arm, settings[arm],
-                           workDir / arm / std::to_string(i));
+      json rep =
+          replayArm(plan.models[i], static_cast<int>(i), out / arm, settings[arm], workDir / arm / std::to_string(i));
       const json& m = rep.value("model", json::object());
       bool ok = !qualify::entryFailed(rep) && m.value("status", "") == "pass";
       if (!ok && c.passed) {

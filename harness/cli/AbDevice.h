@@ -15,25 +15,26 @@ namespace dynqual::cli {
 
 /// ab.json of a device plan (format "dynqual-device-ab", version 1).
 struct DeviceAbPlan {
-  std::string kind;                 ///< "ab" or "calibrate"
-  std::string base, head, device;   ///< variant texts; the device both arms run on
-  std::vector<std::filesystem::path> models;  ///< model folders as prepared here (suite order)
-  std::vector<int> looks;           ///< rounds at which the import analyses the samples
-  int samples = 5, warmup = 2;      ///< per ABBA position, as dq-run --reps / --warmup
-  double budgetSeconds = 600;       ///< timed rounds on the device
-  std::map<std::string, diff::SlowdownSpec> injectSlowdown;  ///< "inject_slowdown" (shift PCT) and "inject_slowdown_spec"
-  std::filesystem::path planDir;    ///< the plan folder (absolute, on this machine)
+  std::string kind;                          ///< "ab" or "calibrate"
+  std::string base, head, device;            ///< variant texts; the device both arms run on
+  std::vector<std::filesystem::path> models; ///< model folders as prepared here (suite order)
+  std::vector<int> looks;                    ///< rounds at which the import analyses the samples
+  int samples = 5, warmup = 2;               ///< per ABBA position, as dq-run --reps / --warmup
+  double budgetSeconds = 600;                ///< timed rounds on the device
+  std::map<std::string, diff::SlowdownSpec>
+      injectSlowdown;            ///< "inject_slowdown" (shift PCT) and "inject_slowdown_spec"
+  std::filesystem::path planDir; ///< the plan folder (absolute, on this machine)
   /// Sample: one dq-run process per round and model holds both programs and alternates them
   /// (dq-run --alternate); Process: a fresh dq-run per ABBA position.
   diff::Interleave interleave = diff::Interleave::Sample;
-  int cpu = -1;  ///< the CPU the device run bound dq-run to (device-ab.json), -1 when unbound or unknown
-  std::vector<std::string> baseEnv, headEnv;  ///< NAME=VALUE settings of each arm's dq-run (ab --a-env/--b-env)
+  int cpu = -1; ///< the CPU the device run bound dq-run to (device-ab.json), -1 when unbound or unknown
+  std::vector<std::string> baseEnv, headEnv; ///< NAME=VALUE settings of each arm's dq-run (ab --a-env/--b-env)
   /// The analysis fixed at --prepare-device, before any data ("analysis" in ab.json): alpha,
   /// margin and round value (the looks above). False for a plan written before it was fixed there.
   bool analysisFixed = false;
   double alpha = 0.05, margin = 0.02;
   diff::RoundValue roundValue = diff::RoundValue::Min;
-  std::optional<diff::RoundValue> tailValue;  ///< "tail_value" ("none": no second comparison)
+  std::optional<diff::RoundValue> tailValue; ///< "tail_value" ("none": no second comparison)
 };
 
 /// Reads `dir`/ab.json, and `dir`/device-ab.json's "cpu" and "budget_s" when the folder holds a

@@ -84,7 +84,8 @@ void applyFlags(const AbFlags& f, const std::optional<DeviceAbPlan>& devicePlan,
   o.measure.injectSlowdown = parseInjectSlowdown(f.inject);
   o.measure.compileTime = f.compileTime;
   applyDecisionMetric(f, o);
-  if (f.compileTime && (o.base.variant.kind != exec::Variant::Kind::Dq || o.head.variant.kind != exec::Variant::Kind::Dq))
+  if (f.compileTime &&
+      (o.base.variant.kind != exec::Variant::Kind::Dq || o.head.variant.kind != exec::Variant::Kind::Dq))
     throw UsageError("--compile-time needs two dq arms: a runner's compile is not a separate step");
   for (const auto& [model, spec] : o.measure.injectSlowdown) {
     if (std::none_of(o.models.begin(), o.models.end(), [&](const fs::path& m) { return m.filename() == model; }))
@@ -138,8 +139,7 @@ int prepareDevice(const std::string& kind, const AbFlags& f, diff::AbOptions& o,
     for (const char* arm : {"base", "head"})
       if (auto it = extraParams.find(std::string(arm) + "_src"); it != extraParams.end())
         runtimeSources[arm] = it->second;
-    return prepareAbDevice(kind, o, f.suites, f.prepareDevice, runtimeSources) > 0 ? diff::kRegression
-                                                                                   : diff::kPass;
+    return prepareAbDevice(kind, o, f.suites, f.prepareDevice, runtimeSources) > 0 ? diff::kRegression : diff::kPass;
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
@@ -169,14 +169,15 @@ void resolveMeasurement(const AbFlags& f, const std::optional<DeviceAbPlan>& dev
     o.measure.injectSlowdown = devicePlan->injectSlowdown;
   }
   o.measure.clock = devicePlan ? exec::TimingClock::Wall : resolveClock(f.clock, o.base, o.head, executor);
-  o.measure.interleave = devicePlan ? devicePlan->interleave : resolveInterleave(f.interleave, o.base, o.head, executor);
+  o.measure.interleave =
+      devicePlan ? devicePlan->interleave : resolveInterleave(f.interleave, o.base, o.head, executor);
   bool sampleInterleave = o.measure.interleave == diff::Interleave::Sample;
   o.measure.cpu = devicePlan ? devicePlan->cpu : sampleInterleave ? resolvePinCpu(f.pinCpu) : -1;
   // Serving processes start once per round, so more and longer samples cost little there.
   if (f.samples == 0 && !devicePlan)
     o.measure.samplesPerPosition = sampleInterleave ? 20 : 5;
   if (f.minSampleMs == 0)
-    o.measure.minSampleMs = devicePlan ? 0.0 : sampleInterleave ? 4.0 : 1.0;  // device samples: one run each
+    o.measure.minSampleMs = devicePlan ? 0.0 : sampleInterleave ? 4.0 : 1.0; // device samples: one run each
   if (f.looks.empty() && sampleInterleave && !devicePlan)
     o.policy.looks = stats::kSampleInterleaveLookRounds;
   // Sample interleaving takes 40 short samples per arm and round: their fastest half is a steadier
@@ -210,7 +211,8 @@ std::vector<std::string> applyDevicePlanAnalysis(const AbFlags& f, const DeviceA
   else
     p.looks = plan.looks;
   std::optional<diff::RoundValue> tail =
-      f.tailValue == "auto" ? plan.tailValue : resolveTailValue(f.tailValue, plan.interleave == diff::Interleave::Sample);
+      f.tailValue == "auto" ? plan.tailValue
+                            : resolveTailValue(f.tailValue, plan.interleave == diff::Interleave::Sample);
   auto tailName = [](const std::optional<diff::RoundValue>& v) {
     return std::string(v ? diff::roundValueName(*v) : "none");
   };
@@ -219,8 +221,8 @@ std::vector<std::string> applyDevicePlanAnalysis(const AbFlags& f, const DeviceA
   p.tailValue = tail;
   diff::RoundValue asked = f.roundValue == "auto" ? plan.roundValue : diff::parseRoundValue(f.roundValue);
   if (asked != plan.roundValue)
-    changed.push_back(fmt::format("round value {} (planned {})", diff::roundValueName(asked),
-                                  diff::roundValueName(plan.roundValue)));
+    changed.push_back(
+        fmt::format("round value {} (planned {})", diff::roundValueName(asked), diff::roundValueName(plan.roundValue)));
   p.roundValue = asked;
   return changed;
 }
@@ -248,8 +250,8 @@ std::map<std::string, std::string> runParams(const AbFlags& f, const diff::AbOpt
     params[k] = v;
   // A shift keeps the bare percent that runs stored before the other kinds existed.
   for (const auto& [m, spec] : o.measure.injectSlowdown)
-    params["inject_slowdown." + m] = spec.kind == diff::SlowdownSpec::Kind::Shift ? fmt::format("{}", spec.percent)
-                                                                                  : diff::slowdownSpecText(spec);
+    params["inject_slowdown." + m] =
+        spec.kind == diff::SlowdownSpec::Kind::Shift ? fmt::format("{}", spec.percent) : diff::slowdownSpecText(spec);
   if (deviceImport)
     params["device_results"] = fs::absolute(f.importDevice).lexically_normal().string();
   return params;
@@ -280,7 +282,7 @@ diff::AbResult measure(const AbFlags& f, const std::optional<DeviceAbPlan>& devi
     try {
       r = importAbDevice(f.importDevice, *devicePlan, o, work);
     } catch (const std::exception& e) {
-      throw UsageError(e.what());  // the run stays "unfinished" in the store
+      throw UsageError(e.what()); // the run stays "unfinished" in the store
     }
   } else {
     r = diff::runAb(o, executor, [&](const std::string& line) {
@@ -344,8 +346,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     params["exploratory"] = fmt::format("{}", fmt::join(exploratory, "; "));
 
   store::RunRecord header =
-      store::newRunHeader(kind, o.head.variant.device, o.head.variant.text(), {exec::selfBinDir() / "dynqual"},
-                          params);
+      store::newRunHeader(kind, o.head.variant.device, o.head.variant.text(), {exec::selfBinDir() / "dynqual"}, params);
   if (devicePlan) {
     try {
       header.machine = deviceAbMachine(f.importDevice);
@@ -363,7 +364,7 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   }
 
   std::vector<std::string> sizing;
-  if (db && o.measure.metric == diff::DecisionMetric::Measured)  // calibrations size measured noise
+  if (db && o.measure.metric == diff::DecisionMetric::Measured) // calibrations size measured noise
     sizing = announceSizing(kind, *db, machine, o);
   diff::AbResult r = measure(f, devicePlan, o, executor, work);
   r.exploratory = exploratory;
@@ -392,8 +393,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
     fs::remove_all(work);
   std::cerr << "dynqual " << kind << ": " << diff::verdictLine(r) << "\n";
   if (!recordError.empty()) {
-    std::cerr << "dynqual " << kind << ": recording into the store failed (results above are complete): "
-              << recordError << "\n";
+    std::cerr << "dynqual " << kind << ": recording into the store failed (results above are complete): " << recordError
+              << "\n";
     return 2;
   }
   return diff::exitCodeFor(r);

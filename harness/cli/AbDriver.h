@@ -18,9 +18,10 @@ namespace dynqual::cli {
 /// --format on stdout, writes --out files, records into the store unless --no-db, and returns
 /// the exit code (diff::exitCodeFor; 2 when recording failed). `kind` is "ab", "gate" or
 /// "calibrate"; `extraParams` are stored with the run. Throws for usage errors before any work.
-int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions options,
-                 const std::map<std::string, std::string>& extraParams = {},
-                 const std::function<void(int64_t runId, const diff::AbResult&, const std::string& machine)>& afterRecord = {});
+int runAbCommand(
+    const std::string& kind, const AbFlags& f, diff::AbOptions options,
+    const std::map<std::string, std::string>& extraParams = {},
+    const std::function<void(int64_t runId, const diff::AbResult&, const std::string& machine)>& afterRecord = {});
 
 /// The arms of a device import: the plan's variants (`dir`/ab.json). `a` and `b` are the variants
 /// given on the command line ("" when absent); a given one that differs from the plan's is a

@@ -18,24 +18,24 @@ namespace dynqual::cli {
 struct AbFlags {
   std::vector<std::string> suites;
   double alpha = 0.05, margin = 0.02;
-  std::vector<int> looks;  ///< empty: stats::kDefaultLookRounds, or kSampleInterleaveLookRounds
+  std::vector<int> looks; ///< empty: stats::kDefaultLookRounds, or kSampleInterleaveLookRounds
   double budget = 600;
-  int samples = 0, warmup = 2, bootstrap = 2000;  ///< samples 0: 5, or 20 when interleaving samples
-  double minSampleMs = 0;                          ///< 0: 1 ms, or 4 ms when interleaving samples
+  int samples = 0, warmup = 2, bootstrap = 2000; ///< samples 0: 5, or 20 when interleaving samples
+  double minSampleMs = 0;                        ///< 0: 1 ms, or 4 ms when interleaving samples
   uint64_t seed = 1;
-  std::vector<std::string> inject;  ///< MODEL=SPEC (diff::parseSlowdownSpec)
+  std::vector<std::string> inject; ///< MODEL=SPEC (diff::parseSlowdownSpec)
   std::string runnerConfig, workDir, format = "md", outDir, db;
-  std::string clock = "auto";  ///< auto | wall | thread-cpu | process-cpu
-  std::string interleave = "auto";  ///< auto | process | sample
-  std::string pinCpu = "auto";      ///< auto | none | CPU number (sample interleaving only)
-  std::string roundValue = "auto";  ///< auto | min | lower-half-mean | mean | median | p90
-  std::string tailValue = "auto";   ///< auto | none | a round value: the second comparison per model
+  std::string clock = "auto";      ///< auto | wall | thread-cpu | process-cpu
+  std::string interleave = "auto"; ///< auto | process | sample
+  std::string pinCpu = "auto";     ///< auto | none | CPU number (sample interleaving only)
+  std::string roundValue = "auto"; ///< auto | min | lower-half-mean | mean | median | p90
+  std::string tailValue = "auto";  ///< auto | none | a round value: the second comparison per model
   /// measured | modelled-device-time: the metric that decides (diff::DecisionMetric)
   std::string metric = diff::decisionMetricName(diff::kDefaultDecisionMetric);
   bool noDb = false;
   bool compileTime = false;
-  std::string prepareDevice;  ///< --prepare-device DIR: compile both arms' plans for a device machine, run nothing
-  std::string importDevice;   ///< --import-device OUT: analyse and record what device_ab.py brought back
+  std::string prepareDevice; ///< --prepare-device DIR: compile both arms' plans for a device machine, run nothing
+  std::string importDevice;  ///< --import-device OUT: analyse and record what device_ab.py brought back
   double compileTimeout = 600, runTimeout = 300;
 };
 

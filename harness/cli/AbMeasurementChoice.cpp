@@ -24,7 +24,7 @@ exec::TimingClock resolveClock(const std::string& choice, const exec::Arm& base,
     // Other devices work outside the runtime's thread, so its CPU time would miss their work.
     if (c == TimingClock::ThreadCpu && (a.variant.kind != exec::Variant::Kind::Dq || a.variant.device != "sim"))
       return a.label + " arm '" + a.variant.text() + "' is not dq on sim";
-    return executor.clockUnavailable(a, c);  // an unusable arm is reported by the engine itself
+    return executor.clockUnavailable(a, c); // an unusable arm is reported by the engine itself
   };
   if (choice == "auto") {
     TimingClock c = cpuClockOf(base);
@@ -45,8 +45,10 @@ diff::Interleave resolveInterleave(const std::string& choice, const exec::Arm& b
     return diff::Interleave::Process;
   auto whyNot = [&](const exec::Arm& a) -> std::string {
     try {
-      return executor.canServe(a) ? "" : a.label + " arm '" + a.variant.text() + "' cannot serve samples (it needs a runner "
-                                                                                 "of runner protocol 3 passing {serve})";
+      return executor.canServe(a) ? ""
+                                  : a.label + " arm '" + a.variant.text() +
+                                        "' cannot serve samples (it needs a runner "
+                                        "of runner protocol 3 passing {serve})";
     } catch (const exec::ExecError& e) {
       return e.what();
     }
@@ -129,7 +131,7 @@ void resolveDecisionMetric(const AbFlags& f, exec::Executor& executor, diff::AbO
     return;
   for (const exec::Arm* arm : {&o.base, &o.head})
     if (std::string why = executor.modelledUnavailable(*arm); !why.empty()) {
-      if (f.metric == "auto") {  // e.g. a base revision older than the modelled time: measure
+      if (f.metric == "auto") { // e.g. a base revision older than the modelled time: measure
         std::cerr << "note: --metric auto decides on the measured time: " << why << "\n";
         o.measure.metric = diff::DecisionMetric::Measured;
         return;

@@ -62,17 +62,21 @@ diff::Measurement measurementFromParams(const std::map<std::string, std::string>
   get("min_sample_ms", toDouble, m.minSampleMs);
   get("budget_s", toDouble, m.budgetSeconds);
   get("pin_cpu", toInt, m.cpu);
-  get("clock", [](const std::string& s) { return exec::parseTimingClock(s); }, m.clock);  // absent: wall
-  get("interleave", [](const std::string& s) {
+  get("clock", [](const std::string& s) { return exec::parseTimingClock(s); }, m.clock); // absent: wall
+  get(
+      "interleave",
+      [](const std::string& s) {
         if (s != "sample" && s != "process")
           throw std::invalid_argument(s);
         return s == "sample" ? diff::Interleave::Sample : diff::Interleave::Process;
-      }, m.interleave);
+      },
+      m.interleave);
   get("compile_time", [](const std::string& s) { return s == "1"; }, m.compileTime);
   m.metric = diff::decisionMetricFromParams(params);
   for (const auto& [key, value] : params)
     if (key.rfind("inject_slowdown.", 0) == 0)
-      get(key.c_str(), [](const std::string& v) { return diff::parseSlowdownSpec(v); },
+      get(
+          key.c_str(), [](const std::string& v) { return diff::parseSlowdownSpec(v); },
           m.injectSlowdown[key.substr(16)]);
   return m;
 }
@@ -85,8 +89,8 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   diff::Measurement m = measurementFromParams(stored.params);
 
   std::string timed = diff::decidingMetricFromParams(stored.params);
-  std::vector<std::string> timedModels;  // the compile rows, if any, follow for the same models
-  std::vector<diff::MetricComparison> identical;  // decided by hashes, not samples: kept, last
+  std::vector<std::string> timedModels;          // the compile rows, if any, follow for the same models
+  std::vector<diff::MetricComparison> identical; // decided by hashes, not samples: kept, last
   for (const auto& c : stored.comparisons)
     if (c.verdict == diff::Verdict::Identical)
       identical.push_back(c);
@@ -97,7 +101,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
   int rounds = 0;
   for (const auto& s : stored.samples)
     rounds = std::max(rounds, s.round + 1);
-  if (again.looksDone == 0 && rounds > 0)  // as the engine does when no look was reached
+  if (again.looksDone == 0 && rounds > 0) // as the engine does when no look was reached
     again.comparisons = diff::undecidedComparisons(stored.samples, timedModels, policy.roundValue, timed);
   again.comparisons.insert(again.comparisons.end(), identical.begin(), identical.end());
   out.recomputed = again.comparisons.size();

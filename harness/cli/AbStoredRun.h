@@ -12,8 +12,8 @@ namespace dynqual::cli {
 
 /// Which comparisons the rebuilt result carries.
 enum class StoredComparisons {
-  AsRecorded,  ///< the ones that decided the run (what `report` shows)
-  Recomputed,  ///< recomputed from the stored samples and policy (what `--reanalyze` shows)
+  AsRecorded, ///< the ones that decided the run (what `report` shows)
+  Recomputed, ///< recomputed from the stored samples and policy (what `--reanalyze` shows)
 };
 
 /// A stored A/B run, rebuilt.
@@ -24,7 +24,7 @@ struct RebuiltAbRun {
   /// Comparisons whose recomputed verdict, ratio, interval, p or rounds differ from the stored
   /// ones, one line each ("m: stored regression ratio 1.1 p 0.01, recomputed ...").
   std::vector<std::string> differences;
-  size_t recomputed = 0;  ///< comparisons recomputed
+  size_t recomputed = 0; ///< comparisons recomputed
 };
 
 /// Loads A/B run `runId` (diff::loadAbRun) and rebuilds its result: the stored checks, counters,

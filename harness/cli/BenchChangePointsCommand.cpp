@@ -25,7 +25,7 @@ namespace {
 
 struct CpBenchOpts {
   std::string db, calibration = "latest", model, method = "pelt";
-  double sigma = 0.0135, noiseScale = 0.70710678118654752;  // 1/sqrt(2): one run of a two-run log ratio
+  double sigma = 0.0135, noiseScale = 0.70710678118654752; // 1/sqrt(2): one run of a two-run log ratio
   int trials = 200, length = 200, tolerance = 5, minSpacing = 20;
   std::vector<double> sizes = {0.03, 0.05, 0.07, 0.10};
   std::vector<int> counts = {0, 1, 2, 3};
@@ -99,14 +99,16 @@ void benchChangePoints(const CpBenchOpts& o) {
     source = fmt::format("normal noise, sigma {:.3f}% (no calibration used; --sigma)", o.sigma * 100);
   std::cout << fmt::format("dynqual bench changepoints: {}; each point's noise is that times {:.4g}\n", source,
                            o.noiseScale);
-  std::cout << fmt::format("method {}, p <= {}, minimum segment {}{}; {} histories of {} points per cell, shifts "
-                           "at least {} points apart, a detection within {} points of a shift matches it, seed {}\n\n",
-                           stats::changePointMethodName(cp), cp.maxP, cp.minSegment,
-                           cp.method == stats::ChangePointMethod::Pelt
-                               ? fmt::format(", penalty {} ln n", cp.peltPenalty > 0 ? cp.peltPenalty : stats::kDefaultPeltPenalty)
-                               : fmt::format(", window {}", cp.window),
-                           o.trials, o.length, o.minSpacing, o.tolerance, o.seed);
-  std::cout << "| shift | shifts per history | true | found | false | missed | precision | recall | histories with a false one |\n";
+  std::cout << fmt::format(
+      "method {}, p <= {}, minimum segment {}{}; {} histories of {} points per cell, shifts "
+      "at least {} points apart, a detection within {} points of a shift matches it, seed {}\n\n",
+      stats::changePointMethodName(cp), cp.maxP, cp.minSegment,
+      cp.method == stats::ChangePointMethod::Pelt
+          ? fmt::format(", penalty {} ln n", cp.peltPenalty > 0 ? cp.peltPenalty : stats::kDefaultPeltPenalty)
+          : fmt::format(", window {}", cp.window),
+      o.trials, o.length, o.minSpacing, o.tolerance, o.seed);
+  std::cout << "| shift | shifts per history | true | found | false | missed | precision | recall | histories with a "
+               "false one |\n";
   std::cout << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   auto t0 = std::chrono::steady_clock::now();
   std::int64_t tp = 0, fp = 0, fn = 0, hist = 0, histFalse = 0;
@@ -160,29 +162,39 @@ void addBenchChangePointsCommand(CLI::App* bench) {
       ->capture_default_str();
   cmd->add_option("--model", o->model, "only this model's residuals (default: every model's, pooled)");
   cmd->add_option("--sigma", o->sigma, "standard deviation of normal noise in log units when no calibration is used")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--noise-scale", o->noiseScale,
                   "multiplies the noise: 0.7071 (1/sqrt 2) turns a residual, the log ratio of two runs, into one run's "
                   "noise; 1 keeps the ratio's")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   cmd->add_option("--trials", o->trials, "histories per cell")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--length", o->length, "points per history")->check(CLI::Range(10, 100000))->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "shift sizes (0.05 = 5%)")->delimiter(',')->capture_default_str();
   cmd->add_option("--counts", o->counts, "shifts per history")->delimiter(',')->capture_default_str();
   cmd->add_option("--tolerance", o->tolerance, "points between a detection and the shift it matches, at most")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--min-spacing", o->minSpacing, "points between shifts and from either end, at least")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--method", o->method, "change-point method")
-      ->check(CLI::IsMember({"pelt", "e-divisive", "e-divisive-permutation"}))->capture_default_str();
-  cmd->add_option("--max-p", o->cp.maxP, "p threshold of the merge step")->check(CLI::Range(1e-12, 1.0))->capture_default_str();
+      ->check(CLI::IsMember({"pelt", "e-divisive", "e-divisive-permutation"}))
+      ->capture_default_str();
+  cmd->add_option("--max-p", o->cp.maxP, "p threshold of the merge step")
+      ->check(CLI::Range(1e-12, 1.0))
+      ->capture_default_str();
   cmd->add_option("--min-segment", o->cp.minSegment, "points per segment, at least")
-      ->check(CLI::Range(2, 100000))->capture_default_str();
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
   cmd->add_option("--window", o->cp.window, "E-divisive window")->check(CLI::Range(4, 100000))->capture_default_str();
   cmd->add_option("--penalty", o->cp.peltPenalty, "PELT penalty per change in units of ln n (0: the default)")
-      ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   cmd->add_option("--permutations", o->cp.permutations, "e-divisive-permutation: permutations per test")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "simulation seed")->capture_default_str();
   cmd->callback([o] {
     try {

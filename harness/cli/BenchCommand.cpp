@@ -32,7 +32,7 @@ struct StatsOpts {
   std::string db, calibration = "latest";
   int trials = 2000, suite = 20;
   double alpha = 0.05, margin = 0.02;
-  std::vector<int> looks;  ///< empty: the looks the calibration run itself planned
+  std::vector<int> looks; ///< empty: the looks the calibration run itself planned
   std::vector<double> effects = {0.01, 0.02, 0.03, 0.05, 0.10};
   uint64_t seed = 1;
   double drift = 0, outlierRate = 0, outlierMagnitude = 0, tailDf = 0;
@@ -115,7 +115,8 @@ void benchStats(const StatsOpts& o) {
   store::Store db(o.db.empty() ? store::defaultDbPath() : fs::path(o.db), ro);
   int64_t runId = 0;
   if (o.calibration == "latest") {
-    SQLite::Statement q(db.db(), "SELECT id FROM runs WHERE kind = 'calibrate' ORDER BY started_at DESC, id DESC LIMIT 1");
+    SQLite::Statement q(db.db(),
+                        "SELECT id FROM runs WHERE kind = 'calibrate' ORDER BY started_at DESC, id DESC LIMIT 1");
     if (!q.executeStep())
       throw UsageError(db.path().string() + ": holds no calibrate run (run `dynqual calibrate` first)");
     runId = q.getColumn(0).getInt64();
@@ -206,13 +207,19 @@ void addBenchCommand(CLI::App& app) {
   auto o = std::make_shared<StatsOpts>();
   st->add_option("--db", o->db, "results database holding the calibration (default: $DYNQUAL_DB, else ./dynqual.db)");
   st->add_option("--calibration", o->calibration, "calibrate run id, or 'latest'")->capture_default_str();
-  st->add_option("--trials", o->trials, "simulated gates per point")->check(CLI::Range(1, 10000000))->capture_default_str();
-  st->add_option("--suite", o->suite, "models per suite for the per-suite rate")->check(CLI::Range(1, 1000))->capture_default_str();
+  st->add_option("--trials", o->trials, "simulated gates per point")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  st->add_option("--suite", o->suite, "models per suite for the per-suite rate")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   st->add_option("--alpha", o->alpha, "suite-level alpha")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
   st->add_option("--margin", o->margin, "no-change margin")->check(CLI::Range(0.0, 0.5))->capture_default_str();
   st->add_option("--looks", o->looks, "rounds at each look (default: the looks the calibration run planned)")
       ->delimiter(',');
-  st->add_option("--effects", o->effects, "true slowdowns to simulate (0.03 = 3%)")->delimiter(',')->capture_default_str();
+  st->add_option("--effects", o->effects, "true slowdowns to simulate (0.03 = 3%)")
+      ->delimiter(',')
+      ->capture_default_str();
   st->add_option("--seed", o->seed, "simulation seed")->capture_default_str();
   st->add_option("--drift", o->drift, "log-ratio drift added per round")->capture_default_str();
   st->add_option("--outlier-rate", o->outlierRate, "probability of an outlier round")->check(CLI::Range(0.0, 1.0));
@@ -223,12 +230,14 @@ void addBenchCommand(CLI::App& app) {
                  "--inject-slowdown (3 = shift:3, tail:0.3:25, spread:3), comma-separated")
       ->delimiter(',');
   st->add_option("--changed-model", o->changed, "the model --modes changes (default: the first of the calibration)");
-  st->add_option("--tail-value", o->tailValue, "the second round value of --modes: auto (mean), none, mean, median, p90")
+  st->add_option("--tail-value", o->tailValue,
+                 "the second round value of --modes: auto (mean), none, mean, median, p90")
       ->check(CLI::IsMember({"auto", "none", "mean", "median", "p90", "min", "lower-half-mean"}))
       ->capture_default_str();
   st->add_flag("--keep-bias", o->keepBias,
                "--modes keeps each model's A/A bias as measured (default: arms swapped at random per round)");
-  st->add_option("--mode-trials", o->modeTrials, "simulated gates per mode")->check(CLI::Range(1, 1000000))
+  st->add_option("--mode-trials", o->modeTrials, "simulated gates per mode")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   st->callback([o] {
     try {

@@ -97,18 +97,27 @@ BenchTotals benchOneShot(const BenchOpts& o, const fs::path& work, const fs::pat
             {"run K bindings (child processes)", t.run},
             {"  of which process start (est.)", spawnMs * children},
             {"other (files, compare)", t.wall - t.gen - t.check - t.ref - t.compile - t.run}};
-  t.notes.push_back(fmt::format("process start estimate: {:.2f} ms per child (median of 5 bare dynqual-exec)", spawnMs));
+  t.notes.push_back(
+      fmt::format("process start estimate: {:.2f} ms per child (median of 5 bare dynqual-exec)", spawnMs));
   return t;
 }
 
 /// Persistent: one `dynqual fuzz-worker` serves every case over its pipe, as a campaign job does.
 BenchTotals benchPersistent(const BenchOpts& o, const fs::path& work, const fs::path& bin) {
   BenchTotals t;
-  std::vector<std::string> argv = {(bin / "dynqual").string(), "fuzz-worker", "--bindings", std::to_string(o.bindings),
-                                   "--variant", o.variant, "--no-minimize", "--max-nodes", std::to_string(o.maxNodes),
-                                   "--max-steps", std::to_string(kBenchMaxSteps)};
+  std::vector<std::string> argv = {(bin / "dynqual").string(),
+                                   "fuzz-worker",
+                                   "--bindings",
+                                   std::to_string(o.bindings),
+                                   "--variant",
+                                   o.variant,
+                                   "--no-minimize",
+                                   "--max-nodes",
+                                   std::to_string(o.maxNodes),
+                                   "--max-steps",
+                                   std::to_string(kBenchMaxSteps)};
   fuzz::PersistentWorker worker(argv, uint64_t{4096} << 20);
-  std::vector<double> overhead;  // per case: wall - the phases the worker timed
+  std::vector<double> overhead; // per case: wall - the phases the worker timed
   double firstOverhead = 0;
   double cpu0 = cpuMs(false);
   auto t0 = std::chrono::steady_clock::now();
@@ -141,7 +150,8 @@ BenchTotals benchPersistent(const BenchOpts& o, const fs::path& work, const fs::
             {"worker start-up, once (est.)", startUp},
             {"other (compare, JSON, pipe)", t.wall - t.gen - t.check - t.ref - t.compile - t.run - startUp}};
   t.notes.push_back(fmt::format("worker start-up estimate: first case's time outside the timed phases less the "
-                                "median of the others ({:.2f} ms)", typical));
+                                "median of the others ({:.2f} ms)",
+                                typical));
   return t;
 }
 

@@ -37,7 +37,9 @@ struct GenerateOpts {
   bool noDb = false;
 };
 
-fs::path selfExe() { return fs::read_symlink("/proc/self/exe"); }
+fs::path selfExe() {
+  return fs::read_symlink("/proc/self/exe");
+}
 
 fs::path dqBenchPath(const GenerateOpts& o) {
   if (!o.dqBench.empty())
@@ -75,15 +77,29 @@ json runOneModel(const GenerateOpts& o, const fs::path& modelDir, const fs::path
   const fs::path onnxFile = modelDir / "model.onnx";
   if (!fs::exists(onnxFile))
     throw UsageError(onnxFile.string() + ": missing (a model folder holds model.onnx)");
-  const std::string name = modelDir.filename().empty() ? modelDir.parent_path().filename().string()
-                                                       : modelDir.filename().string();
+  const std::string name =
+      modelDir.filename().empty() ? modelDir.parent_path().filename().string() : modelDir.filename().string();
   const fs::path artifact = work / (name + ".dqp");
   compileArtifact(onnxio::loadModel(onnxFile), o.pipeline, artifact);
-  std::vector<std::string> argv = {dqBenchPath(o).string(), "generate", artifact.string(), "--device", o.device,
-                                   "--prompt-len", std::to_string(o.promptLen), "--gen-tokens",
-                                   std::to_string(o.genTokens), "--warmup", std::to_string(o.warmup), "--reps",
-                                   std::to_string(o.reps), "--seed", std::to_string(o.seed), "--name", name,
-                                   "--model-hash", store::sha256File(onnxFile)};
+  std::vector<std::string> argv = {dqBenchPath(o).string(),
+                                   "generate",
+                                   artifact.string(),
+                                   "--device",
+                                   o.device,
+                                   "--prompt-len",
+                                   std::to_string(o.promptLen),
+                                   "--gen-tokens",
+                                   std::to_string(o.genTokens),
+                                   "--warmup",
+                                   std::to_string(o.warmup),
+                                   "--reps",
+                                   std::to_string(o.reps),
+                                   "--seed",
+                                   std::to_string(o.seed),
+                                   "--name",
+                                   name,
+                                   "--model-hash",
+                                   store::sha256File(onnxFile)};
   if (o.copyMib > 0) {
     argv.push_back("--copy-mib");
     argv.push_back(std::to_string(o.copyMib));
@@ -93,8 +109,8 @@ json runOneModel(const GenerateOpts& o, const fs::path& modelDir, const fs::path
     throw std::runtime_error(argv[0] + ": could not be started: " + r.error);
   if (r.exitCode != 0) {
     std::string why = r.describeAbnormalEnd(o.timeout);
-    throw std::runtime_error(fmt::format("{}: dq-bench generate failed{}: {}", name, why.empty() ? "" : " (" + why + ")",
-                                         r.err.empty() ? r.out : r.err));
+    throw std::runtime_error(fmt::format("{}: dq-bench generate failed{}: {}", name,
+                                         why.empty() ? "" : " (" + why + ")", r.err.empty() ? r.out : r.err));
   }
   return json::parse(r.out);
 }
@@ -123,7 +139,7 @@ void benchGenerate(const GenerateOpts& o) {
   if (!o.imports.empty()) {
     for (const auto& f : o.imports)
       for (json& d : readDocuments(f)) {
-        store::generationCase(d);  // checks the whole document before anything is written
+        store::generationCase(d); // checks the whole document before anything is written
         docs.push_back(std::move(d));
       }
   } else {
@@ -152,8 +168,8 @@ void benchGenerate(const GenerateOpts& o) {
                                 [](const json* d) { return d->value("tool", "") == "dq-bench generate"; });
     const json& first = dqBench == members.end() ? *members.front() : **dqBench;
     std::map<std::string, std::string> params = {{"source", o.imports.empty() ? "dq-bench" : "import"}};
-    store::RunRecord header = store::newRunHeader("generate", first.value("device", ""), o.pipeline,
-                                                  {selfExe(), dqBenchPath(o)}, params);
+    store::RunRecord header =
+        store::newRunHeader("generate", first.value("device", ""), o.pipeline, {selfExe(), dqBenchPath(o)}, params);
     if (!o.imports.empty()) {
       header.machine = store::generationMachine(first);
       header.startedAt = first.value("started_at", header.startedAt);
@@ -165,7 +181,7 @@ void benchGenerate(const GenerateOpts& o) {
       if (!o.imports.empty())
         printSummary(*d);
     }
-    db.recordCases(runId, cases);  // one transaction
+    db.recordCases(runId, cases); // one transaction
     db.finishRun(runId);
     std::cout << fmt::format("recorded run {} ({} {}) into {}\n", runId, cases.size(),
                              cases.size() == 1 ? "model" : "models", db.path().string());
@@ -185,7 +201,9 @@ void addBenchGenerateCommand(CLI::App* bench) {
   cmd->add_option("--import", o->imports, "dq-bench generate JSON files (one object per line) to record instead");
   cmd->add_option("--device", o->device, "device dq-bench runs on")->capture_default_str();
   cmd->add_option("--prompt-len", o->promptLen, "prompt tokens")->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("--gen-tokens", o->genTokens, "generated tokens (>= 2)")->check(CLI::Range(2, 1000000))->capture_default_str();
+  cmd->add_option("--gen-tokens", o->genTokens, "generated tokens (>= 2)")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "untimed generations")->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--reps", o->reps, "timed generations")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the prompt token ids")->capture_default_str();

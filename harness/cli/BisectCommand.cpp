@@ -78,8 +78,8 @@ std::string clockChoice(const std::string& metric) {
 /// One bisection: the builds it made, the A/B of each step through the engine, the store records.
 class Bisector {
 public:
-  Bisector(const BisectOpts& o, std::vector<bisect::Revision> revs, std::vector<fs::path> models,
-           store::Store* db, exec::Executor& executor, std::string bisectKey)
+  Bisector(const BisectOpts& o, std::vector<bisect::Revision> revs, std::vector<fs::path> models, store::Store* db,
+           exec::Executor& executor, std::string bisectKey)
       : o_(o), revs_(std::move(revs)), models_(std::move(models)), db_(db), executor_(executor),
         bisectKey_(std::move(bisectKey)) {}
 
@@ -130,7 +130,9 @@ public:
     ab.measure.cpu = sample ? resolvePinCpu("auto") : -1;
     ab.measure.samplesPerPosition = o_.samples != 0 ? o_.samples : sample ? 20 : 5;
     ab.measure.minSampleMs = o_.minSampleMs != 0 ? o_.minSampleMs : sample ? 4.0 : 1.0;
-    ab.policy.looks = !o_.looks.empty() ? o_.looks : sample ? stats::kSampleInterleaveLookRounds : stats::kDefaultLookRounds;
+    ab.policy.looks = !o_.looks.empty() ? o_.looks
+                      : sample          ? stats::kSampleInterleaveLookRounds
+                                        : stats::kDefaultLookRounds;
     ab.policy.roundValue = sample ? diff::RoundValue::LowerHalfMean : diff::RoundValue::Min;
     ab.progress = isatty(STDERR_FILENO);
 
@@ -208,7 +210,7 @@ private:
 int runBisect(const BisectOpts& o) {
   if (o.variant.rfind("dq", 0) != 0)
     throw UsageError("--variant: a bisection compares builds of this compiler, so it takes a dq variant");
-  makeArm("base", o.variant, "--variant");  // a variant that does not parse fails here, before any build
+  makeArm("base", o.variant, "--variant"); // a variant that does not parse fails here, before any build
   std::vector<fs::path> models = bisectModels(o);
   std::vector<bisect::Revision> revs;
   try {
@@ -222,8 +224,8 @@ int runBisect(const BisectOpts& o) {
     if (!std::ofstream(fs::path(o.outDir) / "bisect.md"))
       throw UsageError("--out " + o.outDir + ": cannot write there");
   }
-  std::cerr << fmt::format("bisect: {} revisions from {} to {}, {} models\n", revs.size(), revs.front().sha.substr(0, 12),
-                           revs.back().sha.substr(0, 12), models.size());
+  std::cerr << fmt::format("bisect: {} revisions from {} to {}, {} models\n", revs.size(),
+                           revs.front().sha.substr(0, 12), revs.back().sha.substr(0, 12), models.size());
 
   std::unique_ptr<store::Store> db;
   if (!o.noDb)
@@ -235,10 +237,13 @@ int runBisect(const BisectOpts& o) {
   ec.workDir = work;
   exec::Executor executor(ec);
 
-  std::map<std::string, std::string> params = {{"good", o.good},          {"bad", o.bad},
-                                               {"good_rev", revs.front().sha}, {"bad_rev", revs.back().sha},
+  std::map<std::string, std::string> params = {{"good", o.good},
+                                               {"bad", o.bad},
+                                               {"good_rev", revs.front().sha},
+                                               {"bad_rev", revs.back().sha},
                                                {"repo", fs::absolute(o.repo).lexically_normal().string()},
-                                               {"variant", o.variant}, {"metric", o.metric},
+                                               {"variant", o.variant},
+                                               {"metric", o.metric},
                                                {"alpha", fmt::format("{}", o.alpha)},
                                                {"margin", fmt::format("{}", o.margin)}};
   store::RunRecord header = store::newRunHeader("bisect", makeArm("head", o.variant, "--variant").variant.device,
@@ -262,8 +267,8 @@ int runBisect(const BisectOpts& o) {
                   revs.back().sha.substr(0, 12), o.bad, params["repo"]),
       fmt::format("variant {}, metric {}, alpha {}, margin {:.1f}%", o.variant, o.metric, o.alpha, o.margin * 100)};
   std::string md = bisect::renderMarkdown(out, context);
-  std::string js = bisect::renderJson(out, {{"good", o.good}, {"bad", o.bad}, {"repo", params["repo"]},
-                                            {"variant", o.variant}, {"metric", o.metric}});
+  std::string js = bisect::renderJson(
+      out, {{"good", o.good}, {"bad", o.bad}, {"repo", params["repo"]}, {"variant", o.variant}, {"metric", o.metric}});
   int code = out.exitCode;
   if (db) {
     // The bisection itself: its outcome in the run's parameters, steps linked by bisect_key.
@@ -294,12 +299,11 @@ int runBisect(const BisectOpts& o) {
 
 void addBisectCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "bisect",
-      "Find the commit between --good and --bad that made a model slower, on this machine: each revision\n"
-      "is built by the gate's builder (cached by commit) and each step is one interleaved A/B with the\n"
-      "gate's statistics, closing at the first look that decides (docs/commands/bisect.md).\n"
-      "Exit: 0 every regression located and confirmed, 2 usage or input error, 3 no regression between\n"
-      "the endpoints or a culprit left ambiguous or unconfirmed, 4 an endpoint does not build.");
+      "bisect", "Find the commit between --good and --bad that made a model slower, on this machine: each revision\n"
+                "is built by the gate's builder (cached by commit) and each step is one interleaved A/B with the\n"
+                "gate's statistics, closing at the first look that decides (docs/commands/bisect.md).\n"
+                "Exit: 0 every regression located and confirmed, 2 usage or input error, 3 no regression between\n"
+                "the endpoints or a culprit left ambiguous or unconfirmed, 4 an endpoint does not build.");
   auto o = std::make_shared<BisectOpts>();
   cmd->add_option("--good", o->good, "a revision without the regression")->required();
   cmd->add_option("--bad", o->bad, "a later revision with it (good must be its ancestor)")->required();
@@ -307,22 +311,29 @@ void addBisectCommand(CLI::App& app) {
   cmd->add_option("--model", o->models, "bisect only these models of the suite (repeatable)");
   cmd->add_option("--metric", o->metric,
                   "cpu_time (thread CPU time, dq on sim), latency (wall time), or auto (the gate's choice)")
-      ->check(CLI::IsMember({"auto", "cpu_time", "latency"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu_time", "latency"}))
+      ->capture_default_str();
   cmd->add_option("--repo", o->repo, "the git repository to build from")->capture_default_str();
   cmd->add_option("--cache-dir", o->cacheDir, "build cache (default: $DYNQUAL_GATE_CACHE, else ~/.cache/dynqual/gate)");
   addBuildCommandFlags(cmd, o->buildCommands);
   cmd->add_option("--variant", o->variant, "the dq variant every revision runs")->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "false-positive rate of each comparison, split over looks, Holm over models")
-      ->check(CLI::Range(1e-6, 0.5))->capture_default_str();
+      ->check(CLI::Range(1e-6, 0.5))
+      ->capture_default_str();
   cmd->add_option("--margin", o->margin, "relative change treated as no change (e.g. 0.02 = 2%)")
-      ->check(CLI::Range(0.0, 0.5))->capture_default_str();
-  cmd->add_option("--looks", o->looks, "rounds at which each comparison is analysed (default: the gate's)")->delimiter(',');
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--looks", o->looks, "rounds at which each comparison is analysed (default: the gate's)")
+      ->delimiter(',');
   cmd->add_option("--budget", o->budget, "seconds of timed rounds per comparison; may only cut looks short")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--samples", o->samples, "samples per ABBA position (0 = the gate's default)")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "discarded runs at the start of each position")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--min-sample-ms", o->minSampleMs, "shortest batch one sample times, ms (0 = the gate's default)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "bootstrap and generated-input seed")->capture_default_str();

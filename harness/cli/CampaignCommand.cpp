@@ -199,8 +199,9 @@ void addCampaignCommand(CLI::App& app) {
   submit->add_option("--night", o->night, "night label (default: today, UTC)");
   submit->add_option("--inject", o->inject, "inject knob(s) A[,B] (a check of the pipeline, not a nightly)");
   submit->add_option("--variant", o->variants, "variants, as for dynqual fuzz");
-  submit->add_option("--store", o->store, "also merge into this long-lived store (history across nights); the "
-                                          "report and triage are then read from it");
+  submit->add_option("--store", o->store,
+                     "also merge into this long-lived store (history across nights); the "
+                     "report and triage are then read from it");
   submit->add_flag("--dry-run", o->dryRun, "write and print the scripts, submit nothing");
   submit->callback([o] {
     try {
@@ -219,7 +220,7 @@ void addCampaignCommand(CLI::App& app) {
         double total = fuzz::parseDuration(o->time);
         o->fuzzTime = fmt::format("{}s", static_cast<long>(std::max(60.0, total - 600)));
       }
-      slurmTime(o->time);  // a bad --time fails here, before anything is written
+      slurmTime(o->time); // a bad --time fails here, before anything is written
       fs::path out = fs::absolute(o->out);
       fs::create_directories(out / "logs");
       std::string dynqual = (exec::selfBinDir() / "dynqual").string();
@@ -227,8 +228,8 @@ void addCampaignCommand(CLI::App& app) {
       writeScript(out / "merge.sbatch", mergeScript(*o, out, dynqual));
       if (o->dryRun) {
         std::cout << "# " << (out / "campaign.sbatch").string() << "\n" << arrayScript(*o, out, dynqual) << "\n";
-        std::cout << "# " << (out / "merge.sbatch").string()
-                  << " (sbatch --dependency=afterany:ARRAY_JOB_ID)\n" << mergeScript(*o, out, dynqual);
+        std::cout << "# " << (out / "merge.sbatch").string() << " (sbatch --dependency=afterany:ARRAY_JOB_ID)\n"
+                  << mergeScript(*o, out, dynqual);
         setExitCode(0);
         return;
       }

@@ -32,8 +32,8 @@ CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest&
     throw std::runtime_error(result.error);
   // A pass name that matched nothing is a typo, not a request for silence.
   if (!request.printIrAfter.empty() && result.printedIr.empty())
-    throw UsageError("--print-ir-after '" + request.printIrAfter + "': no pass of that name ran (pipeline: " +
-                     result.pipelineSpec + ")");
+    throw UsageError("--print-ir-after '" + request.printIrAfter +
+                     "': no pass of that name ran (pipeline: " + result.pipelineSpec + ")");
   out.ir = result.ir;
   for (const auto& t : result.passTimes)
     out.passMs.emplace_back(t.pass, t.ms);

@@ -31,8 +31,7 @@ CompileOutcome compileModel(const onnx::ModelProto& model, const CompileRequest&
 
 /// compileModel with `pipeline` to the dqp stage, writing `artifact`; the run::CompileFn shape that
 /// `dynqual run`, `qualify` and the tests hand to run::runModel. Throws as compileModel does.
-void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline,
-                     const std::filesystem::path& artifact);
+void compileArtifact(const onnx::ModelProto& model, const std::string& pipeline, const std::filesystem::path& artifact);
 
 /// The MLIR pass-pipeline text `pipeline` stands for ("production" and its options resolved by
 /// the compiler's pipeline registry; a spec is returned as given). Throws std::runtime_error for

@@ -26,7 +26,8 @@ void addCompileCommand(CLI::App& app) {
   cmd->add_option("--emit", opts->req.stage, "stage to stop after (default: dqp)")
       ->check(CLI::IsMember({"onnx", "dq", "memref", "dqp"}));
   cmd->add_option("-o,--output", opts->output, "output file ('-' = stdout; required for dqp)");
-  cmd->add_option("--pipeline", opts->req.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
+  cmd->add_option("--pipeline", opts->req.pipeline,
+                  "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
   cmd->add_option("--print-ir-after", opts->req.printIrAfter, "print IR to stderr after PASS, or 'all'");
   cmd->add_flag("--timing", opts->req.timing, "print per-pass compile time (ms) to stderr");
   cmd->add_flag("--print-pipeline", opts->printPipeline,

@@ -23,13 +23,13 @@ namespace fs = std::filesystem;
 
 namespace dynqual::cli {
 
-
 void addCorpusCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("corpus", "The tracked regression corpus (corpus/).");
   cmd->require_subcommand(1);
 
-  auto* add = cmd->add_subcommand("add", "Promote a fuzz finding folder (from --corpus-out), or the smallest reproducer\n"
-                                         "of a bucket (--bucket ID --db FILE), into the corpus.");
+  auto* add =
+      cmd->add_subcommand("add", "Promote a fuzz finding folder (from --corpus-out), or the smallest reproducer\n"
+                                 "of a bucket (--bucket ID --db FILE), into the corpus.");
   struct AddOpts {
     std::string finding, name, corpus, bucket, db = store::defaultDbPath().string();
   };

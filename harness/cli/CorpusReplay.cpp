@@ -18,7 +18,9 @@ namespace dynqual::cli {
 #define DYNQUAL_SOURCE_DIR "."
 #endif
 
-fs::path defaultCorpus() { return fs::path(DYNQUAL_SOURCE_DIR) / "corpus"; }
+fs::path defaultCorpus() {
+  return fs::path(DYNQUAL_SOURCE_DIR) / "corpus";
+}
 
 nlohmann::json readMeta(const fs::path& dir) {
   std::ifstream in(dir / "meta.json");

@@ -26,7 +26,7 @@ struct Replay {
 /// outputs when it has none), comparing bit-exact when `bitExact`; sets `detected` and `why` when
 /// a compile, run or comparison failed. Throws exec::ExecError (Stage::Infra) when the variant
 /// cannot run here.
-Replay replay(const std::filesystem::path& dir, const std::string& variantText, bool bitExact,
-              exec::Executor& executor, bool& detected, std::string& why);
+Replay replay(const std::filesystem::path& dir, const std::string& variantText, bool bitExact, exec::Executor& executor,
+              bool& detected, std::string& why);
 
 } // namespace dynqual::cli

@@ -39,7 +39,8 @@ void addDbCommand(CLI::App& app) {
   auto infoFormat = std::make_shared<std::string>("text");
   auto* info = db->add_subcommand("info", "schema version, row counts and the list of runs");
   info->add_option("--format", *infoFormat, "text (one line per run) or json (one document)")
-      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   info->callback([path, infoFormat] { guarded("info", [&] { store::dbInfo(*path, *infoFormat, std::cout); }); });
 
   auto sql = std::make_shared<std::string>();
@@ -47,10 +48,10 @@ void addDbCommand(CLI::App& app) {
   auto* query = db->add_subcommand("query", "run one read-only SQL statement and print the rows");
   query->add_option("sql", *sql, "the SQL statement")->required();
   query->add_option("--format", *queryFormat, "text (tab-separated with a header line) or json (array of objects)")
-      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  query->callback([path, sql, queryFormat] {
-    guarded("query", [&] { store::dbQuery(*path, *sql, *queryFormat, std::cout); });
-  });
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  query->callback(
+      [path, sql, queryFormat] { guarded("query", [&] { store::dbQuery(*path, *sql, *queryFormat, std::cout); }); });
 
   auto runs = std::make_shared<std::vector<std::string>>();
   auto exportOut = std::make_shared<std::string>("-");

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // CLI11's own codes (105, 106, ...) are not ours
+    return app.exit(e) == 0 ? 0 : 2; // CLI11's own codes (105, 106, ...) are not ours
   }
   if (printProtocol) {
     std::cout << kArmProtocol << "\n";
@@ -165,18 +165,24 @@ int main(int argc, char** argv) {
       dynqual::onnxio::writeTensorFile(file, dynqual::run::fromHostTensor(run.outputs[i]), name);
       outs.push_back(file.string());
     }
-    result = {{"protocol", kArmProtocol}, {"ok", true}, {"runner", "dynqual-exec"},
-              {"version", program.compilerVersion}, {"device", dev->name()},
-              {"outputs", outs}, {"counters", countersJson(run.counters)},
-              {"execute_ms", run.executeMs}, {"total_ms", run.totalMs},
-              {"session_ms", sessionMs}, {"first_infer_ms", firstInferMs}};
+    result = {{"protocol", kArmProtocol},
+              {"ok", true},
+              {"runner", "dynqual-exec"},
+              {"version", program.compilerVersion},
+              {"device", dev->name()},
+              {"outputs", outs},
+              {"counters", countersJson(run.counters)},
+              {"execute_ms", run.executeMs},
+              {"total_ms", run.totalMs},
+              {"session_ms", sessionMs},
+              {"first_infer_ms", firstInferMs}};
 
     if (timing.reps > 0) {
       std::mt19937_64 busyRng(timing.busySeed);
       std::uniform_real_distribution<double> unit(0.0, 1.0);
-      double spinUs = timing.busyWaitUs;  // this sample's spin per run (redrawn per sample under --busy-spread)
-      bool timed = false;                 // warm-up runs spin the plain amount
-      uint64_t modelledNs = 0;            // the modelled device time of this sample's runs
+      double spinUs = timing.busyWaitUs; // this sample's spin per run (redrawn per sample under --busy-spread)
+      bool timed = false;                // warm-up runs spin the plain amount
+      uint64_t modelledNs = 0;           // the modelled device time of this sample's runs
       auto once = [&] {
         modelledNs += dq::rt::runProgram(program, *dev, hostInputs, options).counters.modelledDeviceNs;
         if (!timed || timing.busyFraction >= 1.0 || unit(busyRng) < timing.busyFraction)

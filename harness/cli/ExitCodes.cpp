@@ -9,8 +9,12 @@ namespace {
 int gExitCode = 0;
 }
 
-int exitCode() { return gExitCode; }
-void setExitCode(int code) { gExitCode = code; }
+int exitCode() {
+  return gExitCode;
+}
+void setExitCode(int code) {
+  gExitCode = code;
+}
 
 void finishSuiteCommand(const std::string& command, int tried, int failed, const std::string& recordError,
                         int64_t runId) {

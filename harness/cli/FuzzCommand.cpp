@@ -31,7 +31,9 @@ namespace {
 constexpr int kExitInfra = 4;
 constexpr int kExitSkip = 77;
 
-std::string percent(int64_t a, int64_t b) { return fmt::format("{:.1f}%", b ? 100.0 * a / b : 0.0); }
+std::string percent(int64_t a, int64_t b) {
+  return fmt::format("{:.1f}%", b ? 100.0 * a / b : 0.0);
+}
 
 void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   out << "fuzz campaign: " << s.campaign << "\n";
@@ -56,8 +58,8 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   out << "compiler paths (device counters, summed):" << (paths.empty() ? " none reported" : paths) << "\n";
   out << fmt::format("feature coverage (valid cases that exercised each feature, of {}):\n", s.valid)
       << fuzz::coverageMarkdown(fuzz::coverageTable(s.features, s.valid));
-  out << fmt::format("findings: {} ({} new), {} distinct signatures, {} bucket(s)\n", s.findings.size(),
-                     s.newFindings, s.signatures.size(), s.buckets.size());
+  out << fmt::format("findings: {} ({} new), {} distinct signatures, {} bucket(s)\n", s.findings.size(), s.newFindings,
+                     s.signatures.size(), s.buckets.size());
   for (const auto& [hash, key] : s.buckets) {
     int hits = 0;
     for (const auto& f : s.findings)
@@ -66,8 +68,8 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
   }
   for (size_t k = 0; k < s.findings.size(); ++k) {
     const auto& f = s.findings[k];
-    out << fmt::format("  [{}] {} (bucket {}) at {:.1f} s: {} on {}{} nodes {} -> {}, input elements {} -> {}{}\n", s.states[k],
-                       f.signature, f.bucketHash.substr(0, 12), s.findingSeconds[k], f.finding.variant,
+    out << fmt::format("  [{}] {} (bucket {}) at {:.1f} s: {} on {}{} nodes {} -> {}, input elements {} -> {}{}\n",
+                       s.states[k], f.signature, f.bucketHash.substr(0, 12), s.findingSeconds[k], f.finding.variant,
                        f.finding.bindingText.empty() ? "compile" : "binding " + f.finding.bindingText, "",
                        f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
                        f.binding.empty() ? "" : " (" + f.binding + ")");
@@ -76,10 +78,10 @@ void printSummary(const fuzz::CampaignSummary& s, int jobs, std::ostream& out) {
     if (!f.caseDir.empty())
       out << "      case: " << f.caseDir << "\n";
   }
-  out << fmt::format("time (ms, summed over cases): generate {:.0f}, check {:.0f}, reference {:.0f}, compile {:.0f}, "
-                     "run {:.0f}, minimize {:.0f} (of which buckets {:.0f}), coverage {:.0f}, worker processes {:.0f}\n",
-                     s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.bucketMs,
-                     s.coverageMs, s.workerMs);
+  out << fmt::format(
+      "time (ms, summed over cases): generate {:.0f}, check {:.0f}, reference {:.0f}, compile {:.0f}, "
+      "run {:.0f}, minimize {:.0f} (of which buckets {:.0f}), coverage {:.0f}, worker processes {:.0f}\n",
+      s.generateMs, s.checkMs, s.referenceMs, s.compileMs, s.runMs, s.minimizeMs, s.bucketMs, s.coverageMs, s.workerMs);
   if (s.persistentWorkers)
     out << fmt::format("persistent workers: {} started, {} case(s) they could not answer rerun one-shot\n",
                        s.workerStarts, s.workerFailures);
@@ -137,7 +139,7 @@ struct FuzzOpts {
   std::vector<std::string> variants;
   bool resume = false, selftest = false, noMinimize = false, oneShot = false;
   int compilesPerContext = 64;
-  std::vector<std::string> knobs;  ///< --selftest: only these knobs (default all)
+  std::vector<std::string> knobs; ///< --selftest: only these knobs (default all)
   std::string night;
 };
 
@@ -208,8 +210,8 @@ int runSelftest(const FuzzOpts& o) {
   double perKnob = o.cases < 0 ? std::min(60.0, fuzz::parseDuration(o.time)) : 60.0;
   fs::path work = makeTempWorkDir("selftest");
   int missed = 0, skipped = 0;
-  std::cout << fmt::format("{:<34} {:>6} {:>9} {:>9} {:>9} {:>13} {:<18} {}\n", "knob", "cases", "found (s)",
-                           "min (s)", "nodes", "input elems", "binding", "signature");
+  std::cout << fmt::format("{:<34} {:>6} {:>9} {:>9} {:>9} {:>13} {:<18} {}\n", "knob", "cases", "found (s)", "min (s)",
+                           "nodes", "input elems", "binding", "signature");
   for (const auto& [knob, name] : dq::kInjectKnobs) {
     if (!o.knobs.empty() && std::find(o.knobs.begin(), o.knobs.end(), std::string(name)) == o.knobs.end())
       continue;
@@ -313,7 +315,7 @@ void addFuzzCommand(CLI::App& app) {
   addFuzzTriageCommand(cmd);
   cmd->callback([o, cmd] {
     if (cmd->get_subcommands().size() > 0 && cmd->get_subcommands()[0]->parsed())
-      return;  // `dynqual fuzz triage` ran
+      return; // `dynqual fuzz triage` ran
     try {
       checkInjectKnob(o->inject);
       for (const auto& k : o->knobs)
@@ -352,7 +354,8 @@ void addFuzzCommand(CLI::App& app) {
     }
   });
 
-  auto* one = app.add_subcommand("fuzz-case", "Run one fuzz case by seed (the campaign's worker; also the reproducer).");
+  auto* one =
+      app.add_subcommand("fuzz-case", "Run one fuzz case by seed (the campaign's worker; also the reproducer).");
   struct CaseOpts : FuzzCaseOpts {
     uint64_t seed = 0;
     std::string workDir, printModel;
@@ -385,12 +388,11 @@ void addFuzzCommand(CLI::App& app) {
         std::cout << fmt::format("seed {} ({}): {} nodes, {}\n", r.seed, fuzz::kGeneratorVersion, r.nodes,
                                  r.valid ? "valid" : "invalid: " + r.invalidReason);
         for (const auto& f : r.findings)
-          std::cout << fmt::format("  {} on {}{}: {}\n    minimized {} -> {} nodes, input elements {} -> {}{}{}\n",
-                                   f.signature, f.finding.variant,
-                                   f.finding.bindingText.empty() ? "" : " binding " + f.finding.bindingText,
-                                   f.finding.detail, f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
-                                   f.binding.empty() ? "" : " on " + f.binding,
-                                   f.caseDir.empty() ? "" : ", case " + f.caseDir);
+          std::cout << fmt::format(
+              "  {} on {}{}: {}\n    minimized {} -> {} nodes, input elements {} -> {}{}{}\n", f.signature,
+              f.finding.variant, f.finding.bindingText.empty() ? "" : " binding " + f.finding.bindingText,
+              f.finding.detail, f.nodesBefore, f.nodesAfter, f.elementsBefore, f.elementsAfter,
+              f.binding.empty() ? "" : " on " + f.binding, f.caseDir.empty() ? "" : ", case " + f.caseDir);
         if (r.valid && r.findings.empty())
           std::cout << "  no finding\n";
       }

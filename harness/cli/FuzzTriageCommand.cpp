@@ -67,9 +67,10 @@ void checkBuckets(store::Store& st, const std::vector<store::FuzzBucket>& bucket
 
 void addFuzzTriageCommand(CLI::App* fuzz) {
   auto* cmd = fuzz->add_subcommand(
-      "triage", "List the buckets of a store (one per bug): new (first seen this night), known, fixed (its case\n"
-                "passes on this build), each with hits, first and last sighting and its smallest reproducer.\n"
-                "Exit: 0 listed (with --fail-on-new: 1 when a bucket is new), 2 usage or store error, 4 infrastructure.");
+      "triage",
+      "List the buckets of a store (one per bug): new (first seen this night), known, fixed (its case\n"
+      "passes on this build), each with hits, first and last sighting and its smallest reproducer.\n"
+      "Exit: 0 listed (with --fail-on-new: 1 when a bucket is new), 2 usage or store error, 4 infrastructure.");
   auto o = std::make_shared<TriageOpts>();
   cmd->add_option("--db", o->db, "store (default: $DYNQUAL_DB, else ./dynqual.db)")->default_str(o->db);
   cmd->add_option("--night", o->night, "the night 'new' is relative to (default: the newest in the store)");
@@ -97,7 +98,8 @@ void addFuzzTriageCommand(CLI::App* fuzz) {
       store::Store st(o->db, opts);
       if (st.schemaVersion() < 7)
         throw UsageError(o->db + ": schema " + std::to_string(st.schemaVersion()) +
-                         " has no buckets; `dynqual db init --db " + o->db + "` upgrades it (older findings stay "
+                         " has no buckets; `dynqual db init --db " + o->db +
+                         "` upgrades it (older findings stay "
                          "without a bucket)");
       std::string night = o->night;
       if (night.empty()) {

@@ -66,7 +66,8 @@ void addGateCommand(CLI::App& app) {
   struct Opts {
     AbFlags flags;
     BuildCommandFlags buildCommands;
-    std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim", reanalyze;
+    std::string base, head, baseBin, headBin, baseSrc, headSrc, repo = ".", cacheDir, variant = "dq:production@sim",
+                                                                reanalyze;
     std::vector<std::string> aEnv, bEnv;
     bool forceTiming = false;
     int layouts = 0;
@@ -88,10 +89,11 @@ void addGateCommand(CLI::App& app) {
   cmd->add_flag("--force-timing", o->forceTiming,
                 "time every model, also those whose runtime and program bytes are identical in both revisions\n"
                 "(by default such a model gets the verdict 'identical' without timing rounds)");
-  cmd->add_option("--layouts", o->layouts,
-                  "relink each arm's dynqual-exec K ways that differ only in code layout (link order and a text\n"
-                  "offset) and time round r on layout r mod K, so layout noise counts as noise (docs/gate-layouts.md);\n"
-                  "0 = each arm's own binary")
+  cmd->add_option(
+         "--layouts", o->layouts,
+         "relink each arm's dynqual-exec K ways that differ only in code layout (link order and a text\n"
+         "offset) and time round r on layout r mod K, so layout noise counts as noise (docs/gate-layouts.md);\n"
+         "0 = each arm's own binary")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   // The sim's modelled device time has no layout noise (docs/gate-layouts.md): a gate of two
@@ -161,9 +163,9 @@ void addGateCommand(CLI::App& app) {
           params[label + "_ccache_hits"] = std::to_string(b.ccache.hits);
           params[label + "_ccache_compiles"] = std::to_string(b.ccache.compiles());
         }
-        std::string how = !bin.empty()     ? "prebuilt"
-                          : b.fromCache    ? "cached build reused"
-                                           : fmt::format("built in {:.1f} s, {}", b.buildSeconds, b.ccache.summary());
+        std::string how = !bin.empty()  ? "prebuilt"
+                          : b.fromCache ? "cached build reused"
+                                        : fmt::format("built in {:.1f} s, {}", b.buildSeconds, b.ccache.summary());
         params[label + "_build"] = fmt::format("{} {}{}: {}", label, rev.empty() ? bin : rev,
                                                b.sha.empty() ? "" : " (" + b.sha.substr(0, 12) + ")", how);
         std::cerr << "gate: " << params[label + "_build"] << "\n";
@@ -184,12 +186,13 @@ void addGateCommand(CLI::App& app) {
       }
       if (o->layouts > 0) {
         if (!o->flags.prepareDevice.empty())
-          throw UsageError("--layouts relinks dynqual-exec for sim rounds; a device plan's dq-run is built on the device "
-                           "machine (scripts/layout-variants.py there, docs/gate-layouts.md)");
+          throw UsageError(
+              "--layouts relinks dynqual-exec for sim rounds; a device plan's dq-run is built on the device "
+              "machine (scripts/layout-variants.py there, docs/gate-layouts.md)");
         auto relink = [&](const char* label, exec::Arm& arm, std::vector<fs::path>& into) {
           fs::path build = gate::ninjaBuildOf(arm.binDir);
-          for (const auto& v : gate::relinkLayouts(arm.binDir, "harness/cli/dynqual-exec", o->layouts,
-                                                   build / "layout-variants")) {
+          for (const auto& v :
+               gate::relinkLayouts(arm.binDir, "harness/cli/dynqual-exec", o->layouts, build / "layout-variants")) {
             into.push_back(v.exec);
             params[fmt::format("{}_layout_sha256.L{}", label, v.k)] = v.sha256;
           }

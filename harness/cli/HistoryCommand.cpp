@@ -44,13 +44,15 @@ struct HistoryOpts {
 
 /// Metrics where a higher value is better (docs/store.md); every other one is a time or a size.
 bool higherIsBetter(const std::string& metric) {
-  auto ends = [&](const std::string& s) { return metric.size() >= s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0; };
+  auto ends = [&](const std::string& s) {
+    return metric.size() >= s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0;
+  };
   return metric == "qps" || metric == "tps" || metric == "fraction_of_binding" || ends("_gbps") || ends("_tps");
 }
 
 /// What the gate said about one change point.
 struct Confirmation {
-  std::string status = "unconfirmed";  ///< regression | improvement | no-change | inconclusive | unconfirmed
+  std::string status = "unconfirmed"; ///< regression | improvement | no-change | inconclusive | unconfirmed
   std::string detail;
   int64_t gateRun = 0;
   std::string metric;
@@ -59,15 +61,15 @@ struct Confirmation {
 
 struct Point {
   store::HistoryPoint stored;
-  double value = 0;  ///< median of the run's samples
+  double value = 0; ///< median of the run's samples
 };
 
 struct Series {
   std::string model, modelHash, machine, unit;
   std::vector<Point> points;
   std::vector<stats::ChangePoint> changes;
-  std::vector<Confirmation> confirmations;  ///< one per change, with --confirm
-  std::string skipped;                      ///< why no change points were looked for
+  std::vector<Confirmation> confirmations; ///< one per change, with --confirm
+  std::string skipped;                     ///< why no change points were looked for
 };
 
 std::string shortRev(const store::HistoryPoint& p) {
@@ -108,7 +110,7 @@ void detect(Series& s, stats::ChangePointOptions o) {
     x.push_back(p.value);
     positive = positive && p.value > 0;
   }
-  o.logScale = positive;  // a metric that can be 0 (cpu_percent) is compared on its own scale
+  o.logScale = positive; // a metric that can be 0 (cpu_percent) is compared on its own scale
   if (static_cast<int>(x.size()) < 2 * o.minSegment) {
     s.skipped = fmt::format("{} runs: change points need at least {} (two segments of --min-segment {})", x.size(),
                             2 * o.minSegment, o.minSegment);
@@ -180,7 +182,9 @@ Confirmation confirmOne(const Series& s, const stats::ChangePoint& c, const Hist
     req.rev = rev;
     if (!o.cacheDir.empty())
       req.cacheRoot = o.cacheDir;
-    req.progress = [&](const std::string& line) { std::cerr << "history: " << rev.substr(0, 12) << ": " << line << "\n"; };
+    req.progress = [&](const std::string& line) {
+      std::cerr << "history: " << rev.substr(0, 12) << ": " << line << "\n";
+    };
     return gate::buildRevision(req);
   };
   diff::AbOptions ab;
@@ -234,9 +238,9 @@ Confirmation confirmOne(const Series& s, const stats::ChangePoint& c, const Hist
       r.ciLow = cmp.ciLow;
       r.ciHigh = cmp.ciHigh;
       r.p = cmp.p;
-      r.detail = fmt::format("gate run {}: {} {:+.1f}% [{:+.1f}%, {:+.1f}%], p {:.2g}, {} rounds", r.gateRun,
-                             cmp.metric, (cmp.ratio - 1) * 100, (cmp.ciLow - 1) * 100, (cmp.ciHigh - 1) * 100, cmp.p,
-                             cmp.rounds);
+      r.detail =
+          fmt::format("gate run {}: {} {:+.1f}% [{:+.1f}%, {:+.1f}%], p {:.2g}, {} rounds", r.gateRun, cmp.metric,
+                      (cmp.ratio - 1) * 100, (cmp.ciLow - 1) * 100, (cmp.ciHigh - 1) * 100, cmp.p, cmp.rounds);
       return r;
     }
   r.detail = fmt::format("the gate gave no comparison of {} (exit {}{})", s.model, code,
@@ -244,9 +248,13 @@ Confirmation confirmOne(const Series& s, const stats::ChangePoint& c, const Hist
   return r;
 }
 
-std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-"; }
+std::string num(double v) {
+  return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-";
+}
 
-json jnum(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json jnum(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 json toJson(const std::vector<Series>& all, const HistoryOpts& o, int confirmed) {
   json series = json::array();
@@ -254,29 +262,44 @@ json toJson(const std::vector<Series>& all, const HistoryOpts& o, int confirmed)
     json pts = json::array();
     for (size_t i = 0; i < s.points.size(); ++i) {
       const auto& p = s.points[i].stored;
-      pts.push_back({{"index", i}, {"run", p.runId}, {"run_key", p.runKey}, {"kind", p.kind},
-                     {"started_at", p.startedAt}, {"commit", p.revision}, {"dirty", p.dirty}, {"device", p.device},
-                     {"value", jnum(s.points[i].value)}, {"samples", p.values.size()}});
+      pts.push_back({{"index", i},
+                     {"run", p.runId},
+                     {"run_key", p.runKey},
+                     {"kind", p.kind},
+                     {"started_at", p.startedAt},
+                     {"commit", p.revision},
+                     {"dirty", p.dirty},
+                     {"device", p.device},
+                     {"value", jnum(s.points[i].value)},
+                     {"samples", p.values.size()}});
     }
     json cps = json::array();
     for (size_t k = 0; k < s.changes.size(); ++k) {
       const auto& c = s.changes[k];
       const auto& b = s.points[static_cast<size_t>(c.index) - 1].stored;
       const auto& a = s.points[static_cast<size_t>(c.index)].stored;
-      json j = {{"index", c.index}, {"run_before", b.runId}, {"run_after", a.runId}, {"commit_before", b.revision},
-                {"commit_after", a.revision}, {"before", jnum(c.before)}, {"after", jnum(c.after)},
-                {"change_percent", jnum(c.change * 100)}, {"p", c.p}, {"segment_start", c.segmentStart},
-                {"segment_end", c.segmentEnd}, {"direction", slower(c, o.metric) ? "worse" : "better"}};
+      json j = {{"index", c.index},
+                {"run_before", b.runId},
+                {"run_after", a.runId},
+                {"commit_before", b.revision},
+                {"commit_after", a.revision},
+                {"before", jnum(c.before)},
+                {"after", jnum(c.after)},
+                {"change_percent", jnum(c.change * 100)},
+                {"p", c.p},
+                {"segment_start", c.segmentStart},
+                {"segment_end", c.segmentEnd},
+                {"direction", slower(c, o.metric) ? "worse" : "better"}};
       if (k < s.confirmations.size()) {
         const auto& r = s.confirmations[k];
-        j["confirmation"] = {{"status", r.status}, {"detail", r.detail}, {"gate_run", r.gateRun},
-                             {"metric", r.metric}, {"ratio", jnum(r.ratio)}, {"ci_low", jnum(r.ciLow)},
+        j["confirmation"] = {{"status", r.status},        {"detail", r.detail},     {"gate_run", r.gateRun},
+                             {"metric", r.metric},        {"ratio", jnum(r.ratio)}, {"ci_low", jnum(r.ciLow)},
                              {"ci_high", jnum(r.ciHigh)}, {"p", jnum(r.p)}};
       }
       cps.push_back(j);
     }
     json js = {{"model", s.model}, {"model_hash", s.modelHash}, {"machine", s.machine}, {"unit", s.unit},
-               {"points", pts}, {"change_points", cps}};
+               {"points", pts},    {"change_points", cps}};
     if (!s.skipped.empty())
       js["skipped"] = s.skipped;
     series.push_back(js);
@@ -298,8 +321,8 @@ json toJson(const std::vector<Series>& all, const HistoryOpts& o, int confirmed)
 
 void renderMarkdown(std::ostream& os, const std::vector<Series>& all, const HistoryOpts& o, int confirmed) {
   os << fmt::format("# History of {} (median per run; runs of kind {})\n\n", o.metric, fmt::join(o.kinds, ", "));
-  os << fmt::format("Change points: {}, p <= {}, segments of at least {} runs{}.{}\n", stats::changePointMethodName(o.cp),
-                    o.cp.maxP, o.cp.minSegment,
+  os << fmt::format("Change points: {}, p <= {}, segments of at least {} runs{}.{}\n",
+                    stats::changePointMethodName(o.cp), o.cp.maxP, o.cp.minSegment,
                     o.cp.minMagnitude > 0 ? fmt::format(", |change| > {}%", o.cp.minMagnitude * 100) : "",
                     o.confirm ? "" : " Not confirmed: `--confirm` re-measures each with the gate.");
   os << "\n";
@@ -356,7 +379,8 @@ int runHistory(const HistoryOpts& o) {
     cp.method = stats::ChangePointMethod::Pelt;
   } else {
     cp.method = stats::ChangePointMethod::EDivisive;
-    cp.test = o.method == "e-divisive-permutation" ? stats::ChangePointTest::Permutation : stats::ChangePointTest::TTest;
+    cp.test =
+        o.method == "e-divisive-permutation" ? stats::ChangePointTest::Permutation : stats::ChangePointTest::TTest;
   }
   if (cp.window < 2 * cp.minSegment)
     throw UsageError(fmt::format("--window {} must hold two segments of --min-segment {}", cp.window, cp.minSegment));
@@ -374,7 +398,7 @@ int runHistory(const HistoryOpts& o) {
     q.machine = o.machine;
     q.kinds = o.kinds;
     all = buildSeries(store::metricHistory(db, q), o.limit);
-  }  // closed: --confirm records gate runs into the same file
+  } // closed: --confirm records gate runs into the same file
   for (auto& s : all)
     detect(s, cp);
   int confirmed = 0;
@@ -413,33 +437,44 @@ void addHistoryCommand(CLI::App& app) {
   cmd->add_option("--db", o->db, "results database (default: $DYNQUAL_DB, else ./dynqual.db)");
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "json"}))->capture_default_str();
   cmd->add_option("--limit", o->limit, "only the newest N runs of each series (0: all)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--method", o->method, "change-point method")
-      ->check(CLI::IsMember({"pelt", "e-divisive", "e-divisive-permutation"}))->capture_default_str();
+      ->check(CLI::IsMember({"pelt", "e-divisive", "e-divisive-permutation"}))
+      ->capture_default_str();
   cmd->add_option("--max-p", o->cp.maxP, "keep a change point when Welch's test between its segments gives p <= this")
-      ->check(CLI::Range(1e-12, 1.0))->capture_default_str();
+      ->check(CLI::Range(1e-12, 1.0))
+      ->capture_default_str();
   cmd->add_option("--min-segment", o->cp.minSegment, "runs each segment holds at least")
-      ->check(CLI::Range(2, 100000))->capture_default_str();
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
   cmd->add_option("--min-magnitude", o->cp.minMagnitude, "also drop changes of at most this relative size (0.02 = 2%)")
-      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_option("--window", o->cp.window, "E-divisive: points per sliding window")
-      ->check(CLI::Range(4, 100000))->capture_default_str();
+      ->check(CLI::Range(4, 100000))
+      ->capture_default_str();
   cmd->add_option("--permutations", o->cp.permutations, "e-divisive-permutation: permutations per test")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_flag("--confirm", o->confirm, "re-measure each change point with the gate (builds both commits)");
   cmd->add_option("--repo", o->repo, "--confirm: the git repository the commits are in")->capture_default_str();
   cmd->add_option("--cache-dir", o->cacheDir, "--confirm: the gate's build cache (default as dynqual gate)");
-  cmd->add_option("--bin-for", o->binFor, "--confirm: COMMIT=DIR, binaries already built for a commit (prefix of its sha)");
+  cmd->add_option("--bin-for", o->binFor,
+                  "--confirm: COMMIT=DIR, binaries already built for a commit (prefix of its sha)");
   cmd->add_option("--variant", o->variant, "--confirm: the dq variant both commits run")->capture_default_str();
   cmd->add_option("--suite", o->suites, "--confirm: folders holding the model folders (default: the qualify suite)");
   cmd->add_option("--looks", o->looks, "--confirm: one look at this many rounds (default: the gate's schedule)")
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--samples", o->samples, "--confirm: samples per ABBA position (0: the gate's default)")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--confirm: discarded runs at the start of each position")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--budget", o->budget, "--confirm: seconds of timed rounds per change point")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--inject-slowdown", o->inject, "--confirm self-test: MODEL=PERCENT slows the later commit's arm");
   cmd->callback([o] {
     try {

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     auto known = app.get_subcommands([&](const CLI::App* sub) { return argc > 1 && sub->get_name() == argv[1]; });
     if (argc > 1 && argv[1][0] != '-' && known.empty()) {
       std::cerr << "dynqual: unknown command '" << argv[1]
-                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, history, bisect, fuzz, corpus, campaign; see --help)\n";
+                << "' (commands: compile, run, qualify, make-model, db, report, ab, gate, calibrate, bench, history, "
+                   "bisect, fuzz, corpus, campaign; see --help)\n";
       return 2;
     }
     int rc = app.exit(e);

@@ -49,21 +49,32 @@ struct CommonOpts {
 };
 
 void addCommon(CLI::App* cmd, CommonOpts& o) {
-  cmd->add_option("--device", o.device, "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")->capture_default_str();
-  cmd->add_option("--pipeline", o.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec")->capture_default_str();
-  cmd->add_option("--reps", o.reps, "timed repetitions per model (at least 1)")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--device", o.device,
+                  "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")
+      ->capture_default_str();
+  cmd->add_option("--pipeline", o.pipeline,
+                  "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec")
+      ->capture_default_str();
+  cmd->add_option("--reps", o.reps, "timed repetitions per model (at least 1)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed runs after the first inference")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--bindings", o.bindings, "extra shape bindings per dynamic model")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed for generated inputs and random bindings")->capture_default_str();
   cmd->add_option("--exec-timeout", o.execTimeout, "seconds allowed for each runtime process")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--exec", o.exec, "dynqual-exec binary (default: beside dynqual)");
 }
 
 /// Every device of this runtime is accepted; "hip" without the HIP build says how to get it.
-void checkDevice(const std::string& device) { dq::rt::createDevice(device); }
+void checkDevice(const std::string& device) {
+  dq::rt::createDevice(device);
+}
 
 fs::path execPath(const CommonOpts& o) {
   fs::path p = o.exec.empty() ? selfExe().parent_path() / "dynqual-exec" : fs::path(o.exec);
@@ -71,7 +82,6 @@ fs::path execPath(const CommonOpts& o) {
     throw std::runtime_error(p.string() + ": runtime executable not found (use --exec)");
   return p;
 }
-
 
 /// The device machine's own description (gpu.txt, written by scripts/gpu-qualify.sh: name,
 /// driver, clocks), one line; "" when absent.
@@ -86,7 +96,7 @@ std::string deviceMachine(const fs::path& resultsDir) {
 
 void addQualifyOne(CLI::App& app) {
   auto* cmd = app.add_subcommand("qualify-one", "one model of `dynqual qualify` (internal; prints JSON)");
-  cmd->group("");  // hidden from --help
+  cmd->group(""); // hidden from --help
   struct Opts : CommonOpts {
     std::string model, workDir, prepare, replay;
     int planIndex = -1;
@@ -154,8 +164,11 @@ void addQualifyCommand(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   addCommon(cmd, *o);
   cmd->add_option("--timeout", o->timeout, "seconds allowed for each model's process")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--work-dir", o->workDir, "keep artifacts and inputs here (default: a temp folder, removed)");
   cmd->add_option("--db", o->db, "record the run into this results database (default: $DYNQUAL_DB, else ./dynqual.db)")
       ->default_str(o->db);
@@ -172,8 +185,8 @@ void addQualifyCommand(CLI::App& app) {
     try {
       fs::path self = selfExe();
       fs::path exec = execPath(*o);
-      QualifySettings settings{o->device, o->pipeline, o->reps, o->warmup, o->bindings, o->seed, o->execTimeout,
-                               o->timeout};
+      QualifySettings settings{o->device,   o->pipeline, o->reps,        o->warmup,
+                               o->bindings, o->seed,     o->execTimeout, o->timeout};
       std::vector<fs::path> suites(o->suites.begin(), o->suites.end());
       std::vector<fs::path> models;
       std::optional<qualify::DeviceResults> device;
@@ -216,8 +229,10 @@ void addQualifyCommand(CLI::App& app) {
       std::string pipelineSpec = settings.pipeline;
       const compare::CompareOptions gates = compare::gatesForDevice(settings.device);
       std::map<std::string, std::string> params = {
-          {"reps", std::to_string(settings.reps)}, {"warmup", std::to_string(settings.warmup)},
-          {"bindings", std::to_string(settings.bindings)}, {"seed", std::to_string(settings.seed)},
+          {"reps", std::to_string(settings.reps)},
+          {"warmup", std::to_string(settings.warmup)},
+          {"bindings", std::to_string(settings.bindings)},
+          {"seed", std::to_string(settings.seed)},
           {"rel_l2_gate", fmt::format("{}", gates.relL2Gate)},
           {"rel_l2_gate_f16", fmt::format("{}", gates.relL2GateFor(DType::Float16))},
           {"rel_l2_gate_bf16", fmt::format("{}", gates.relL2GateFor(DType::BFloat16))},
@@ -243,8 +258,8 @@ void addQualifyCommand(CLI::App& app) {
         std::vector<std::string> argv = {self.string(), "qualify-one", models[i].string(), "--work-dir",
                                          (work / std::to_string(i)).string()};
         if (device)
-          for (const std::string& a : {std::string("--replay"), o->importDir, std::string("--plan-index"),
-                                       std::to_string(i)})
+          for (const std::string& a :
+               {std::string("--replay"), o->importDir, std::string("--plan-index"), std::to_string(i)})
             argv.push_back(a);
         for (auto& a : qualifyOneArgs(settings, exec))
           argv.push_back(a);
@@ -253,7 +268,7 @@ void addQualifyCommand(CLI::App& app) {
           compilerVersion = entry.report.value("compiler_version", "");
         if (entry.report.value("pipeline_spec", "") != "")
           pipelineSpec = entry.report["pipeline_spec"].get<std::string>();
-        record([&] {  // one transaction per model
+        record([&] { // one transaction per model
           db->recordCases(runId, entry.cases);
         });
         entries.push_back(std::move(entry.report));
@@ -269,22 +284,39 @@ void addQualifyCommand(CLI::App& app) {
       record([&] { db->finishRun(runId); });
       bool failed = std::any_of(entries.begin(), entries.end(), qualify::entryFailed);
       if (o->format == "json") {
-        json m = header.machine.fingerprint.empty() ? json::object() : json{
-            {"fingerprint", header.machine.fingerprint}, {"cpu_model", header.machine.cpuModel},
-            {"cores", header.machine.cores}, {"memory_bytes", header.machine.memoryBytes}, {"os", header.machine.os}};
+        json m = header.machine.fingerprint.empty() ? json::object()
+                                                    : json{{"fingerprint", header.machine.fingerprint},
+                                                           {"cpu_model", header.machine.cpuModel},
+                                                           {"cores", header.machine.cores},
+                                                           {"memory_bytes", header.machine.memoryBytes},
+                                                           {"os", header.machine.os}};
         std::vector<std::string> suiteNames;
         for (const auto& s : suites)
           suiteNames.push_back(s.string());
-        json doc = {{"format", "dynqual-qualify"}, {"version", 1}, {"machine", m},
-                    {"compiler_version", compilerVersion}, {"pipeline", settings.pipeline},
-                    {"pipeline_spec", pipelineSpec}, {"device", settings.device}, {"suites", suiteNames},
-                    {"settings", {{"reps", settings.reps}, {"warmup", settings.warmup}, {"bindings", settings.bindings},
-                                  {"seed", settings.seed}, {"timeout_s", settings.modelTimeout}}},
-                    {"gates", {{"f32", gates.relL2Gate}, {"f16", gates.relL2GateFor(DType::Float16)},
-                               {"bf16", gates.relL2GateFor(DType::BFloat16)}}},
-                    {"wall_s", wallS}, {"failed", failed}, {"models", entries}};
+        json doc = {{"format", "dynqual-qualify"},
+                    {"version", 1},
+                    {"machine", m},
+                    {"compiler_version", compilerVersion},
+                    {"pipeline", settings.pipeline},
+                    {"pipeline_spec", pipelineSpec},
+                    {"device", settings.device},
+                    {"suites", suiteNames},
+                    {"settings",
+                     {{"reps", settings.reps},
+                      {"warmup", settings.warmup},
+                      {"bindings", settings.bindings},
+                      {"seed", settings.seed},
+                      {"timeout_s", settings.modelTimeout}}},
+                    {"gates",
+                     {{"f32", gates.relL2Gate},
+                      {"f16", gates.relL2GateFor(DType::Float16)},
+                      {"bf16", gates.relL2GateFor(DType::BFloat16)}}},
+                    {"wall_s", wallS},
+                    {"failed", failed},
+                    {"models", entries}};
         if (device)
-          doc["device_run"] = {{"results", params["device_results"]}, {"description", deviceDescription},
+          doc["device_run"] = {{"results", params["device_results"]},
+                               {"description", deviceDescription},
                                {"machine", params["device_machine"]}};
         std::cout << doc.dump(2) << "\n";
       } else {

@@ -102,10 +102,14 @@ json replayOne(const fs::path& model, const QualifySettings& s, int index, const
 }
 
 std::vector<std::string> qualifyOneArgs(const QualifySettings& s, const fs::path& exec) {
-  return {"--device", s.device, "--pipeline", s.pipeline, "--reps", std::to_string(s.reps),
-          "--warmup", std::to_string(s.warmup), "--bindings", std::to_string(s.bindings),
-          "--seed", std::to_string(s.seed), "--exec-timeout", fmt::format("{}", s.execTimeout),
-          "--exec", exec.string()};
+  return {"--device",       s.device,
+          "--pipeline",     s.pipeline,
+          "--reps",         std::to_string(s.reps),
+          "--warmup",       std::to_string(s.warmup),
+          "--bindings",     std::to_string(s.bindings),
+          "--seed",         std::to_string(s.seed),
+          "--exec-timeout", fmt::format("{}", s.execTimeout),
+          "--exec",         exec.string()};
 }
 
 QualifySettings settingsOfPlan(const json& m) {
@@ -137,11 +141,26 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
   std::map<std::string, int> byStatus;
   int cases = 0, timed = 0, unsupported = 0, failed = 0;
   for (size_t i = 0; i < models.size(); ++i) {
-    std::vector<std::string> argv = {self.string(), "qualify-one", models[i].string(), "--work-dir",
-                                     (planDir / "models" / std::to_string(i)).string(), "--prepare",
-                                     planDir.string(), "--plan-index", std::to_string(i), "--device", s.device,
-                                     "--pipeline", s.pipeline, "--reps", std::to_string(s.reps), "--warmup",
-                                     std::to_string(s.warmup), "--bindings", std::to_string(s.bindings), "--seed",
+    std::vector<std::string> argv = {self.string(),
+                                     "qualify-one",
+                                     models[i].string(),
+                                     "--work-dir",
+                                     (planDir / "models" / std::to_string(i)).string(),
+                                     "--prepare",
+                                     planDir.string(),
+                                     "--plan-index",
+                                     std::to_string(i),
+                                     "--device",
+                                     s.device,
+                                     "--pipeline",
+                                     s.pipeline,
+                                     "--reps",
+                                     std::to_string(s.reps),
+                                     "--warmup",
+                                     std::to_string(s.warmup),
+                                     "--bindings",
+                                     std::to_string(s.bindings),
+                                     "--seed",
                                      std::to_string(s.seed)};
     if (!env.empty()) {
       argv.insert(argv.begin(), env.begin(), env.end());
@@ -151,11 +170,16 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
     std::string abnormal = child.describeAbnormalEnd(s.modelTimeout);
     json e = abnormal.empty() ? json::parse(child.out, nullptr, false) : json();
     if (!e.is_object() || !e.contains("status")) {
-      std::string why = abnormal.empty() ? fmt::format("exited {} without a plan entry: {}", child.exitCode,
-                                                       child.err.substr(0, 400))
-                                         : abnormal;
-      e = {{"index", i}, {"name", models[i].filename().string()}, {"dir", fs::absolute(models[i]).string()},
-           {"status", "FAIL"}, {"detail", "model process " + why}, {"artifact", ""}, {"cases", json::array()},
+      std::string why =
+          abnormal.empty() ? fmt::format("exited {} without a plan entry: {}", child.exitCode, child.err.substr(0, 400))
+                           : abnormal;
+      e = {{"index", i},
+           {"name", models[i].filename().string()},
+           {"dir", fs::absolute(models[i]).string()},
+           {"status", "FAIL"},
+           {"detail", "model process " + why},
+           {"artifact", ""},
+           {"cases", json::array()},
            {"timed_case", ""}};
     }
     ++byStatus[e["status"].get<std::string>()];
@@ -176,8 +200,13 @@ int prepareSuite(const fs::path& self, const std::vector<fs::path>& suites, cons
                    {"device", s.device},
                    {"pipeline", s.pipeline},
                    {"suites", suiteNames},
-                   {"settings", {{"reps", s.reps}, {"warmup", s.warmup}, {"bindings", s.bindings}, {"seed", s.seed},
-                                 {"exec_timeout_s", s.execTimeout}, {"timeout_s", s.modelTimeout}}},
+                   {"settings",
+                    {{"reps", s.reps},
+                     {"warmup", s.warmup},
+                     {"bindings", s.bindings},
+                     {"seed", s.seed},
+                     {"exec_timeout_s", s.execTimeout},
+                     {"timeout_s", s.modelTimeout}}},
                    {"models", entries}};
   std::ofstream(planDir / qualify::kPlanManifest) << manifest.dump(1) << "\n";
   if (!fs::exists(planDir / qualify::kPlanManifest))

@@ -18,8 +18,8 @@ struct QualifySettings {
   std::string device = "sim", pipeline = "production";
   int reps = 10, warmup = 1, bindings = 4;
   uint64_t seed = 1;
-  double execTimeout = 120;   ///< seconds per dynqual-exec process
-  double modelTimeout = 600;  ///< seconds per model process
+  double execTimeout = 120;  ///< seconds per dynqual-exec process
+  double modelTimeout = 600; ///< seconds per model process
 };
 
 /// The settings as `qualify-one` flags, with `exec` the dynqual-exec binary.
@@ -47,8 +47,7 @@ nlohmann::json replayOne(const std::filesystem::path& model, const QualifySettin
 /// summary with the qualify steps that follow. `env`: NAME=VALUE settings for the model processes.
 int prepareSuite(const std::filesystem::path& self, const std::vector<std::filesystem::path>& suites,
                  const std::vector<std::filesystem::path>& models, const QualifySettings& s,
-                 const std::filesystem::path& planDir, bool printNext = true,
-                 const std::vector<std::string>& env = {});
+                 const std::filesystem::path& planDir, bool printNext = true, const std::vector<std::string>& env = {});
 
 /// The settings a device plan was prepared with (manifest "device", "pipeline", "settings").
 /// Throws std::runtime_error naming the missing field.

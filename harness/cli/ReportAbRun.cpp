@@ -18,9 +18,8 @@ void writeUnfinished(const reports::ReportRequest& req, const diff::StoredAbRun&
                                  "end, or is still running; there is no verdict",
                                  s.runId, s.kind);
   if (req.format == "json") {
-    out << nlohmann::json{{"format", "dynqual-ab"}, {"version", 1},       {"command", s.kind},
-                          {"run_id", s.runId},      {"status", "unfinished"}, {"verdict", line},
-                          {"exit_code", 2}}
+    out << nlohmann::json{{"format", "dynqual-ab"}, {"version", 1},    {"command", s.kind}, {"run_id", s.runId},
+                          {"status", "unfinished"}, {"verdict", line}, {"exit_code", 2}}
                .dump(2)
         << "\n";
   } else if (req.format == "html") {

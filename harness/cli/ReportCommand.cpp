@@ -57,13 +57,15 @@ void addReportCommand(CLI::App& app) {
                 "or a run this dynqual cannot read (unknown kind, written by a newer dynqual).");
   cmd->add_option("run", req->run, "run: latest, an id or a key prefix")->capture_default_str();
   cmd->add_option("--db", req->db, "database file (default: $DYNQUAL_DB, else ./dynqual.db)")->default_str(req->db);
-  cmd->add_option("--format", req->format, "output format")->check(CLI::IsMember({"md", "json", "html"}))
+  cmd->add_option("--format", req->format, "output format")
+      ->check(CLI::IsMember({"md", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("--base", req->base, "baseline run for base/head/change columns (qualify, run, generate)");
   cmd->add_option("-o,--output", req->output, "output file, - for stdout")->capture_default_str();
   cmd->add_option("--chartjs", req->chartJs, "Chart.js file to inline (default: Debian's libjs-chart.js)");
   cmd->add_option("--history", req->historyLimit, "runs shown in the HTML history charts")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   // Fuzz campaigns (docs/commands/report.md#campaigns): `--campaign NIGHT`, or a store that
   // holds campaigns but no finished run.
   auto night = std::make_shared<std::string>();

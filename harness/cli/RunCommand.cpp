@@ -50,17 +50,25 @@ void addRunCommand(CLI::App& app) {
     run::RunConfig config;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--device", o->config.device, "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")
+  cmd->add_option("dirs", o->dirs, "model folders or folders of model folders")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--device", o->config.device,
+                  "device to run on (" + dq::rt::deviceNames() + "; hip in a build with DYNQUAL_WITH_HIP)")
       ->check(CLI::IsMember(dq::rt::availableDevices()));
-  cmd->add_option("--pipeline", o->config.pipeline, "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
-  cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--pipeline", o->config.pipeline,
+                  "'production', 'production{inject=KNOB}' (docs/fuzz/knobs.md) or an MLIR pass-pipeline spec");
+  cmd->add_option("--bindings", o->config.extraBindings, "extra shape bindings per dynamic model")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->config.seed, "seed for generated inputs and random bindings");
-  cmd->add_option("--timeout", o->config.execTimeoutSeconds, "seconds allowed for each runtime process")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o->config.execTimeoutSeconds, "seconds allowed for each runtime process")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--compile-timeout", o->compileTimeout, "seconds allowed for each compiler process")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--work-dir", o->workDir, "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
+  cmd->add_option("--work-dir", o->workDir,
+                  "keep artifacts, inputs and outputs here (default: a temp folder, removed)");
   cmd->add_option("--exec", o->exec, "dynqual-exec binary (default: beside dynqual)");
   cmd->add_option("--db", o->db, "record the run into this results database (default: $DYNQUAL_DB, else ./dynqual.db)")
       ->default_str(o->db);
@@ -84,11 +92,11 @@ void addRunCommand(CLI::App& app) {
       auto start = std::chrono::steady_clock::now();
       int64_t runId = 0;
       if (db)
-        runId = db->beginRun(store::newRunHeader(
-            "run", o->config.device, o->config.pipeline, {fs::read_symlink("/proc/self/exe"), o->config.execPath},
-            {{"rel_l2_gate", fmt::format("{}", o->config.compare.relL2Gate)},
-             {"seed", std::to_string(o->config.seed)},
-             {"bindings", std::to_string(o->config.extraBindings)}}));
+        runId = db->beginRun(store::newRunHeader("run", o->config.device, o->config.pipeline,
+                                                 {fs::read_symlink("/proc/self/exe"), o->config.execPath},
+                                                 {{"rel_l2_gate", fmt::format("{}", o->config.compare.relL2Gate)},
+                                                  {"seed", std::to_string(o->config.seed)},
+                                                  {"bindings", std::to_string(o->config.extraBindings)}}));
       RecordGuard record(db);
       std::vector<run::ModelResult> results;
       for (size_t i = 0; i < models.size(); ++i) {
@@ -98,7 +106,7 @@ void addRunCommand(CLI::App& app) {
           exec::compileInChild(exec::selfBinDir(), dir / "model.onnx", pipeline, artifact, o->compileTimeout, "", "");
         };
         results.push_back(run::runModel(models[i], o->config, compile));
-        record([&] {  // one transaction per model
+        record([&] { // one transaction per model
           db->recordCases(runId, run::caseRecords(results.back(), o->config.seed));
         });
         if (progress) {

@@ -77,7 +77,7 @@ SidecarRecipeSummary writeSidecarRecipe(const fs::path& programPath, const fs::p
   for (size_t i : order) {
     const dq::rt::ConstantSpec& c = program.constants[i];
     if (c.offset < covered)
-      continue;  // shares bytes with the constant before it; those are already placed
+      continue; // shares bytes with the constant before it; those are already placed
     const uint8_t* bytes = program.constantData.data() + c.offset;
     auto [lo, hi] = tensors.equal_range({c.size, fnv1a64(bytes, c.size)});
     std::optional<uint64_t> from;
@@ -102,19 +102,18 @@ SidecarRecipeSummary writeSidecarRecipe(const fs::path& programPath, const fs::p
   char fnv[17];
   std::snprintf(fnv, sizeof fnv, "%016llx",
                 static_cast<unsigned long long>(fnv1a64(program.constantData.data(), program.constantData.size())));
-  json recipe = {{"format", "dynqual-sidecar-recipe"},
-                 {"version", 1},
-                 {"sidecar", programPath.filename().string() + ".bin"},
-                 {"bytes", sum.sidecarBytes},
-                 {"fnv1a64", fnv},
-                 {"weights", {{"file", dataPath.filename().string()},
-                              {"bytes", data.size()},
-                              {"sha256", manifest.at("sha256")}}},
-                 {"inline", programPath.filename().string() + ".bin.inline"},
-                 {"segments", segments}};
+  json recipe = {
+      {"format", "dynqual-sidecar-recipe"},
+      {"version", 1},
+      {"sidecar", programPath.filename().string() + ".bin"},
+      {"bytes", sum.sidecarBytes},
+      {"fnv1a64", fnv},
+      {"weights", {{"file", dataPath.filename().string()}, {"bytes", data.size()}, {"sha256", manifest.at("sha256")}}},
+      {"inline", programPath.filename().string() + ".bin.inline"},
+      {"segments", segments}};
   const fs::path base = programPath.string() + ".bin";
-  std::ofstream(base.string() + ".inline", std::ios::binary | std::ios::trunc).write(inlined.data(),
-                                                                                     static_cast<std::streamsize>(inlined.size()));
+  std::ofstream(base.string() + ".inline", std::ios::binary | std::ios::trunc)
+      .write(inlined.data(), static_cast<std::streamsize>(inlined.size()));
   std::ofstream out(base.string() + ".recipe.json", std::ios::trunc);
   out << recipe.dump(1) << "\n";
   if (!out)

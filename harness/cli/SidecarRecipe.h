@@ -9,9 +9,9 @@ namespace dynqual::cli {
 
 /// What writeSidecarRecipe wrote.
 struct SidecarRecipeSummary {
-  uint64_t sidecarBytes = 0;    ///< size of X.dqp.bin
-  uint64_t fromWeights = 0;     ///< bytes taken from model.onnx.data
-  uint64_t inlineBytes = 0;     ///< bytes stored in X.dqp.bin.inline
+  uint64_t sidecarBytes = 0; ///< size of X.dqp.bin
+  uint64_t fromWeights = 0;  ///< bytes taken from model.onnx.data
+  uint64_t inlineBytes = 0;  ///< bytes stored in X.dqp.bin.inline
   size_t constants = 0;
 };
 

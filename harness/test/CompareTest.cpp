@@ -14,7 +14,9 @@ using namespace dynqual::compare;
 
 namespace {
 
-Tensor f32(std::vector<double> v) { return Tensor::fromDoubles(DType::Float, {static_cast<int64_t>(v.size())}, v); }
+Tensor f32(std::vector<double> v) {
+  return Tensor::fromDoubles(DType::Float, {static_cast<int64_t>(v.size())}, v);
+}
 
 } // namespace
 

@@ -14,9 +14,15 @@ using dynqual::test::singleNodeModel;
 
 namespace {
 
-Tensor f32(std::vector<int64_t> dims, std::vector<double> v) { return Tensor::fromDoubles(DType::Float, dims, v); }
-Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Int64, dims, v); }
-Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Bool, dims, v); }
+Tensor f32(std::vector<int64_t> dims, std::vector<double> v) {
+  return Tensor::fromDoubles(DType::Float, dims, v);
+}
+Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return Tensor::fromInts(DType::Int64, dims, v);
+}
+Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return Tensor::fromInts(DType::Bool, dims, v);
+}
 
 void setStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();
@@ -70,8 +76,9 @@ TEST(Compress, AxisFlattenShortConditionAndTrueBeyondExtent) {
   // all false: zero count.
   EXPECT_EQ(run("Compress", {x, boolean({3}, {0, 0, 0})}, [](auto* n) { setIntAttr(n, "axis", 0); })[0].dims(),
             (std::vector<int64_t>{0, 2}));
-  EXPECT_NE(errorOf([&] { run("Compress", {x, boolean({4}, {0, 0, 0, 1})}, [](auto* n) { setIntAttr(n, "axis", 0); }); })
-                .find("beyond the extent"),
+  EXPECT_NE(errorOf([&] {
+              run("Compress", {x, boolean({4}, {0, 0, 0, 1})}, [](auto* n) { setIntAttr(n, "axis", 0); });
+            }).find("beyond the extent"),
             std::string::npos);
 }
 
@@ -92,7 +99,8 @@ TEST(TopK, LargestSmallestTiesAndNaN) {
   r = run("TopK", {f32({2, 2}, {1, 5, 4, 2}), i64({1}, {1})}, [](auto* n) { setIntAttr(n, "axis", 0); }, 2);
   EXPECT_EQ(r[0].toDoubles(), (std::vector<double>{4, 5}));
   EXPECT_EQ(r[1].toInts(), (std::vector<int64_t>{1, 0}));
-  EXPECT_NE(errorOf([&] { run("TopK", {f32({2}, {1, 2}), i64({1}, {3})}, nullptr, 2); }).find("k = 3"), std::string::npos);
+  EXPECT_NE(errorOf([&] { run("TopK", {f32({2}, {1, 2}), i64({1}, {3})}, nullptr, 2); }).find("k = 3"),
+            std::string::npos);
 }
 
 TEST(Tile, RepeatsPerAxisAndZero) {
@@ -119,8 +127,9 @@ TEST(Pad, ConstantReflectEdgeAxesAndCrop) {
   Tensor y = run("Pad", {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {1, 0}), f32({}, {0}), i64({1}, {-1})})[0];
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(y.toDoubles(), (std::vector<double>{0, 1, 2, 0, 3, 4}));
-  EXPECT_NE(errorOf([&] { run("Pad", {x, i64({2}, {1, 1})}, [](auto* n) { setStringAttr(n, "mode", "wrap"); }); })
-                .find("unsupported: mode 'wrap'"),
+  EXPECT_NE(errorOf([&] {
+              run("Pad", {x, i64({2}, {1, 1})}, [](auto* n) { setStringAttr(n, "mode", "wrap"); });
+            }).find("unsupported: mode 'wrap'"),
             std::string::npos);
 }
 
@@ -136,8 +145,9 @@ TEST(ScatterND, RowsReductionsAndDuplicates) {
   auto mx = [](auto* n) { setStringAttr(n, "reduction", "max"); };
   EXPECT_EQ(run("ScatterND", {data, i64({1, 2}, {0, 0}), f32({1}, {0.5})}, mx)[0].toDoubles(),
             (std::vector<double>{1, 2, 3, 4, 5, 6}));
-  EXPECT_NE(errorOf([&] { run("ScatterND", {data, i64({2, 1}, {1, 1}), f32({2, 2}, {0, 0, 0, 0})}); })
-                .find("reduction 'none'"),
+  EXPECT_NE(errorOf([&] {
+              run("ScatterND", {data, i64({2, 1}, {1, 1}), f32({2, 2}, {0, 0, 0, 0})});
+            }).find("reduction 'none'"),
             std::string::npos);
 }
 
@@ -151,8 +161,9 @@ TEST(ScatterElements, AxisReductionsAndDuplicates) {
   auto mul = [](auto* n) { setStringAttr(n, "reduction", "mul"); };
   EXPECT_EQ(run("ScatterElements", {f32({2, 1}, {1, 5}), i64({2, 1}, {0, 0}), f32({2, 1}, {2, 3})}, mul)[0].toDoubles(),
             (std::vector<double>{6, 5}));
-  EXPECT_NE(errorOf([&] { run("ScatterElements", {f32({2, 1}, {1, 5}), i64({2, 1}, {0, 0}), f32({2, 1}, {2, 3})}); })
-                .find("reduction 'none'"),
+  EXPECT_NE(errorOf([&] {
+              run("ScatterElements", {f32({2, 1}, {1, 5}), i64({2, 1}, {0, 0}), f32({2, 1}, {2, 3})});
+            }).find("reduction 'none'"),
             std::string::npos);
 }
 

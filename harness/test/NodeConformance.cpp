@@ -21,7 +21,9 @@ namespace dynqual::test {
 namespace fs = std::filesystem;
 using Status = NodeTestOutcome::Status;
 
-const std::set<std::string>& foundationOps() { return scope::supportedOps(); }
+const std::set<std::string>& foundationOps() {
+  return scope::supportedOps();
+}
 
 fs::path nodeTestRoot() {
   if (const char* env = std::getenv("DYNQUAL_ONNX_NODE_DIR"); env && *env)

@@ -42,24 +42,34 @@ void check(const std::string& folder) {
                  << " (set DYNQUAL_ONNX_NODE_DIR or install libonnx-testdata)";
   const NodeTestOutcome r = runNodeTest(nodeTestRoot() / folder);
   switch (r.status) {
-  case NodeTestOutcome::Status::Pass: SUCCEED(); break;
-  case NodeTestOutcome::Status::Skip: GTEST_SKIP() << r.reason << ": " << r.detail;
-  case NodeTestOutcome::Status::Fail: FAIL() << "reference defect on " << folder << ": " << r.reason;
+  case NodeTestOutcome::Status::Pass:
+    SUCCEED();
+    break;
+  case NodeTestOutcome::Status::Skip:
+    GTEST_SKIP() << r.reason << ": " << r.detail;
+  case NodeTestOutcome::Status::Fail:
+    FAIL() << "reference defect on " << folder << ": " << r.reason;
   }
 }
 
-std::string paramName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+std::string paramName(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param;
+}
 
 } // namespace
 
 class NodeConformance : public ::testing::TestWithParam<std::string> {};
-TEST_P(NodeConformance, MatchesStoredOutputs) { check(GetParam()); }
+TEST_P(NodeConformance, MatchesStoredOutputs) {
+  check(GetParam());
+}
 INSTANTIATE_TEST_SUITE_P(SupportedOps, NodeConformance,
                          ::testing::ValuesIn(withPlaceholder(foldersUsingOnly(nodeTestRoot(), foundationOps()))),
                          paramName);
 
 class NodeConformanceExtended : public ::testing::TestWithParam<std::string> {};
-TEST_P(NodeConformanceExtended, MatchesStoredOutputs) { check(GetParam()); }
+TEST_P(NodeConformanceExtended, MatchesStoredOutputs) {
+  check(GetParam());
+}
 // Empty while the supported set covers every op the reference implements.
 INSTANTIATE_TEST_SUITE_P(ExtendedOps, NodeConformanceExtended, ::testing::ValuesIn(extendedFolders()), paramName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NodeConformanceExtended);

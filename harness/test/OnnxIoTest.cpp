@@ -82,8 +82,8 @@ std::string floatBytes(const std::vector<float>& v) {
 
 TEST(TensorProtoIO, RoundTripsEveryDType) {
   TempDir dir;
-  for (DType t : {DType::Float, DType::Float16, DType::BFloat16, DType::Double, DType::Int8, DType::Uint8,
-                  DType::Int32, DType::Int64, DType::Bool}) {
+  for (DType t : {DType::Float, DType::Float16, DType::BFloat16, DType::Double, DType::Int8, DType::Uint8, DType::Int32,
+                  DType::Int64, DType::Bool}) {
     Tensor original = Tensor::fromInts(t, {2, 0}, {});
     Tensor filled = Tensor::fromDoubles(t, {2, 3}, {1, 0, 1, 1, 0, 1});
     for (const Tensor& x : {original, filled}) {
@@ -212,9 +212,15 @@ TEST(TestDataSets, SortsNumericallyAndChecksGaps) {
 
 TEST(GraphSignature, DimParamsAreDynamicAndBadTypesRefused) {
   onnx::ModelProto m = dynqual::test::emptyModel(13, {dynqual::test::tensorValue("x", DType::Float, {2, -1})}, {});
-  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param(
-      "seq + past");
-  auto* unknown = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("seq + past");
+  auto* unknown =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
   (void)unknown; // neither dim_value nor dim_param
   auto specs = describeInputs(m);
   ASSERT_EQ(specs.size(), 1u);

@@ -16,9 +16,15 @@ using dynqual::test::singleNodeModel;
 
 namespace {
 
-Tensor f32(std::vector<int64_t> dims, std::vector<double> v) { return Tensor::fromDoubles(DType::Float, dims, v); }
-Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Int64, dims, v); }
-Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::fromInts(DType::Bool, dims, v); }
+Tensor f32(std::vector<int64_t> dims, std::vector<double> v) {
+  return Tensor::fromDoubles(DType::Float, dims, v);
+}
+Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return Tensor::fromInts(DType::Int64, dims, v);
+}
+Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return Tensor::fromInts(DType::Bool, dims, v);
+}
 
 void setFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
   auto* a = n->add_attribute();
@@ -85,9 +91,9 @@ TEST(Slice, NegativeStepsAndClamping) {
   y = run1("Slice", {x2, i64({1}, {1}), i64({1}, {3}), i64({1}, {-1})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(y.toDoubles(), (std::vector<double>{1, 2, 4, 5}));
-  EXPECT_NE(errorOf([&] { run1("Slice", {x, i64({1}, {0}), i64({1}, {1}), i64({1}, {0}), i64({1}, {0})}); })
-                .find("step 0"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([&] { run1("Slice", {x, i64({1}, {0}), i64({1}, {1}), i64({1}, {0}), i64({1}, {0})}); }).find("step 0"),
+      std::string::npos);
   // Slice-1 attributes: starts [0], ends [-1] on axis 1 -> columns 0..1 -> [[0,1],[3,4]].
   onnx::ModelProto m = singleNodeModel("Slice", {x2}, 1);
   setIntsAttr(m.mutable_graph()->mutable_node(0), "starts", {0});
@@ -129,12 +135,14 @@ TEST(Flatten, AxisSplitsTheShape) {
 
 TEST(Concat, JoinsAlongAxis) {
   // [[1,2]] ++ [[3,4],[5,6]] on axis 0 -> 3x2; [[1],[2]] ++ [[3],[4]] on axis -1 -> [[1,3],[2,4]].
-  Tensor y = run1("Concat", {f32({1, 2}, {1, 2}), f32({2, 2}, {3, 4, 5, 6})}, 13, [](auto* n) { setIntAttr(n, "axis", 0); });
+  Tensor y =
+      run1("Concat", {f32({1, 2}, {1, 2}), f32({2, 2}, {3, 4, 5, 6})}, 13, [](auto* n) { setIntAttr(n, "axis", 0); });
   EXPECT_EQ(y.toDoubles(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
   y = run1("Concat", {f32({2, 1}, {1, 2}), f32({2, 1}, {3, 4})}, 13, [](auto* n) { setIntAttr(n, "axis", -1); });
   EXPECT_EQ(y.toDoubles(), (std::vector<double>{1, 3, 2, 4}));
   // An empty operand contributes nothing: [2,0] ++ [2,1].
-  y = run1("Concat", {Tensor(DType::Float, {2, 0}), f32({2, 1}, {7, 8})}, 13, [](auto* n) { setIntAttr(n, "axis", 1); });
+  y = run1("Concat", {Tensor(DType::Float, {2, 0}), f32({2, 1}, {7, 8})}, 13,
+           [](auto* n) { setIntAttr(n, "axis", 1); });
   EXPECT_EQ(y.toDoubles(), (std::vector<double>{7, 8}));
 }
 
@@ -183,8 +191,9 @@ TEST(Cast, RoundsAndTruncates) {
             (std::vector<double>{1, 0}));
   // i64 -> u8 wraps: 257 -> 1.
   EXPECT_EQ(run1("Cast", {i64({1}, {257})}, 13, to(DType::Uint8)).toInts(), (std::vector<int64_t>{1}));
-  EXPECT_NE(errorOf([&] { run1("Cast", {i64({1}, {1})}, 13, [](auto* n) { setIntAttr(n, "to", 12); }); })
-                .find("unsupported dtype UINT32"),
+  EXPECT_NE(errorOf([&] {
+              run1("Cast", {i64({1}, {1})}, 13, [](auto* n) { setIntAttr(n, "to", 12); });
+            }).find("unsupported dtype UINT32"),
             std::string::npos);
 }
 
@@ -260,7 +269,8 @@ TEST(Range, IntegerAndFloat) {
   // Empty when delta points away from limit.
   EXPECT_EQ(run1("Range", {i64({}, {0}), i64({}, {5}), i64({}, {-1})}).numel(), 0);
   // 0.5, 1.0, 1.5: ceil((2 - 0.5) / 0.5) = 3.
-  EXPECT_EQ(run1("Range", {f32({}, {0.5}), f32({}, {2}), f32({}, {0.5})}).toDoubles(), (std::vector<double>{0.5, 1, 1.5}));
+  EXPECT_EQ(run1("Range", {f32({}, {0.5}), f32({}, {2}), f32({}, {0.5})}).toDoubles(),
+            (std::vector<double>{0.5, 1, 1.5}));
 }
 
 TEST(Arithmetic, BroadcastAndIntegerSemantics) {
@@ -305,8 +315,9 @@ TEST(Interpreter, UnsupportedOpAndBadInputsAreClearErrors) {
   }
   onnx::ModelProto id = singleNodeModel("Identity", {f32({2}, {0, 1})}, 13);
   EXPECT_NE(errorOf([&] { reference::evaluate(id, {}); }).find("model has 1 inputs, 0 given"), std::string::npos);
-  EXPECT_NE(errorOf([&] { reference::evaluate(id, {i64({2}, {0, 1})}); }).find("input 'x0': dtype i64 given, f32 declared"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([&] { reference::evaluate(id, {i64({2}, {0, 1})}); }).find("input 'x0': dtype i64 given, f32 declared"),
+      std::string::npos);
   EXPECT_NE(errorOf([&] { reference::evaluate(id, {f32({3}, {0, 1, 2})}); }).find("dim 0 is 3, declared 2"),
             std::string::npos);
 }
@@ -314,7 +325,7 @@ TEST(Interpreter, UnsupportedOpAndBadInputsAreClearErrors) {
 TEST(Interpreter, ChainsNodesThroughInitializers) {
   // y = Reshape(x, Shape(x)[::-1]) on x [2,3]: Shape -> [2,3], Slice reversed -> [3,2].
   onnx::ModelProto m = dynqual::test::emptyModel(13, {dynqual::test::tensorValue("x", DType::Float, {2, -1})},
-                                                    {dynqual::test::tensorValue("y", DType::Float, {-1, -1})});
+                                                 {dynqual::test::tensorValue("y", DType::Float, {-1, -1})});
   auto* init = m.mutable_graph()->add_initializer();
   init->set_name("minus1");
   init->set_data_type(onnx::TensorProto::INT64);
@@ -345,13 +356,13 @@ TEST(ExtraOps, HandComputed) {
   EXPECT_EQ(r.dims(), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(r.toDoubles(), (std::vector<double>{1.5, 4}));
   // LayerNormalization of [1, 3]: mean 2, var 1, eps 0 -> [-1, 1]; scale 2, bias 1 -> [-1, 3].
-  Tensor ln = run1("LayerNormalization", {f32({2}, {1, 3}), f32({2}, {2, 2}), f32({2}, {1, 1})}, 17,
-                   [](onnx::NodeProto* n) {
-                     auto* a = n->add_attribute();
-                     a->set_name("epsilon");
-                     a->set_type(onnx::AttributeProto::FLOAT);
-                     a->set_f(0);
-                   });
+  Tensor ln =
+      run1("LayerNormalization", {f32({2}, {1, 3}), f32({2}, {2, 2}), f32({2}, {1, 1})}, 17, [](onnx::NodeProto* n) {
+        auto* a = n->add_attribute();
+        a->set_name("epsilon");
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(0);
+      });
   EXPECT_EQ(ln.toDoubles(), (std::vector<double>{-1, 3}));
   // Trilu lower of [[1,2],[3,4]] -> [[1,0],[3,4]].
   Tensor t = run1("Trilu", {f32({2, 2}, {1, 2, 3, 4})}, 14, [](auto* n) { setIntAttr(n, "upper", 0); });
@@ -415,8 +426,9 @@ TEST(Gemm, TransposesScalesAndBroadcastsC) {
   EXPECT_EQ(run1("Gemm", {i64({1, 2}, {2, 3}), i64({2, 1}, {4, 5}), i64({}, {1})}, 13).toInts(),
             (std::vector<int64_t>{24}));
   // C [3] does not broadcast to [2,2].
-  EXPECT_NE(errorOf([&] { run1("Gemm", {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}), f32({3}, {1, 2, 3})}, 13); })
-                .find("do not broadcast"),
+  EXPECT_NE(errorOf([&] {
+              run1("Gemm", {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}), f32({3}, {1, 2, 3})}, 13);
+            }).find("do not broadcast"),
             std::string::npos);
 }
 
@@ -547,7 +559,8 @@ TEST(GatherND, TuplesSlicesBatchDimsAndNegativeIndices) {
                   [](auto* n) { setIntAttr(n, "batch_dims", 1); });
   EXPECT_EQ(b.dims(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(b.toDoubles(), (std::vector<double>{2, 3, 4, 5}));
-  EXPECT_NE(errorOf([&] { run1("GatherND", {data, i64({1, 2}, {0, 2})}, 13); }).find("out of range"), std::string::npos);
+  EXPECT_NE(errorOf([&] { run1("GatherND", {data, i64({1, 2}, {0, 2})}, 13); }).find("out of range"),
+            std::string::npos);
 }
 
 TEST(TanhExp, UnaryMath) {
@@ -555,7 +568,8 @@ TEST(TanhExp, UnaryMath) {
   EXPECT_EQ(run1("Tanh", {f32({2}, {std::log(2.0), 0})}).toDoubles(),
             (std::vector<double>{static_cast<double>(0.6f), 0}));
   // exp(0) = 1, exp(1) = e (rounded to f32).
-  EXPECT_EQ(run1("Exp", {f32({2}, {0, 1})}).toDoubles(), (std::vector<double>{1, static_cast<double>(static_cast<float>(M_E))}));
+  EXPECT_EQ(run1("Exp", {f32({2}, {0, 1})}).toDoubles(),
+            (std::vector<double>{1, static_cast<double>(static_cast<float>(M_E))}));
 }
 
 TEST(Dropout, InferenceIsIdentityAndTrainingIsRejected) {
@@ -568,8 +582,9 @@ TEST(Dropout, InferenceIsIdentityAndTrainingIsRejected) {
   // training_mode true with ratio 0 keeps every element: still the identity.
   EXPECT_EQ(run1("Dropout", {x, f32({}, {0}), boolean({}, {1})}, 13), x);
   // training_mode true with ratio 0.5 is random.
-  EXPECT_NE(errorOf([&] { run1("Dropout", {x, f32({}, {0.5}), boolean({}, {1})}, 13); })
-                .find("unsupported: Dropout in training mode"),
+  EXPECT_NE(errorOf([&] {
+              run1("Dropout", {x, f32({}, {0.5}), boolean({}, {1})}, 13);
+            }).find("unsupported: Dropout in training mode"),
             std::string::npos);
   // Dropout-6 defaults to is_test = 0 (training); is_test = 1 is the identity.
   EXPECT_NE(errorOf([&] { run1("Dropout", {x}, 6); }).find("unsupported: Dropout in training mode"), std::string::npos);
@@ -578,9 +593,9 @@ TEST(Dropout, InferenceIsIdentityAndTrainingIsRejected) {
 
 TEST(OpRegistry, ListsTheFoundationOps) {
   const auto ops = reference::OpRegistry::builtin().opTypes();
-  for (const char* op : {"Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Transpose",
-                         "Shape", "Gather", "Cast", "Identity", "Constant", "ConstantOfShape", "Range", "Add", "Sub",
-                         "Mul", "Div", "Equal", "Where"})
+  for (const char* op : {"Reshape",   "Slice", "Expand", "Unsqueeze", "Squeeze",  "Flatten",  "Concat",
+                         "Transpose", "Shape", "Gather", "Cast",      "Identity", "Constant", "ConstantOfShape",
+                         "Range",     "Add",   "Sub",    "Mul",       "Div",      "Equal",    "Where"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
 }
 
@@ -610,14 +625,18 @@ TEST(ElementwiseTail, ModXorSumMean) {
   EXPECT_EQ(run1("Mod", {i64({2}, {-7, 7}), i64({2}, {3, -3})}, 13).toInts(), (std::vector<int64_t>{2, -2}));
   EXPECT_EQ(run1("Mod", {i64({1}, {-7}), i64({1}, {3})}, 13, [](auto* n) { setIntAttr(n, "fmod", 1); }).toInts(),
             (std::vector<int64_t>{-1}));
-  EXPECT_NE(errorOf([&] { run1("Mod", {f32({1}, {1}), f32({1}, {2})}, 13); }).find("unsupported: fmod = 0"), std::string::npos);
+  EXPECT_NE(errorOf([&] { run1("Mod", {f32({1}, {1}), f32({1}, {2})}, 13); }).find("unsupported: fmod = 0"),
+            std::string::npos);
   // Xor truth table.
-  EXPECT_EQ(run1("Xor", {boolean({4}, {0, 0, 1, 1}), boolean({4}, {0, 1, 0, 1})}).toInts(), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(run1("Xor", {boolean({4}, {0, 0, 1, 1}), boolean({4}, {0, 1, 0, 1})}).toInts(),
+            (std::vector<int64_t>{0, 1, 1, 0}));
   // Sum of three: [1, 2] + [10] + [100, 200] = [111, 212]; Mean of [1, 2] and [3, 6] = [2, 4].
-  EXPECT_EQ(run1("Sum", {f32({2}, {1, 2}), f32({1}, {10}), f32({2}, {100, 200})}).toDoubles(), (std::vector<double>{111, 212}));
+  EXPECT_EQ(run1("Sum", {f32({2}, {1, 2}), f32({1}, {10}), f32({2}, {100, 200})}).toDoubles(),
+            (std::vector<double>{111, 212}));
   EXPECT_EQ(run1("Mean", {f32({2}, {1, 2}), f32({2}, {3, 6})}).toDoubles(), (std::vector<double>{2, 4}));
   // f32 partial sums are rounded: 2^24 + 1 rounds to 2^24 before - 2^24 is added, giving 0.
-  EXPECT_EQ(run1("Sum", {f32({1}, {16777216}), f32({1}, {1}), f32({1}, {-16777216})}).toDoubles(), (std::vector<double>{0}));
+  EXPECT_EQ(run1("Sum", {f32({1}, {16777216}), f32({1}, {1}), f32({1}, {-16777216})}).toDoubles(),
+            (std::vector<double>{0}));
   // Size of [2, 3] = 6 (rank 0); CastLike to i64 truncates 2.7 -> 2.
   Tensor s = run1("Size", {f32({2, 3}, std::vector<double>(6, 0))});
   EXPECT_EQ(s.dims(), (std::vector<int64_t>{}));
@@ -640,10 +659,12 @@ TEST(ReductionTail, HandComputed) {
   EXPECT_FLOAT_EQ(static_cast<float>(lse.getDouble(0)), static_cast<float>(std::log(std::exp(1.0) + std::exp(4.0))));
   // Integer l2 of [3, 4] = 5; empty prod = 1; empty min = +inf.
   EXPECT_EQ(run1("ReduceL2", {i64({2}, {3, 4})}, 13).toInts(), (std::vector<int64_t>{5}));
-  EXPECT_EQ(run1("ReduceProd", {Tensor(DType::Float, {0, 2})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
-            (std::vector<double>{1, 1}));
-  EXPECT_EQ(run1("ReduceMin", {Tensor(DType::Float, {0, 1})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
-            (std::vector<double>{INFINITY}));
+  EXPECT_EQ(
+      run1("ReduceProd", {Tensor(DType::Float, {0, 2})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
+      (std::vector<double>{1, 1}));
+  EXPECT_EQ(
+      run1("ReduceMin", {Tensor(DType::Float, {0, 1})}, 13, [](auto* n) { setIntsAttr(n, "axes", {0}); }).toDoubles(),
+      (std::vector<double>{INFINITY}));
   // LogSoftmax of [0, ln 3] = [ln 1/4, ln 3/4].
   Tensor ls = run1("LogSoftmax", {Tensor::fromDoubles(DType::Double, {2}, {0, std::log(3.0)})}, 13);
   EXPECT_NEAR(ls.getDouble(0), std::log(0.25), 1e-15);
@@ -659,10 +680,12 @@ TEST(SelectionOps, ArgMaxArgMinOneHot) {
   });
   EXPECT_EQ(a.dims(), (std::vector<int64_t>{2}));
   EXPECT_EQ(a.toInts(), (std::vector<int64_t>{1, 0}));
-  EXPECT_EQ(run1("ArgMax", {x}, 13, [](auto* n) {
-              setIntAttr(n, "axis", 1);
-              setIntAttr(n, "select_last_index", 1);
-            }).toInts(),
+  EXPECT_EQ(run1("ArgMax", {x}, 13,
+                 [](auto* n) {
+                   setIntAttr(n, "axis", 1);
+                   setIntAttr(n, "select_last_index", 1);
+                 })
+                .toInts(),
             (std::vector<int64_t>{2, 2}));
   // ArgMin along 0 (default): [2 < 5 -> 0, 1 < 7 -> 1, 5 < 7 -> 1], shape [1, 3].
   Tensor m = run1("ArgMin", {x}, 13);

@@ -68,9 +68,9 @@ TEST(Scope, DropoutIsSupportedForInferenceOnly) {
   EXPECT_EQ(classify(in), std::nullopt);
 
   // training_mode given as a graph input: the mask is random, so it is out of scope.
-  auto train = emptyModel(13, {tensorValue("x", DType::Float, {2}), tensorValue("r", DType::Float, {}),
-                               tensorValue("t", DType::Bool, {})},
-                          {tensorValue("y", DType::Float, {2})});
+  auto train = emptyModel(
+      13, {tensorValue("x", DType::Float, {2}), tensorValue("r", DType::Float, {}), tensorValue("t", DType::Bool, {})},
+      {tensorValue("y", DType::Float, {2})});
   addNode(train, "Dropout", {"x", "r", "t"}, {"y"})->set_name("drop");
   std::string detail;
   EXPECT_EQ(classify(train, &detail), SkipReason::OpOutsideSupportedSet);

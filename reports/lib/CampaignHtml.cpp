@@ -90,7 +90,9 @@ footer { border-top: 1px solid #c8c8d0; margin-top: 2em; font-size: 0.9em; }
 </html>
 )html";
 
-std::string h(const std::string& s) { return escapeHtml(s); }
+std::string h(const std::string& s) {
+  return escapeHtml(s);
+}
 
 } // namespace
 
@@ -113,8 +115,8 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
                     std::to_string(x.hits), std::to_string(x.signatures), std::to_string(x.nodes)});
   if (!rows.empty()) {
     b << "<table><tr>";
-    for (const char* c : {"Bucket", "Status", "Symptom", "Origin op", "Pass", "Hits tonight", "Hits", "Signatures",
-                          "Smallest (nodes)"})
+    for (const char* c :
+         {"Bucket", "Status", "Symptom", "Origin op", "Pass", "Hits tonight", "Hits", "Signatures", "Smallest (nodes)"})
       b << "<th>" << c << "</th>";
     b << "</tr>\n";
     for (const auto& r : rows) {
@@ -127,8 +129,8 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
   }
   for (const auto& x : in.buckets) {
     b << "<div class=\"bucket " << h(x.status) << "\"><span class=\"status\">" << h(x.status) << "</span> <code>"
-      << h(x.bucket.substr(0, 12)) << "</code> " << h(x.symptom) << " in <b>" << h(x.origin) << "</b> ("
-      << h(x.pass) << ")\n<ul>\n";
+      << h(x.bucket.substr(0, 12)) << "</code> " << h(x.symptom) << " in <b>" << h(x.origin) << "</b> (" << h(x.pass)
+      << ")\n<ul>\n";
     b << "<li>Message: <code>" << h(x.message) << "</code></li>\n";
     b << "<li>Reproduce: <code>" << h(x.reproducer) << "</code></li>\n";
     b << "<li>First seen " << h(x.firstSeen) << " (night " << h(x.firstNight) << ", commit "
@@ -141,8 +143,9 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
     b << "</div>\n";
   }
   b << "<h2>Campaign</h2>\n";
-  detail::table(b, {"Shards", "Unfinished", "Cases", "Valid", "Valid rate", "Cases/s per shard", "Shard wall (s)",
-                    "Findings", "Median nodes", "p10", "p90", "Max"},
+  detail::table(b,
+                {"Shards", "Unfinished", "Cases", "Valid", "Valid rate", "Cases/s per shard", "Shard wall (s)",
+                 "Findings", "Median nodes", "p10", "p90", "Max"},
                 {{std::to_string(n.shards), std::to_string(n.unfinished), std::to_string(n.cases),
                   std::to_string(n.valid), fmt::format("{:.2f} %", n.cases ? 100.0 * n.valid / n.cases : 0.0),
                   fmt::format("{:.2f}", n.wallSeconds > 0 ? n.cases / n.wallSeconds : 0.0),
@@ -155,7 +158,8 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
   detail::table(b, {"Shard", "Cases", "Valid", "Findings", "Wall (s)", "Finished"}, shardRows);
   b << "<div id=\"charts-campaign\"></div>\n";
   std::vector<std::pair<std::string, int64_t>> ops(n.ops.begin(), n.ops.end());
-  std::sort(ops.begin(), ops.end(), [](auto& a, auto& c) { return a.second != c.second ? a.second > c.second : a.first < c.first; });
+  std::sort(ops.begin(), ops.end(),
+            [](auto& a, auto& c) { return a.second != c.second ? a.second > c.second : a.first < c.first; });
   b << "<h3>Op-kind coverage (nodes in valid cases)</h3>\n";
   std::vector<std::vector<std::string>> opRows;
   for (const auto& [op, k] : ops)
@@ -181,8 +185,14 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
     hit.push_back(x.buckets);
     fresh.push_back(x.newBuckets);
   }
-  charts.push_back({{"id", "history"}, {"section", "charts-history"}, {"title", "Cases and buckets per night"},
-                    {"kind", "line"}, {"x", "night"}, {"y", "cases"}, {"y2", "buckets"}, {"labels", labels},
+  charts.push_back({{"id", "history"},
+                    {"section", "charts-history"},
+                    {"title", "Cases and buckets per night"},
+                    {"kind", "line"},
+                    {"x", "night"},
+                    {"y", "cases"},
+                    {"y2", "buckets"},
+                    {"labels", labels},
                     {"series", json::array({{{"label", "cases"}, {"points", cases}},
                                             {{"label", "buckets hit"}, {"points", hit}, {"axis", "y2"}},
                                             {{"label", "new buckets"}, {"points", fresh}, {"axis", "y2"}}})}});
@@ -191,16 +201,26 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
     sl.push_back(bin);
     sc.push_back(k);
   }
-  charts.push_back({{"id", "sizes"}, {"section", "charts-campaign"}, {"title", "Graph size (valid cases)"},
-                    {"kind", "bar"}, {"x", "nodes"}, {"y", "cases"}, {"labels", sl},
+  charts.push_back({{"id", "sizes"},
+                    {"section", "charts-campaign"},
+                    {"title", "Graph size (valid cases)"},
+                    {"kind", "bar"},
+                    {"x", "nodes"},
+                    {"y", "cases"},
+                    {"labels", sl},
                     {"series", json::array({{{"label", "cases"}, {"points", sc}}})}});
   json pl = json::array(), pv = json::array();
   for (const char* k : detail::kPhases) {
     pl.push_back(k);
     pv.push_back(n.ms.count(k) ? n.ms.at(k) : 0.0);
   }
-  charts.push_back({{"id", "time"}, {"section", "charts-campaign"}, {"title", "Time split (ms summed over cases)"},
-                    {"kind", "bar"}, {"x", "phase"}, {"y", "ms"}, {"labels", pl},
+  charts.push_back({{"id", "time"},
+                    {"section", "charts-campaign"},
+                    {"title", "Time split (ms summed over cases)"},
+                    {"kind", "bar"},
+                    {"x", "phase"},
+                    {"y", "ms"},
+                    {"labels", pl},
                     {"series", json::array({{{"label", "ms"}, {"points", pv}}})}});
   return detail::fill(kTemplate, {{"TITLE", h("dynqual fuzz campaign " + in.night)},
                                   {"BODY", b.str()},

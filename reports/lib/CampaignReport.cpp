@@ -131,7 +131,8 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   if (in.buckets.empty()) {
     md << "No bucket: no finding in the store.\n\n";
   } else {
-    md << "| Status | Bucket | Symptom | Origin op | Pass | Hits tonight | Hits | Signatures | First seen | Smallest |\n";
+    md << "| Status | Bucket | Symptom | Origin op | Pass | Hits tonight | Hits | Signatures | First seen | Smallest "
+          "|\n";
     md << "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& b : in.buckets)
       md << "| " << b.status << " | `" << b.bucket.substr(0, 12) << "` | " << escapeMarkdown(b.symptom) << " | "
@@ -150,9 +151,9 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
       std::string seeds;
       for (auto s : b.exampleSeeds)
         seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
-      md << "- Smallest: seed " << b.seed << ", " << b.nodes << " nodes, " << b.elements
-         << " input elements on " << escapeMarkdown(b.binding.empty() ? "-" : b.binding)
-         << (seeds.empty() ? "" : "; other seeds: " + seeds) << "\n";
+      md << "- Smallest: seed " << b.seed << ", " << b.nodes << " nodes, " << b.elements << " input elements on "
+         << escapeMarkdown(b.binding.empty() ? "-" : b.binding) << (seeds.empty() ? "" : "; other seeds: " + seeds)
+         << "\n";
       md << "- Keep it: `dynqual corpus add --bucket " << b.bucket.substr(0, 12) << " --db DB`"
          << (b.corpusCase.empty() ? "" : " (corpus case " + escapeMarkdown(b.corpusCase) + ")") << "\n\n";
       if (!b.graph.empty())
@@ -163,10 +164,10 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   md << "| Shards | Unfinished | Cases | Valid | Valid rate | Cases/s per shard | Shard wall (s) | Findings |\n";
   md << "|---|---|---|---|---|---|---|---|\n";
   md << fmt::format("| {} | {} | {} | {} | {:.2f} % | {:.2f} | {:.1f} | {} |\n\n", n.shards, n.unfinished, n.cases,
-                    n.valid, n.cases ? 100.0 * n.valid / n.cases : 0.0, n.wallSeconds > 0 ? n.cases / n.wallSeconds : 0.0,
-                    n.wallSeconds, n.findings);
-  md << fmt::format("Graph size (nodes per valid case): median {}, p10 {}, p90 {}, max {}.\n\n", n.median, n.p10,
-                    n.p90, n.maxNodes);
+                    n.valid, n.cases ? 100.0 * n.valid / n.cases : 0.0,
+                    n.wallSeconds > 0 ? n.cases / n.wallSeconds : 0.0, n.wallSeconds, n.findings);
+  md << fmt::format("Graph size (nodes per valid case): median {}, p10 {}, p90 {}, max {}.\n\n", n.median, n.p10, n.p90,
+                    n.maxNodes);
   for (const auto& [why, k] : n.invalid)
     md << "- invalid: " << k << " x " << escapeMarkdown(why) << "\n";
   if (!n.invalid.empty())
@@ -184,7 +185,8 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
                       n.ms.at("bucket"));
   md << "\n### Op-kind coverage (nodes in valid cases)\n\n| Op | Nodes |\n|---|---|\n";
   std::vector<std::pair<std::string, int64_t>> ops(n.ops.begin(), n.ops.end());
-  std::sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  std::sort(ops.begin(), ops.end(),
+            [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   for (const auto& [op, k] : ops)
     md << "| " << escapeMarkdown(op) << " | " << k << " |\n";
   md << "\n### Feature coverage (valid cases that exercised each feature)\n\n";
@@ -203,7 +205,8 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   md << "\n### Shards\n\n| Shard | Cases | Valid | Findings | Wall (s) | Finished |\n|---|---|---|---|---|---|\n";
   for (const auto& s : in.shards)
     md << "| " << escapeMarkdown(s.campaign) << " | " << s.cases << " | " << s.valid << " | " << s.findings << " | "
-       << fmt::format("{:.1f}", s.wallSeconds) << " | " << (s.endedAt.empty() ? "no" : escapeMarkdown(s.endedAt)) << " |\n";
+       << fmt::format("{:.1f}", s.wallSeconds) << " | " << (s.endedAt.empty() ? "no" : escapeMarkdown(s.endedAt))
+       << " |\n";
   md << "\n## History\n\n| Night | Shards | Cases | Valid | Buckets hit | New buckets |\n|---|---|---|---|---|---|\n";
   for (const auto& h : in.history)
     md << "| " << escapeMarkdown(h.night) << " | " << h.shards << " | " << h.cases << " | " << h.valid << " | "
@@ -241,13 +244,22 @@ json renderCampaignJson(const CampaignReportInput& in) {
   }
   json shards = json::array();
   for (const auto& s : in.shards)
-    shards.push_back({{"campaign", s.campaign}, {"cases", s.cases}, {"valid", s.valid}, {"findings", s.findings},
-                      {"wall_seconds", s.wallSeconds}, {"started_at", s.startedAt},
-                      {"ended_at", s.endedAt.empty() ? json(nullptr) : json(s.endedAt)}, {"revision", s.revision}});
+    shards.push_back({{"campaign", s.campaign},
+                      {"cases", s.cases},
+                      {"valid", s.valid},
+                      {"findings", s.findings},
+                      {"wall_seconds", s.wallSeconds},
+                      {"started_at", s.startedAt},
+                      {"ended_at", s.endedAt.empty() ? json(nullptr) : json(s.endedAt)},
+                      {"revision", s.revision}});
   json history = json::array();
   for (const auto& h : in.history)
-    history.push_back({{"night", h.night}, {"shards", h.shards}, {"cases", h.cases}, {"valid", h.valid},
-                       {"buckets", h.buckets}, {"new_buckets", h.newBuckets}});
+    history.push_back({{"night", h.night},
+                       {"shards", h.shards},
+                       {"cases", h.cases},
+                       {"valid", h.valid},
+                       {"buckets", h.buckets},
+                       {"new_buckets", h.newBuckets}});
   return {{"format", "dynqual-campaign-report"},
           {"version", 1},
           {"night", in.night},
@@ -312,7 +324,7 @@ bool storeHasOnlyCampaigns(const std::string& db) {
         return false;
     return !store::fuzzNights(st).empty();
   } catch (const std::exception&) {
-    return false;  // the run report then says what is wrong with the store
+    return false; // the run report then says what is wrong with the store
   }
 }
 

@@ -16,7 +16,7 @@ inline constexpr const char* kPhases[] = {"generate", "check", "reference", "com
 /// Sums over the night's shards and counts over its buckets.
 struct CampaignNumbers {
   int64_t shards = 0, unfinished = 0, cases = 0, valid = 0, findings = 0;
-  double wallSeconds = 0;  ///< summed over shards
+  double wallSeconds = 0; ///< summed over shards
   std::map<std::string, double> ms;
   std::map<std::string, int64_t> ops, invalid;
   /// Valid cases per feature ("OP|feature", summed over the shards that recorded features) and
@@ -24,7 +24,7 @@ struct CampaignNumbers {
   std::map<std::string, int64_t> features;
   int64_t featureValid = 0;
   int64_t newBuckets = 0, knownBuckets = 0, fixedBuckets = 0, bucketsTonight = 0;
-  int median = 0, p10 = 0, p90 = 0, maxNodes = 0;  ///< nearest-rank quantiles of the sizes
+  int median = 0, p10 = 0, p90 = 0, maxNodes = 0; ///< nearest-rank quantiles of the sizes
 };
 
 CampaignNumbers campaignNumbers(const CampaignReportInput& in);

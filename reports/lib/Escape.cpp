@@ -6,12 +6,23 @@ std::string escapeHtml(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -21,16 +32,34 @@ std::string escapeMarkdown(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
     case '\n':
-    case '\r': out += ' '; break;
-    case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '#': case '!': case '~':
+    case '\r':
+      out += ' ';
+      break;
+    case '\\':
+    case '`':
+    case '*':
+    case '_':
+    case '[':
+    case ']':
+    case '|':
+    case '#':
+    case '!':
+    case '~':
       out += '\\';
       out += c;
       break;
-    default: out += c;
+    default:
+      out += c;
     }
   }
   return out;

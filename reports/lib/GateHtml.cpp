@@ -31,12 +31,16 @@ const char* kBandColour = "#7f7f7f";
 const char* kEstimateColour = "#2ca02c";
 const char* kLookColour = "#ff7f0e";
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
-json point(double x, double y) { return {{"x", x}, {"y", num(y)}}; }
+json point(double x, double y) {
+  return {{"x", x}, {"y", num(y)}};
+}
 
-json series(const std::string& label, json points, const char* colour, bool line, double radius,
-            json dash = nullptr, const char* style = nullptr) {
+json series(const std::string& label, json points, const char* colour, bool line, double radius, json dash = nullptr,
+            const char* style = nullptr) {
   json s = {{"label", label}, {"points", std::move(points)}, {"colour", colour}, {"line", line}, {"radius", radius}};
   if (!dash.is_null())
     s["dash"] = dash;
@@ -110,15 +114,16 @@ json ratioChart(const diff::AbResult& r, const GateContext& ctx, const diff::Met
   }
   int end = std::max(last, 1);
   auto flat = [&](double y) { return json::array({point(0, y), point(end, y)}); };
-  json out = json::array({series("head / base per round", perRound, kHeadColour, false, 3),
-                          series("1 - margin", flat(1 - ctx.policy.margin), kBandColour, true, 0, json::array({6, 4})),
-                          series("1 + margin", flat(1 + ctx.policy.margin), kBandColour, true, 0, json::array({6, 4}))});
+  json out =
+      json::array({series("head / base per round", perRound, kHeadColour, false, 3),
+                   series("1 - margin", flat(1 - ctx.policy.margin), kBandColour, true, 0, json::array({6, 4})),
+                   series("1 + margin", flat(1 + ctx.policy.margin), kBandColour, true, 0, json::array({6, 4}))});
   if (std::isfinite(c.ratio))
     out.push_back(series(fmt::format("final ratio {}", gatePercent(c.ratio)), flat(c.ratio), kEstimateColour, true, 0));
   if (std::isfinite(c.ciLow) && std::isfinite(c.ciHigh) && c.ciLow > 0) {
     out.push_back(series(fmt::format("interval [{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)),
-                         json::array({point(0, c.ciLow), point(end, c.ciLow), point(end, c.ciHigh),
-                                      point(0, c.ciHigh), point(0, c.ciLow)}),
+                         json::array({point(0, c.ciLow), point(end, c.ciLow), point(end, c.ciHigh), point(0, c.ciHigh),
+                                      point(0, c.ciLow)}),
                          kEstimateColour, true, 0, json::array({2, 3})));
     lo = std::min(lo, c.ciLow);
     hi = std::max(hi, c.ciHigh);
@@ -130,15 +135,14 @@ json ratioChart(const diff::AbResult& r, const GateContext& ctx, const diff::Met
       looks.push_back(point(look - 0.5, lo));
   out.push_back(series("looks", looks, kLookColour, false, 6, nullptr, "triangle"));
   if (c.decidedAtRounds > 0)
-    out.push_back(series(fmt::format("closed at the look at {} rounds: {}", c.decidedAtRounds,
-                                     stats::verdictName(c.verdict)),
-                         json::array({point(c.decidedAtRounds - 0.5, lo), point(c.decidedAtRounds - 0.5, hi)}),
-                         kLookColour, true, 0));
+    out.push_back(series(
+        fmt::format("closed at the look at {} rounds: {}", c.decidedAtRounds, stats::verdictName(c.verdict)),
+        json::array({point(c.decidedAtRounds - 0.5, lo), point(c.decidedAtRounds - 0.5, hi)}), kLookColour, true, 0));
   return {{"id", id},
           {"section", section},
           {"kind", "scatter"},
-          {"title", fmt::format("{} {}: head / base per round, the no-change band and the final interval ({})",
-                                c.model, c.metric,
+          {"title", fmt::format("{} {}: head / base per round, the no-change band and the final interval ({})", c.model,
+                                c.metric,
                                 c.decidedAtRounds > 0 ? fmt::format("closed at {} rounds", c.decidedAtRounds)
                                                       : std::string("open after the last look"))},
           {"labels", json::array()},
@@ -149,10 +153,10 @@ json ratioChart(const diff::AbResult& r, const GateContext& ctx, const diff::Met
 
 /// Every model's final ratio with its interval against the no-change band, one point per comparison.
 json summaryChart(const diff::AbResult& r, const GateContext& ctx) {
-  json labels = json::array(), low = json::array(), mid = json::array(), high = json::array(),
-       lo = json::array(), hi = json::array();
+  json labels = json::array(), low = json::array(), mid = json::array(), high = json::array(), lo = json::array(),
+       hi = json::array();
   for (const auto& c : r.comparisons) {
-    if (c.verdict == diff::Verdict::Identical)  // nothing was timed
+    if (c.verdict == diff::Verdict::Identical) // nothing was timed
       continue;
     labels.push_back(c.model + " " + c.metric);
     low.push_back(num(c.ciLow));
@@ -161,9 +165,13 @@ json summaryChart(const diff::AbResult& r, const GateContext& ctx) {
     lo.push_back(1 - ctx.policy.margin);
     hi.push_back(1 + ctx.policy.margin);
   }
-  return {{"id", "ratios"}, {"section", "gate-ratios"}, {"kind", "line"},
-          {"title", "head / base with its interval; between the dashed lines is no change"}, {"labels", labels},
-          {"x", "comparison"}, {"y", "ratio"},
+  return {{"id", "ratios"},
+          {"section", "gate-ratios"},
+          {"kind", "line"},
+          {"title", "head / base with its interval; between the dashed lines is no change"},
+          {"labels", labels},
+          {"x", "comparison"},
+          {"y", "ratio"},
           {"series", json::array({series("interval low", low, kEstimateColour, false, 4, nullptr, "triangle"),
                                   series("ratio (Hodges-Lehmann)", mid, kHeadColour, false, 5),
                                   series("interval high", high, kEstimateColour, false, 4, nullptr, "triangle"),
@@ -171,7 +179,9 @@ json summaryChart(const diff::AbResult& r, const GateContext& ctx) {
                                   series("1 + margin", hi, kBandColour, true, 0, json::array({6, 4}))})}};
 }
 
-std::string bytesCell(uint64_t v) { return v ? std::to_string(v) : "-"; }
+std::string bytesCell(uint64_t v) {
+  return v ? std::to_string(v) : "-";
+}
 
 std::string deltaCell(uint64_t base, uint64_t head) {
   return base && head ? fmt::format("{:+d}", static_cast<int64_t>(head) - static_cast<int64_t>(base)) : "-";
@@ -199,15 +209,16 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
                       "identical (same runtime and program bytes)"});
     else
       rows.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
-                    fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
-                    fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
-                    fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds),
-                    closedAt(c), std::to_string(c.outlierRounds.size()), verdictCell(c)});
+                      fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
+                      fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
+                      fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds), closedAt(c),
+                      std::to_string(c.outlierRounds.size()), verdictCell(c)});
   if (rows.empty())
     body << "<p>No model was timed.</p>\n";
   else
-    table(body, {"Model", "Metric", "Base", "Head", "Change", "Interval", "p", "Level (p < level: significant)", "Rounds",
-                 "Closed at", "Outlier rounds", "Verdict"},
+    table(body,
+          {"Model", "Metric", "Base", "Head", "Change", "Interval", "p", "Level (p < level: significant)", "Rounds",
+           "Closed at", "Outlier rounds", "Verdict"},
           rows);
   body << "<p>Change = Hodges-Lehmann estimate of head/base over the per-round ratios; the interval is at the "
           "comparison's level (the alpha p was compared with at the look that decided it). Looks at rounds "
@@ -224,7 +235,8 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   body << "<h2>Deterministic counters that changed</h2>\n";
   rows.clear();
   for (const auto& c : r.counterChanges)
-    rows.push_back({c.model, c.name, std::to_string(c.base), std::to_string(c.head), fmt::format("{:+d}", c.head - c.base)});
+    rows.push_back(
+        {c.model, c.name, std::to_string(c.base), std::to_string(c.head), fmt::format("{:+d}", c.head - c.base)});
   if (rows.empty())
     body << "<p>None: every device counter and artifact size is equal, or an arm reports none.</p>\n";
   else
@@ -279,13 +291,12 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
   std::ostringstream sections;
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const auto& c = r.comparisons[i];
-    if (c.verdict == diff::Verdict::Identical)  // nothing was timed
+    if (c.verdict == diff::Verdict::Identical) // nothing was timed
       continue;
     const auto& samples = isCompileMetric(c) ? r.compileSamples : c.deciding ? r.samples : r.sideSamples;
     std::string section = "gate-comparison-" + std::to_string(i);
-    sections << "<section id=\"" << section << "\"><h3>" << escapeHtml(c.model + " " + c.metric + ": " +
-                                                                       stats::verdictName(c.verdict))
-             << "</h3></section>\n";
+    sections << "<section id=\"" << section << "\"><h3>"
+             << escapeHtml(c.model + " " + c.metric + ": " + stats::verdictName(c.verdict)) << "</h3></section>\n";
     charts.push_back(samplesChart(r, ctx, c, samples, "samples-" + c.model + "-" + c.metric, section));
     charts.push_back(ratioChart(r, ctx, c, samples, "rounds-" + c.model + "-" + c.metric, section));
   }

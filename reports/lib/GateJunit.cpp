@@ -14,8 +14,9 @@ std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx) {
   for (const auto& e : r.infraErrors) {
     ++tests;
     ++errors;
-    cases << fmt::format("  <testcase classname=\"{}.infrastructure\" name=\"arms\"><error message=\"{}\"/></testcase>\n",
-                         suite, escapeHtml(e));
+    cases << fmt::format(
+        "  <testcase classname=\"{}.infrastructure\" name=\"arms\"><error message=\"{}\"/></testcase>\n", suite,
+        escapeHtml(e));
   }
   for (const auto& c : r.checks) {
     ++tests;
@@ -34,11 +35,11 @@ std::string renderGateJunit(const diff::AbResult& r, const GateContext& ctx) {
     if (c.verdict == diff::Verdict::Identical) {
       cases << "<system-out>identical: both arms run byte-identical programs on byte-identical runtimes; not "
                "timed</system-out>";
-    } else if (!c.deciding) {  // the side metric: reported, never a failure
+    } else if (!c.deciding) { // the side metric: reported, never a failure
       cases << fmt::format("<system-out>beside the decision, not deciding: {}: {}</system-out>",
                            stats::verdictName(c.verdict), escapeHtml(summary));
     } else if (c.verdict == diff::Verdict::Regression && !r.exploratory.empty()) {
-      ++skipped;  // an analysis chosen after the data confirms nothing
+      ++skipped; // an analysis chosen after the data confirms nothing
       cases << fmt::format("<skipped message=\"exploratory regression: {}\"/>", escapeHtml(summary));
     } else if (c.verdict == diff::Verdict::Regression) {
       ++failures;

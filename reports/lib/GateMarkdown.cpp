@@ -19,7 +19,9 @@ std::string gatePercent(double ratio) {
   return fmt::format("{:+.2f}%", (ratio - 1) * 100);
 }
 
-std::string shortHash(const std::string& h) { return h.empty() ? "-" : h.substr(0, 12); }
+std::string shortHash(const std::string& h) {
+  return h.empty() ? "-" : h.substr(0, 12);
+}
 
 std::string worstRelL2(const diff::ModelCheck& c, bool head) {
   double worst = 0;
@@ -80,18 +82,26 @@ using namespace detail;
 
 namespace {
 
-std::string pct(double ratio) { return gatePercent(ratio); }
+std::string pct(double ratio) {
+  return gatePercent(ratio);
+}
 
 } // namespace
 
 std::string exitCodeMeaning(int code) {
   switch (code) {
-  case diff::kPass: return "exit 0: pass (accuracy passed; no regression, nothing inconclusive)";
-  case diff::kRegression: return "exit 1: a regression or an accuracy failure";
-  case diff::kUsage: return "exit 2: usage or input error";
-  case diff::kInconclusive: return "exit 3: inconclusive within the time budget";
-  case diff::kInfra: return "exit 4: infrastructure error (an arm, runner or build was unusable)";
-  default: return fmt::format("exit {}: not an exit code of this dynqual", code);
+  case diff::kPass:
+    return "exit 0: pass (accuracy passed; no regression, nothing inconclusive)";
+  case diff::kRegression:
+    return "exit 1: a regression or an accuracy failure";
+  case diff::kUsage:
+    return "exit 2: usage or input error";
+  case diff::kInconclusive:
+    return "exit 3: inconclusive within the time budget";
+  case diff::kInfra:
+    return "exit 4: infrastructure error (an arm, runner or build was unusable)";
+  default:
+    return fmt::format("exit {}: not an exit code of this dynqual", code);
   }
 }
 
@@ -126,26 +136,30 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         "round value: {}); a comparison is significant when p < level, its share of alpha "
                         "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
                         "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
-                      ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample" : "the mean of its fastest half",
-                      ctx.policy.alpha, ctx.policy.margin * 100);
+                        ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample"
+                                                                       : "the mean of its fastest half",
+                        ctx.policy.alpha, ctx.policy.margin * 100);
     if (anyTimed)
       md << escapeMarkdown(decisionMetricSentence(r)) << "\n\n";
     if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
                     [](const diff::MetricComparison& c) { return c.verdict == diff::Verdict::Identical; }))
-      md << (anyTimed ? "" : "\n") << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
+      md << (anyTimed ? "" : "\n")
+         << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
             "no timing difference can be a change of the code, so these models were not timed (a pass).\n\n";
   }
 
   md << "### Accuracy\n\n| model | cases | base vs reference | head vs reference | head vs base | verdict |\n"
         "|---|---:|---|---|---|---|\n";
   for (const auto& c : r.checks)
-    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", escapeMarkdown(c.model), c.cases.size(), worstRelL2(c, false),
-                      worstRelL2(c, true), headVsBase(c), c.passed ? "pass" : "FAIL: " + escapeMarkdown(c.detail));
+    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", escapeMarkdown(c.model), c.cases.size(),
+                      worstRelL2(c, false), worstRelL2(c, true), headVsBase(c),
+                      c.passed ? "pass" : "FAIL: " + escapeMarkdown(c.detail));
   md << "\n(max combined relative L2 over the cases)\n\n";
 
   md << "### Deterministic counters that changed\n\n";
-  bool uncounted = std::any_of(r.checks.begin(), r.checks.end(),
-                               [](const diff::ModelCheck& c) { return c.baseCounters.empty() != c.headCounters.empty(); });
+  bool uncounted = std::any_of(r.checks.begin(), r.checks.end(), [](const diff::ModelCheck& c) {
+    return c.baseCounters.empty() != c.headCounters.empty();
+  });
   if (uncounted)
     md << "One arm reports no device counters (a runner arm), so its counters cannot be compared.\n\n";
   if (r.counterChanges.empty()) {
@@ -154,8 +168,8 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   } else {
     md << "| model | counter | base | head | delta |\n|---|---|---:|---:|---:|\n";
     for (const auto& c : r.counterChanges)
-      md << fmt::format("| {} | {} | {} | {} | {:+d} |\n", escapeMarkdown(c.model), escapeMarkdown(c.name), c.base, c.head,
-                        c.head - c.base);
+      md << fmt::format("| {} | {} | {} | {} | {:+d} |\n", escapeMarkdown(c.model), escapeMarkdown(c.name), c.base,
+                        c.head, c.head - c.base);
     md << "\n";
   }
 
@@ -190,7 +204,8 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   }
   md << "\n### Environment\n\n";
   md << fmt::format("{}; load {:.2f} -> {:.2f}; affinity {}; governor {}\n\n", escapeMarkdown(r.envStart.machine),
-                    r.envStart.loadAverage1, r.envEnd.loadAverage1, r.envStart.affinity.empty() ? "?" : r.envStart.affinity,
+                    r.envStart.loadAverage1, r.envEnd.loadAverage1,
+                    r.envStart.affinity.empty() ? "?" : r.envStart.affinity,
                     r.envStart.governor.empty() ? "unreadable" : r.envStart.governor);
   if (!r.envStart.gpuClocks.empty())
     md << "GPU: " << escapeMarkdown(r.envStart.gpuClocks) << "\n\n";
@@ -205,12 +220,13 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   md << "\n### Policy\n\n";
   md << fmt::format("alpha {:.3g} over the suite (Holm across the comparisons of a look, Bonferroni over the looks), "
                     "margin {:.3g}%, looks at rounds {}, {} bootstrap resamples, seed {}, round value {}.\n",
-                    ctx.policy.alpha, ctx.policy.margin * 100, joinedInts(ctx.policy.looks), ctx.policy.bootstrapResamples,
-                    ctx.policy.seed, diff::roundValueName(ctx.policy.roundValue));
+                    ctx.policy.alpha, ctx.policy.margin * 100, joinedInts(ctx.policy.looks),
+                    ctx.policy.bootstrapResamples, ctx.policy.seed, diff::roundValueName(ctx.policy.roundValue));
   md << fmt::format("\n{} rounds, {} looks, {:.0f} s. Samples per ABBA position {}, min sample {} ms, budget {} s, "
                     "{} clock, {} interleaving{}.",
                     r.rounds, r.looksDone, r.wallSeconds, ctx.measure.samplesPerPosition, ctx.measure.minSampleMs,
-                    ctx.measure.budgetSeconds, exec::timingClockName(r.clock), diff::interleaveName(ctx.measure.interleave),
+                    ctx.measure.budgetSeconds, exec::timingClockName(r.clock),
+                    diff::interleaveName(ctx.measure.interleave),
                     ctx.measure.cpu >= 0 ? fmt::format(" on CPU {}", ctx.measure.cpu) : "");
   if (ctx.runId)
     md << fmt::format(" Stored as run {}.", ctx.runId);

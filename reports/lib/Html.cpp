@@ -34,7 +34,7 @@ constexpr const char* kReportSections =
     "<section id=\"distribution\"><h3>Sample distributions</h3></section>\n"
     "<section id=\"counters\"><h3>Device counters over time</h3></section>";
 
-constexpr size_t kMaxSeries = 12;  // more lines than this are unreadable in one chart
+constexpr size_t kMaxSeries = 12; // more lines than this are unreadable in one chart
 
 std::string withChange(const Pair& p, int precision, bool hasBase) {
   if (!hasBase)
@@ -42,7 +42,9 @@ std::string withChange(const Pair& p, int precision, bool hasBase) {
   return fixed(p.base, precision) + " → " + fixed(p.head, precision) + " (" + changePercent(p) + ")";
 }
 
-json value(double v) { return std::isnan(v) || std::isinf(v) ? json(nullptr) : json(v); }
+json value(double v) {
+  return std::isnan(v) || std::isinf(v) ? json(nullptr) : json(v);
+}
 
 std::string runLabel(const RunRecord& r) {
   std::string rev = r.build ? r.build->revision.substr(0, 8) + (r.build->dirty ? "+" : "") : "?";
@@ -64,7 +66,8 @@ json changePointMarkers(const std::string& label, const std::vector<double>& val
     }
   stats::ChangePointOptions o;
   o.logScale = positive;
-  if (static_cast<int>(x.size()) < 2 * o.minSegment || std::any_of(x.begin(), x.end(), [](double v) { return !std::isfinite(v); }))
+  if (static_cast<int>(x.size()) < 2 * o.minSegment ||
+      std::any_of(x.begin(), x.end(), [](double v) { return !std::isfinite(v); }))
     return nullptr;
   std::vector<stats::ChangePoint> cps = stats::detectChangePoints(x, o);
   if (cps.empty())
@@ -84,8 +87,7 @@ json changePointMarkers(const std::string& label, const std::vector<double>& val
 /// run is `pick(case)` (NaN when absent). In the "history" section each series with change
 /// points gets a marker series after it.
 void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::string& section,
-                   const std::string& idPrefix, const std::string& titlePrefix,
-                   const std::vector<std::string>& names,
+                   const std::string& idPrefix, const std::string& titlePrefix, const std::vector<std::string>& names,
                    const std::function<double(const CaseRecord&, const std::string&)>& pick,
                    const std::function<std::string(const std::string&)>& yTitle) {
   json labels = json::array();
@@ -118,8 +120,14 @@ void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::
         if (json m = changePointMarkers(label, vals); !m.is_null())
           ser.push_back(m);
     }
-    charts.push_back({{"id", idPrefix + name}, {"section", section}, {"kind", "line"}, {"title", titlePrefix + name},
-                      {"x", "commit #run"}, {"y", yTitle(name)}, {"labels", labels}, {"series", ser}});
+    charts.push_back({{"id", idPrefix + name},
+                      {"section", section},
+                      {"kind", "line"},
+                      {"title", titlePrefix + name},
+                      {"x", "commit #run"},
+                      {"y", yTitle(name)},
+                      {"labels", labels},
+                      {"series", ser}});
   }
 }
 
@@ -160,9 +168,14 @@ json chartData(const ReportInput& in) {
           ser.push_back({{"label", caseLabel(c)}, {"points", pts}});
         }
     if (!ser.empty())
-      charts.push_back({{"id", "distribution:" + m}, {"section", "distribution"}, {"kind", "scatter"},
-                        {"title", m + " samples, run " + std::to_string(in.head.id)}, {"x", "repetition"},
-                        {"y", m + " (" + units[m] + ")"}, {"labels", json::array()}, {"series", ser}});
+      charts.push_back({{"id", "distribution:" + m},
+                        {"section", "distribution"},
+                        {"kind", "scatter"},
+                        {"title", m + " samples, run " + std::to_string(in.head.id)},
+                        {"x", "repetition"},
+                        {"y", m + " (" + units[m] + ")"},
+                        {"labels", json::array()},
+                        {"series", ser}});
   }
   historyCharts(
       charts, runs, "counters", "counter:", "", counters,
@@ -176,7 +189,9 @@ json chartData(const ReportInput& in) {
 
 } // namespace
 
-std::string defaultChartJsPath() { return DYNQUAL_CHARTJS_PATH; }
+std::string defaultChartJsPath() {
+  return DYNQUAL_CHARTJS_PATH;
+}
 
 std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
   std::string chartJs = inlineScript(chartJsPath);

@@ -16,7 +16,8 @@ namespace {
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw std::runtime_error(path + ": cannot read Chart.js; install libjs-chart.js (scripts/setup) or pass --chartjs FILE");
+    throw std::runtime_error(path +
+                             ": cannot read Chart.js; install libjs-chart.js (scripts/setup) or pass --chartjs FILE");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -28,7 +29,8 @@ std::string cell(const std::string& text, bool num) {
   return std::string(num ? "<td class=\"num\">" : "<td>") + escapeHtml(text) + "</td>";
 }
 
-void table(std::ostringstream& os, const std::vector<std::string>& cols, const std::vector<std::vector<std::string>>& rows) {
+void table(std::ostringstream& os, const std::vector<std::string>& cols,
+           const std::vector<std::vector<std::string>>& rows) {
   os << "<table><tr>";
   for (const auto& c : cols)
     os << "<th>" << escapeHtml(c) << "</th>";

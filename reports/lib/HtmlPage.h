@@ -12,7 +12,8 @@ namespace dynqual::reports::detail {
 /// One table cell, escaped; numeric cells are right-aligned.
 std::string cell(const std::string& text, bool num);
 /// A table with header `cols`; every column but the first is numeric.
-void table(std::ostringstream& os, const std::vector<std::string>& cols, const std::vector<std::vector<std::string>>& rows);
+void table(std::ostringstream& os, const std::vector<std::string>& cols,
+           const std::vector<std::vector<std::string>>& rows);
 /// JSON safe inside <script>: no "<", ">" or "&" outside escapes, so "</script>" cannot occur.
 std::string scriptSafe(const nlohmann::json& j);
 /// Replaces every @@NAME@@ of `tpl` that `values` names; others stay as they are.

@@ -9,7 +9,9 @@ using nlohmann::json;
 
 namespace {
 
-json opt(std::optional<double> v) { return v && !std::isnan(*v) ? json(*v) : json(nullptr); }
+json opt(std::optional<double> v) {
+  return v && !std::isnan(*v) ? json(*v) : json(nullptr);
+}
 
 json pairJson(const Pair& p, bool hasBase) {
   if (!hasBase)
@@ -26,11 +28,15 @@ nlohmann::json renderJson(const ReportInput& in) {
   Tables t = buildTables(in);
   json acc = json::array();
   for (const auto& a : t.accuracy)
-    acc.push_back({{"model", a.label}, {"comparison", a.comparison}, {"combined_l2", opt(a.l2)},
+    acc.push_back({{"model", a.label},
+                   {"comparison", a.comparison},
+                   {"combined_l2", opt(a.l2)},
                    {"relative_l2", opt(a.relL2)},
                    {"total_elements", a.measured ? json(a.elements) : json(nullptr)},
                    {"skipped_nan_inf", a.measured ? json(a.nanInf) : json(nullptr)},
-                   {"verdict", a.verdict}, {"error", a.error}, {"failed", a.failed}});
+                   {"verdict", a.verdict},
+                   {"error", a.error},
+                   {"failed", a.failed}});
   json perf = json::array();
   for (const auto& p : t.performance) {
     json row = {{"model", p.label}};
@@ -60,11 +66,21 @@ nlohmann::json renderJson(const ReportInput& in) {
   json footer = json::object();
   for (const auto& [k, v] : t.footer)
     footer[k] = v;
-  return {{"format", "dynqual-report"}, {"version", 1}, {"title", t.title},
+  return {{"format", "dynqual-report"},
+          {"version", 1},
+          {"title", t.title},
           {"run", {{"id", in.head.id}, {"key", in.head.key}, {"status", in.head.status}}},
           {"base", in.base ? json{{"id", in.base->id}, {"key", in.base->key}} : json(nullptr)},
-          {"warning", t.warning}, {"failures", t.failures}, {"result", resultLine(t)}, {"threshold", t.threshold}, {"accuracy", acc}, {"performance", perf},
-          {"counters", counters}, {"generation", gen}, {"binary_sizes", sizes}, {"footer", footer}};
+          {"warning", t.warning},
+          {"failures", t.failures},
+          {"result", resultLine(t)},
+          {"threshold", t.threshold},
+          {"accuracy", acc},
+          {"performance", perf},
+          {"counters", counters},
+          {"generation", gen},
+          {"binary_sizes", sizes},
+          {"footer", footer}};
 }
 
 } // namespace dynqual::reports

@@ -11,7 +11,9 @@ using namespace detail;
 
 namespace {
 
-std::string sci(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3e}", v); }
+std::string sci(double v) {
+  return std::isnan(v) ? "-" : fmt::format("{:.3e}", v);
+}
 
 std::string withChange(const Pair& p, int precision, bool hasBase) {
   if (!hasBase)

@@ -75,7 +75,9 @@ bool hasFailedDataset(const RunRecord& r, const CaseRecord& whole) {
   return false;
 }
 
-std::string shortHash(const std::string& h) { return h.substr(0, 12); }
+std::string shortHash(const std::string& h) {
+  return h.substr(0, 12);
+}
 
 std::string buildText(const std::optional<store::Build>& b) {
   if (!b)
@@ -99,9 +101,9 @@ const std::vector<MetricColumn>& perfColumns() {
 
 const std::vector<MetricColumn>& counterColumns() {
   static const std::vector<MetricColumn> cols = {
-      {"Readbacks", "scalar_readbacks", 1, 0}, {"Syncs", "syncs", 1, 0},
-      {"Memcpy", "memcpy_copies", 1, 0},       {"Copy2D", "copy2d_copies", 1, 0},
-      {"Strided", "strided_copies", 1, 0},     {"Launches", "kernel_launches", 1, 0},
+      {"Readbacks", "scalar_readbacks", 1, 0},   {"Syncs", "syncs", 1, 0},
+      {"Memcpy", "memcpy_copies", 1, 0},         {"Copy2D", "copy2d_copies", 1, 0},
+      {"Strided", "strided_copies", 1, 0},       {"Launches", "kernel_launches", 1, 0},
       {"Peak bytes", "peak_device_bytes", 1, 0},
   };
   return cols;
@@ -109,7 +111,7 @@ const std::vector<MetricColumn>& counterColumns() {
 
 const std::vector<std::pair<const char*, const char*>>& genParams() {
   static const std::vector<std::pair<const char*, const char*>> p = {
-      {"Engine", "engine"},         {"Device", "device"},         {"Warmup", "warmup"},    {"Reps", "reps"},
+      {"Engine", "engine"},         {"Device", "device"},         {"Warmup", "warmup"}, {"Reps", "reps"},
       {"Prompt Len", "prompt_len"}, {"Gen Tokens", "gen_tokens"}, {"Binds", "binding"}};
   return p;
 }
@@ -148,7 +150,9 @@ std::string failureVerdict(const CaseRecord& c) {
   return "FAIL";
 }
 
-std::string verdictText(const AccuracyLine& a) { return a.error.empty() ? a.verdict : a.verdict + ": " + a.error; }
+std::string verdictText(const AccuracyLine& a) {
+  return a.error.empty() ? a.verdict : a.verdict + ": " + a.error;
+}
 
 std::string resultLine(const Tables& t) {
   if (t.failures == 0 && t.unfinished)

@@ -28,21 +28,21 @@ struct AccuracyLine {
   std::string label, comparison, verdict;
   double l2 = 0, relL2 = 0;
   int64_t elements = 0, nanInf = 0;
-  std::string error;     ///< the case's error for a failed case, else ""
-  bool measured = true;  ///< false: no comparison was made, the numbers are meaningless
-  bool failed = false;   ///< the case failed (or its verdict is not "pass")
+  std::string error;    ///< the case's error for a failed case, else ""
+  bool measured = true; ///< false: no comparison was made, the numbers are meaningless
+  bool failed = false;  ///< the case failed (or its verdict is not "pass")
 };
 struct PerfLine {
   std::string label;
-  std::vector<Pair> cells;  ///< one per perfColumns()
+  std::vector<Pair> cells; ///< one per perfColumns()
 };
 struct CounterLine {
   std::string label;
-  std::vector<Pair> cells;  ///< one per counterColumns()
+  std::vector<Pair> cells; ///< one per counterColumns()
 };
 struct GenLine {
   std::string label;
-  std::vector<std::string> params;         ///< one per genParams()
+  std::vector<std::string> params;          ///< one per genParams()
   std::vector<std::optional<double>> cells; ///< one per genColumns()
 };
 struct SizeLine {
@@ -52,23 +52,23 @@ struct SizeLine {
 
 struct Tables {
   std::string title;
-  std::string warning;   ///< non-empty for an unfinished run
-  std::string baseNote;  ///< "Compared with base run ..." or ""
-  std::string threshold; ///< the accuracy threshold and its meaning
-  int failures = 0;      ///< accuracy lines with failed set
-  bool unfinished = false;  ///< the run never finished: no verdict without a failure
+  std::string warning;     ///< non-empty for an unfinished run
+  std::string baseNote;    ///< "Compared with base run ..." or ""
+  std::string threshold;   ///< the accuracy threshold and its meaning
+  int failures = 0;        ///< accuracy lines with failed set
+  bool unfinished = false; ///< the run never finished: no verdict without a failure
   std::vector<AccuracyLine> accuracy;
   std::vector<PerfLine> performance;
   std::vector<CounterLine> counters;
   std::vector<GenLine> generation;
   std::vector<SizeLine> sizes;
-  std::vector<std::pair<std::string, std::string>> footer;  ///< (label, value)
+  std::vector<std::pair<std::string, std::string>> footer; ///< (label, value)
   bool hasBase = false;
 };
 
 const std::vector<MetricColumn>& perfColumns();
-const std::vector<MetricColumn>& counterColumns();  ///< metric = counter name, scale 1
-const std::vector<std::pair<const char*, const char*>>& genParams();  ///< (header, param key)
+const std::vector<MetricColumn>& counterColumns();                   ///< metric = counter name, scale 1
+const std::vector<std::pair<const char*, const char*>>& genParams(); ///< (header, param key)
 const std::vector<MetricColumn>& genColumns();
 
 Tables buildTables(const ReportInput& in);

@@ -39,7 +39,7 @@ diff::AbResult sample() {
   slow.ciHigh = 1.13;
   slow.p = 0.0005;
   slow.pAdjusted = 0.001;
-  slow.alphaUsed = 0.0041667;  // 0.05 over 6 looks, Holm's first of 2: 0.05 / 6 / 2
+  slow.alphaUsed = 0.0041667; // 0.05 over 6 looks, Holm's first of 2: 0.05 / 6 / 2
   slow.verdict = diff::Verdict::Regression;
   diff::MetricComparison open = slow;
   open.model = "other";
@@ -143,7 +143,7 @@ TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
   ASSERT_EQ(state["charts"].size(), 5u);
   const json& samples = state["charts"][0];
   EXPECT_EQ(samples["id"], "samples-fast-latency_ms");
-  ASSERT_EQ(samples["datasets"].size(), 4u);  // base and head samples, base and head round values
+  ASSERT_EQ(samples["datasets"].size(), 4u); // base and head samples, base and head round values
   EXPECT_EQ(samples["datasets"][0]["data"].size(), 12u);
   EXPECT_EQ(samples["datasets"][3]["data"].size(), 12u);
   // One sample per position at position 0: x = round + (0 + 0.5) / 4.
@@ -151,9 +151,9 @@ TEST(GateHtml, ChartsHoldBothArmsAndEveryRatio) {
   EXPECT_DOUBLE_EQ(samples["datasets"][1]["data"][3]["y"].get<double>(), 1.1);
   const json& rounds = state["charts"][1];
   EXPECT_EQ(rounds["id"], "rounds-fast-latency_ms");
-  ASSERT_EQ(rounds["datasets"][0]["data"].size(), 12u);  // head / base = 1.1 / 1.0 in every round
+  ASSERT_EQ(rounds["datasets"][0]["data"].size(), 12u); // head / base = 1.1 / 1.0 in every round
   EXPECT_DOUBLE_EQ(rounds["datasets"][0]["data"][5]["y"].get<double>(), 1.1);
-  EXPECT_DOUBLE_EQ(rounds["datasets"][1]["data"][0]["y"].get<double>(), 0.98);  // 1 - margin 0.02
+  EXPECT_DOUBLE_EQ(rounds["datasets"][1]["data"][0]["y"].get<double>(), 0.98); // 1 - margin 0.02
   EXPECT_EQ(state["charts"][4]["id"], "ratios");
   EXPECT_DOUBLE_EQ(state["charts"][4]["datasets"][1]["data"][0].get<double>(), 1.10);
   EXPECT_TRUE(state["resources"].empty()) << "the page fetched something";
@@ -184,7 +184,8 @@ TEST(GateReports, IdenticalIsAPassingVerdictOfItsOwnInEveryFormat) {
   EXPECT_NE(diff::verdictLine(r).find("1 identical"), std::string::npos) << diff::verdictLine(r);
 
   std::string md = reports::renderGateMarkdown(r, ctx);
-  EXPECT_NE(md.find("| same | cpu\\_time\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| same | cpu\\_time\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("| dynqual-exec | bbbbbbbbbbbb | bbbbbbbbbbbb | yes |"), std::string::npos) << md;
   EXPECT_NE(md.find("| same program | aaaaaaaaaaaa | aaaaaaaaaaaa | yes |"), std::string::npos) << md;
   EXPECT_NE(md.find("ccache 299/300 compiles hit (99.7 %)"), std::string::npos) << md;
@@ -205,5 +206,5 @@ TEST(GateReports, IdenticalIsAPassingVerdictOfItsOwnInEveryFormat) {
     GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
   std::string html = reports::renderGateHtml(r, ctx, chartJs);
   EXPECT_NE(html.find("identical (same runtime and program bytes)"), std::string::npos);
-  EXPECT_EQ(html.find("samples-same"), std::string::npos);  // nothing was timed: no sample chart
+  EXPECT_EQ(html.find("samples-same"), std::string::npos); // nothing was timed: no sample chart
 }

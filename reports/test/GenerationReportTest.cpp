@@ -89,7 +89,8 @@ TEST(GenerationReport, ParametersComeFromTheRunNotFromDefaults) {
   reports::ReportInput in;
   in.head = s.loadRun(id);
   const std::string md = reports::renderMarkdown(in);
-  EXPECT_NE(md.find("| tiny\\_decoder / prompt\\_128 | dynqual | sim | 1 | 3 | 128 | 64 | launch |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| tiny\\_decoder / prompt\\_128 | dynqual | sim | 1 | 3 | 128 | 64 | launch |"), std::string::npos)
+      << md;
 }
 
 TEST(GenerationReport, RejectsOtherDocuments) {

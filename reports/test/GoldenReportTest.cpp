@@ -55,10 +55,10 @@ TEST(GoldenReport, JsonCarriesBaseHeadAndChange) {
   const auto& qps = j["performance"][0]["qps"];
   EXPECT_EQ(qps["base"], 100.0);
   EXPECT_EQ(qps["head"], 110.0);
-  EXPECT_DOUBLE_EQ(qps["change_percent"].get<double>(), 10.0);  // (110 - 100) / 100 * 100
-  EXPECT_EQ(j["performance"][0]["latency_ms"]["head"], 9.5);      // median of 9, 10, 8, 12
+  EXPECT_DOUBLE_EQ(qps["change_percent"].get<double>(), 10.0); // (110 - 100) / 100 * 100
+  EXPECT_EQ(j["performance"][0]["latency_ms"]["head"], 9.5);   // median of 9, 10, 8, 12
   EXPECT_EQ(j["generation"][0]["gen_tokens"], "32");
-  EXPECT_EQ(j["accuracy"][1]["model"], "<script>alert(1)</script> / test_data_set_0");  // JSON escapes by itself
+  EXPECT_EQ(j["accuracy"][1]["model"], "<script>alert(1)</script> / test_data_set_0"); // JSON escapes by itself
 }
 
 TEST(GoldenReport, ScriptModelNameIsEscapedInMarkdownAndHtml) {
@@ -104,8 +104,8 @@ TEST(GoldenReport, FailedCasesAreRowsInJsonAndHtml) {
   EXPECT_EQ(rows["crashy|model"]["verdict"], "FAIL (crash)");
   EXPECT_EQ(rows["broken"]["verdict"], "FAIL (compile)");
   EXPECT_EQ(rows["rt_err / test_data_set_0"]["error"], "out of bounds");
-  EXPECT_EQ(rows.count("rt_err"), 0u);         // summarizes its failed data set
-  EXPECT_EQ(rows.count("skipped_model"), 0u);  // skipped is not failed
+  EXPECT_EQ(rows.count("rt_err"), 0u);        // summarizes its failed data set
+  EXPECT_EQ(rows.count("skipped_model"), 0u); // skipped is not failed
 
   std::string html = reports::renderHtml(in, DYNQUAL_CHARTJS_PATH);
   EXPECT_NE(html.find("<td class=\"num\">FAIL (crash): model process killed by SIGSEGV &lt;core&gt; *dumped*</td>"),

@@ -26,7 +26,8 @@ store::RunRecord run(int i, double ms) {
   c.model = {"tiny", "hash"};
   c.status = "passed";
   // +-0.5 % around ms, deterministic
-  c.samples.push_back({"latency_ms", "ms", {ms * (1 + 0.005 * std::sin(2.4 * i)), ms, ms * (1 - 0.005 * std::sin(1.3 * i))}});
+  c.samples.push_back(
+      {"latency_ms", "ms", {ms * (1 + 0.005 * std::sin(2.4 * i)), ms, ms * (1 - 0.005 * std::sin(1.3 * i))}});
   r.cases.push_back(c);
   return r;
 }
@@ -50,7 +51,7 @@ const json* chart(const json& data, const std::string& id) {
 TEST(HistoryMarkers, StepInTheHistoryGetsOneMarkerAtItsFirstRun) {
   reports::ReportInput in;
   for (int i = 0; i < 24; ++i)
-    in.history.push_back(run(i, i < 14 ? 10.0 : 11.0));  // +10 % from run index 14 on
+    in.history.push_back(run(i, i < 14 ? 10.0 : 11.0)); // +10 % from run index 14 on
   in.head = in.history.back();
   json data = chartData(reports::renderHtml(in, reports::defaultChartJsPath()));
   const json* c = chart(data, "history:latency_ms");

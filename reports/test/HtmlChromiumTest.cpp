@@ -44,10 +44,10 @@ int runChromium(const fs::path& work, const fs::path& page, const std::string& e
                     " --headless --no-sandbox --disable-gpu --disable-background-networking"
                     " --disable-component-update --disable-sync --no-first-run --disable-extensions"
                     " --hide-scrollbars --window-size=1400,2600"
-                    " --user-data-dir='" + (work / ("profile-" + stdoutFile.stem().string())).string() + "'" +
-                    " --log-net-log='" + (work / (stdoutFile.stem().string() + ".netlog.json")).string() + "' " +
-                    extra + " 'file://" + page.string() + "' >'" + stdoutFile.string() + "' 2>'" +
-                    stdoutFile.string() + ".stderr'";
+                    " --user-data-dir='" +
+                    (work / ("profile-" + stdoutFile.stem().string())).string() + "'" + " --log-net-log='" +
+                    (work / (stdoutFile.stem().string() + ".netlog.json")).string() + "' " + extra + " 'file://" +
+                    page.string() + "' >'" + stdoutFile.string() + "' 2>'" + stdoutFile.string() + ".stderr'";
   return std::system(cmd.c_str());
 }
 
@@ -86,7 +86,7 @@ std::vector<std::optional<double>> numbers(const json& arr) {
 
 struct Image {
   uint32_t width = 0, height = 0;
-  std::vector<uint8_t> rgb;  ///< 3 bytes per pixel
+  std::vector<uint8_t> rgb; ///< 3 bytes per pixel
 };
 
 uint32_t be32(const std::string& s, size_t at) {
@@ -131,16 +131,25 @@ Image decodePng(const std::string& png) {
       int a = x >= bpp ? cur[x - bpp] : 0, b = prev[x], c = x >= bpp ? prev[x - bpp] : 0;
       int pred = 0;
       switch (filter) {
-      case 0: pred = 0; break;
-      case 1: pred = a; break;
-      case 2: pred = b; break;
-      case 3: pred = (a + b) / 2; break;
+      case 0:
+        pred = 0;
+        break;
+      case 1:
+        pred = a;
+        break;
+      case 2:
+        pred = b;
+        break;
+      case 3:
+        pred = (a + b) / 2;
+        break;
       case 4: {
         int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
         pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
         break;
       }
-      default: throw std::runtime_error("bad PNG filter type");
+      default:
+        throw std::runtime_error("bad PNG filter type");
       }
       cur[x] = uint8_t(in[x] + pred);
     }
@@ -188,7 +197,7 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   }
   std::ostringstream log;
   EXPECT_EQ(store::dbMerge(db, {shard}, log).added, 1);
-  EXPECT_EQ(store::dbMerge(db, {shard}, log).added, 0);  // merging again adds nothing
+  EXPECT_EQ(store::dbMerge(db, {shard}, log).added, 0); // merging again adds nothing
 
   // All three formats through the `dynqual report` code path.
   for (const char* fmt : {"md", "json", "html"}) {
@@ -203,7 +212,7 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   }
   std::string md = slurp(dir.path / "report.md");
   EXPECT_NE(md.find("### Performance Results"), std::string::npos);
-  EXPECT_NE(md.find("3.000 → 2.500 (-16.7%)"), std::string::npos) << md;  // medians 3 and (2+3)/2; -0.5/3
+  EXPECT_NE(md.find("3.000 → 2.500 (-16.7%)"), std::string::npos) << md; // medians 3 and (2+3)/2; -0.5/3
   EXPECT_NE(md.find(reports::kStickyMarker), std::string::npos);
   json rj = json::parse(slurp(dir.path / "report.json"));
   EXPECT_EQ(rj["run"]["id"], headId);
@@ -214,8 +223,7 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   std::string html = slurp(page);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
   EXPECT_EQ(html.find("href=\"http"), std::string::npos);
-  ASSERT_EQ(runChromium(dir.path, page, "--dump-dom", dir.path / "dom.html"), 0)
-      << slurp(dir.path / "dom.html.stderr");
+  ASSERT_EQ(runChromium(dir.path, page, "--dump-dom", dir.path / "dom.html"), 0) << slurp(dir.path / "dom.html.stderr");
   std::string dom = slurp(dir.path / "dom.html");
   size_t a = dom.find("<pre id=\"chart-state\">"), b = dom.find("</pre>", a);
   ASSERT_NE(a, std::string::npos) << "chart state missing from the DOM";
@@ -259,8 +267,8 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   std::vector<std::optional<double>> perRun;
   while (k.executeStep())
     perRun.push_back(k.getColumn(1).getString() == "CPU A" ? std::optional<double>(k.getColumn(0).getInt())
-                                                            : std::nullopt);
-  ASSERT_EQ(perRun.size(), 3u);  // 7 (a1), 8 (b1, other machine), 9 (a2)
+                                                           : std::nullopt);
+  ASSERT_EQ(perRun.size(), 3u); // 7 (a1), 8 (b1, other machine), 9 (a2)
   ASSERT_TRUE(charts.count("counter:kernel_launches"));
   bool found = false;
   for (const auto& d : charts["counter:kernel_launches"]["datasets"])
@@ -270,14 +278,13 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   // No request left the page (Chromium's own background traffic is not the page's).
   EXPECT_EQ(pageRequests(dir.path / "dom.netlog.json"), std::vector<std::string>{});
 
-  ASSERT_EQ(runChromium(dir.path, page, "--screenshot='" + (dir.path / "shot.png").string() + "'",
-                        dir.path / "shot.out"),
-            0)
+  ASSERT_EQ(
+      runChromium(dir.path, page, "--screenshot='" + (dir.path / "shot.png").string() + "'", dir.path / "shot.out"), 0)
       << slurp(dir.path / "shot.out.stderr");
   Image img = decodePng(slurp(dir.path / "shot.png"));
   ASSERT_GT(img.width * img.height, 0u);
   std::set<uint32_t> colours;
-  size_t chartBlue = 0;  // the first series colour, #1f77b4
+  size_t chartBlue = 0; // the first series colour, #1f77b4
   for (size_t i = 0; i + 2 < img.rgb.size(); i += 3) {
     uint8_t r = img.rgb[i], g = img.rgb[i + 1], bl = img.rgb[i + 2];
     colours.insert((r << 16) | (g << 8) | bl);

@@ -15,8 +15,7 @@ namespace {
 /// Element types whose small rank-0/1 tensors are tracked as host values.
 bool isHostType(Type t) {
   auto it = dyn_cast<IntegerType>(t);
-  return it && it.isSignless() && (it.getWidth() == 1 || it.getWidth() == 32 ||
-                                   it.getWidth() == 64);
+  return it && it.isSignless() && (it.getWidth() == 1 || it.getWidth() == 32 || it.getWidth() == 64);
 }
 
 LoweredValue fromConstant(Lowering &L, DenseElementsAttr value) {
@@ -45,14 +44,12 @@ LogicalResult lowerConstant(Lowering &L, Operation *op) {
   } else if (auto i = L.intAttr(op, "value_int")) {
     value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()), b.getI64IntegerAttr(*i).getValue());
   } else if (auto is = L.intsAttr(op, "value_ints")) {
-    value = DenseElementsAttr::get(RankedTensorType::get({(int64_t)is->size()}, b.getI64Type()),
-                                   ArrayRef<int64_t>(*is));
+    value =
+        DenseElementsAttr::get(RankedTensorType::get({(int64_t)is->size()}, b.getI64Type()), ArrayRef<int64_t>(*is));
   } else if (auto f = op->getAttrOfType<FloatAttr>("value_float")) {
-    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                   (float)f.getValueAsDouble());
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), (float)f.getValueAsDouble());
   } else if (auto fs = op->getAttrOfType<DenseF32ArrayAttr>("value_floats")) {
-    value = DenseElementsAttr::get(RankedTensorType::get({(int64_t)fs.size()}, b.getF32Type()),
-                                   fs.asArrayRef());
+    value = DenseElementsAttr::get(RankedTensorType::get({(int64_t)fs.size()}, b.getF32Type()), fs.asArrayRef());
   } else {
     return L.unsupported("Constant without a dense tensor value (sparse or string values)");
   }
@@ -68,11 +65,9 @@ LogicalResult lowerIdentity(Lowering &L, Operation *op) {
 LogicalResult lowerCast(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto to = L.intAttr(op, "to");
-  if (!to)
-    return L.error("Cast has no 'to' attribute");
+  if (!to) return L.error("Cast has no 'to' attribute");
   Type outType = elementTypeForOnnxCode(op->getContext(), *to);
-  if (!outType)
-    return L.unsupported("Cast to ONNX dtype " + Twine(*to));
+  if (!outType) return L.unsupported("Cast to ONNX dtype " + Twine(*to));
   if (outType == in.elementType) {
     L.alias(op->getResult(0), in);
     return success();
@@ -85,8 +80,8 @@ LogicalResult lowerCast(Lowering &L, Operation *op) {
     return success();
   }
   Value init = L.emptyTensor(in.dims, outType);
-  auto t = ElementwiseOp::create(L.b, L.loc, TypeRange{init.getType()}, "cast",
-                                 ValueRange{L.tensorOf(in)}, ValueRange{init});
+  auto t = ElementwiseOp::create(L.b, L.loc, TypeRange{init.getType()}, "cast", ValueRange{L.tensorOf(in)},
+                                 ValueRange{init});
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), in.dims));
   return success();
 }
@@ -100,30 +95,46 @@ struct ElementwiseKind {
   bool boolOut;
 };
 constexpr ElementwiseKind kElementwiseKinds[] = {
-    {"Add", "add", 2, false},         {"Sub", "sub", 2, false},
-    {"Mul", "mul", 2, false},         {"Div", "div", 2, false},
-    {"Equal", "equal", 2, true},      {"Where", "where", 3, false},
-    {"Pow", "pow", 2, false},         {"Max", "max", 0, false},
-    {"Min", "min", 0, false},         {"And", "and", 2, false},
-    {"Or", "or", 2, false},           {"Less", "less", 2, true},
-    {"LessOrEqual", "less_equal", 2, true}, {"Greater", "greater", 2, true},
-    {"GreaterOrEqual", "greater_equal", 2, true}, {"Neg", "neg", 1, false},
-    {"Sqrt", "sqrt", 1, false},       {"Reciprocal", "reciprocal", 1, false},
-    {"Sigmoid", "sigmoid", 1, false}, {"Tanh", "tanh", 1, false},
-    {"Erf", "erf", 1, false},         {"Exp", "exp", 1, false},
-    {"Cos", "cos", 1, false},         {"Sin", "sin", 1, false},
-    {"Not", "not", 1, false},         {"IsNaN", "isnan", 1, true},
-    {"Relu", "relu", 1, false},       {"Abs", "abs", 1, false},
-    {"Log", "log", 1, false},         {"Floor", "floor", 1, false},
-    {"Ceil", "ceil", 1, false},       {"Round", "round", 1, false},
-    {"Sign", "sign", 1, false},       {"Xor", "xor", 2, false},
+    {"Add", "add", 2, false},
+    {"Sub", "sub", 2, false},
+    {"Mul", "mul", 2, false},
+    {"Div", "div", 2, false},
+    {"Equal", "equal", 2, true},
+    {"Where", "where", 3, false},
+    {"Pow", "pow", 2, false},
+    {"Max", "max", 0, false},
+    {"Min", "min", 0, false},
+    {"And", "and", 2, false},
+    {"Or", "or", 2, false},
+    {"Less", "less", 2, true},
+    {"LessOrEqual", "less_equal", 2, true},
+    {"Greater", "greater", 2, true},
+    {"GreaterOrEqual", "greater_equal", 2, true},
+    {"Neg", "neg", 1, false},
+    {"Sqrt", "sqrt", 1, false},
+    {"Reciprocal", "reciprocal", 1, false},
+    {"Sigmoid", "sigmoid", 1, false},
+    {"Tanh", "tanh", 1, false},
+    {"Erf", "erf", 1, false},
+    {"Exp", "exp", 1, false},
+    {"Cos", "cos", 1, false},
+    {"Sin", "sin", 1, false},
+    {"Not", "not", 1, false},
+    {"IsNaN", "isnan", 1, true},
+    {"Relu", "relu", 1, false},
+    {"Abs", "abs", 1, false},
+    {"Log", "log", 1, false},
+    {"Floor", "floor", 1, false},
+    {"Ceil", "ceil", 1, false},
+    {"Round", "round", 1, false},
+    {"Sign", "sign", 1, false},
+    {"Xor", "xor", 2, false},
     {"Sum", "add", 0, false},
 };
 
 const ElementwiseKind *findKind(StringRef opType) {
   for (const ElementwiseKind &k : kElementwiseKinds)
-    if (opType == k.onnx)
-      return &k;
+    if (opType == k.onnx) return &k;
   return nullptr;
 }
 
@@ -153,16 +164,13 @@ Value hostElement(Lowering &L, StringRef kind, ArrayRef<Value> x) {
 
 /// `kind` over `ins` (already checked): host values when every input is one, the kind has a
 /// host form and the result is a short vector; else dq.elementwise on the broadcast shape.
-FailureOr<LoweredValue> elementwise(Lowering &L, StringRef kind, ArrayRef<LoweredValue *> ins,
-                                    Type outType) {
+FailureOr<LoweredValue> elementwise(Lowering &L, StringRef kind, ArrayRef<LoweredValue *> ins, Type outType) {
   SmallVector<SmallVector<Value>> shapes;
   for (LoweredValue *v : ins)
     shapes.push_back(v->dims);
   SmallVector<Value> out = L.broadcastDims(shapes);
 
-  bool allHost = llvm::all_of(ins, [](LoweredValue *v) {
-    return v->host && isHostType(v->elementType);
-  });
+  bool allHost = llvm::all_of(ins, [](LoweredValue *v) { return v->host && isHostType(v->elementType); });
   if (allHost && isHostType(outType) && out.size() <= 1) {
     int64_t n = out.empty() ? 1 : L.constOf(out[0]).value_or(-1);
     if (n >= 0 && n <= kMaxHostElements) {
@@ -183,16 +191,14 @@ FailureOr<LoweredValue> elementwise(Lowering &L, StringRef kind, ArrayRef<Lowere
         ok = (bool)r;
         elems.push_back(r);
       }
-      if (ok)
-        return L.fromHost(outType, out.size(), elems);
+      if (ok) return L.fromHost(outType, out.size(), elems);
     }
   }
   SmallVector<Value> tensors;
   for (LoweredValue *v : ins)
     tensors.push_back(L.tensorOf(*v));
   Value init = L.emptyTensor(out, outType);
-  auto t = ElementwiseOp::create(L.b, L.loc, TypeRange{init.getType()}, kind, tensors,
-                                 ValueRange{init});
+  auto t = ElementwiseOp::create(L.b, L.loc, TypeRange{init.getType()}, kind, tensors, ValueRange{init});
   return L.fromTensor(t.getResult(0), out);
 }
 
@@ -204,19 +210,16 @@ LogicalResult lowerElementwise(Lowering &L, Operation *op) {
   StringRef kind = k.kernel;
   SmallVector<LoweredValue *> ins;
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (LoweredValue *v = L.operand(op, i))
-      ins.push_back(v);
+    if (LoweredValue *v = L.operand(op, i)) ins.push_back(v);
   if (k.arity ? ins.size() != k.arity : ins.empty())
-    return L.error(opType + " expects " + (k.arity ? Twine(k.arity) : Twine("at least one")) +
-                   " inputs, got " + Twine(ins.size()));
+    return L.error(opType + " expects " + (k.arity ? Twine(k.arity) : Twine("at least one")) + " inputs, got " +
+                   Twine(ins.size()));
   bool isWhere = kind == "where";
   LoweredValue &data = *ins[isWhere ? 1 : 0];
   if (kind != "pow")
     for (unsigned i = isWhere ? 1 : 0; i < ins.size(); ++i)
-      if (ins[i]->elementType != data.elementType)
-        return L.error(opType + ": inputs differ in element type");
-  if (isWhere && !ins[0]->elementType.isInteger(1))
-    return L.error("Where: the condition must be bool");
+      if (ins[i]->elementType != data.elementType) return L.error(opType + ": inputs differ in element type");
+  if (isWhere && !ins[0]->elementType.isInteger(1)) return L.error("Where: the condition must be bool");
   if ((kind == "and" || kind == "or" || kind == "not" || kind == "xor") && !data.elementType.isInteger(1))
     return L.error(opType + ": inputs must be bool");
   Type outType = k.boolOut ? L.b.getI1Type() : data.elementType;
@@ -228,34 +231,29 @@ LogicalResult lowerElementwise(Lowering &L, Operation *op) {
     LoweredValue acc = *ins[0];
     for (unsigned i = 1; i < ins.size(); ++i) {
       auto next = elementwise(L, kind, {&acc, ins[i]}, outType);
-      if (failed(next))
-        return failure();
+      if (failed(next)) return failure();
       acc = *next;
     }
     L.define(op->getResult(0), acc);
     return success();
   }
   auto r = elementwise(L, kind, ins, outType);
-  if (failed(r))
-    return failure();
+  if (failed(r)) return failure();
   L.define(op->getResult(0), *r);
   return success();
 }
 
 LogicalResult lowerConstantOfShape(Lowering &L, Operation *op) {
   auto shape = L.hostOf(*L.operand(op, 0), "shape of ConstantOfShape");
-  if (failed(shape))
-    return failure();
+  if (failed(shape)) return failure();
   TypedAttr scalar = L.b.getF32FloatAttr(0.0f);
   if (Attribute a = op->getAttr("value")) {
     auto dense = dyn_cast<DenseElementsAttr>(a);
-    if (!dense || dense.getNumElements() != 1)
-      return L.error("ConstantOfShape: 'value' must be a one-element tensor");
+    if (!dense || dense.getNumElements() != 1) return L.error("ConstantOfShape: 'value' must be a one-element tensor");
     scalar = cast<TypedAttr>(*dense.value_begin<Attribute>());
   }
   Type et = scalar.getType();
-  if (L.operand(op, 0)->rank != 1)
-    return L.error("ConstantOfShape: the shape input must be 1-D");
+  if (L.operand(op, 0)->rank != 1) return L.error("ConstantOfShape: the shape input must be 1-D");
   SmallVector<Value> dims = *shape;
   if (isHostType(et) && dims.size() == 1) {
     auto n = L.constOf(dims[0]);
@@ -268,33 +266,27 @@ LogicalResult lowerConstantOfShape(Lowering &L, Operation *op) {
     }
   }
   Value init = L.emptyTensor(dims, et);
-  auto t = FillOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
-                          scalar);
+  auto t = FillOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init}, scalar);
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), dims));
   return success();
 }
 
 LogicalResult lowerRange(Lowering &L, Operation *op) {
   LoweredValue *start = L.operand(op, 0), *limit = L.operand(op, 1), *delta = L.operand(op, 2);
-  if (!start || !limit || !delta)
-    return L.error("Range expects start, limit and delta");
+  if (!start || !limit || !delta) return L.error("Range expects start, limit and delta");
   if (start->rank != 0 || limit->rank != 0 || delta->rank != 0)
     return L.error("Range: start, limit and delta must be scalars");
   Type et = start->elementType;
   Value len;
   if (isa<IntegerType>(et)) {
     auto s = L.hostOf(*start, "start of Range");
-    if (failed(s))
-      return failure();
+    if (failed(s)) return failure();
     auto l = L.hostOf(*limit, "limit of Range");
-    if (failed(l))
-      return failure();
+    if (failed(l)) return failure();
     auto d = L.hostOf(*delta, "delta of Range");
-    if (failed(d))
-      return failure();
+    if (failed(d)) return failure();
     Value s0 = (*s)[0], l0 = (*l)[0], d0 = (*d)[0];
-    if (auto c = L.constOf(d0); c && *c == 0)
-      return L.error("Range: delta must not be 0");
+    if (auto c = L.constOf(d0); c && *c == 0) return L.error("Range: delta must not be 0");
     len = L.max(L.ceilDiv(L.sub(l0, s0), d0), L.idx(0));
     auto n = L.constOf(len);
     if (isHostType(et) && n && *n <= kMaxHostElements) {
@@ -309,31 +301,26 @@ LogicalResult lowerRange(Lowering &L, Operation *op) {
       // The count depends on float values known only at run time: count on the device, read
       // the one i64 back.
       Value countInit = L.emptyTensor({}, L.b.getI64Type());
-      auto count = KernelOp::create(
-          L.b, L.loc, TypeRange{countInit.getType()}, "range_length",
-          ValueRange{L.tensorOf(*start), L.tensorOf(*limit), L.tensorOf(*delta)},
-          ValueRange{countInit}, ValueRange{});
+      auto count = KernelOp::create(L.b, L.loc, TypeRange{countInit.getType()}, "range_length",
+                                    ValueRange{L.tensorOf(*start), L.tensorOf(*limit), L.tensorOf(*delta)},
+                                    ValueRange{countInit}, ValueRange{});
       len = L.readbackScalar(count.getResult(0), ValueRange{});
       SmallVector<Value> dims{len};
       Value init = L.emptyTensor(dims, et);
       auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()},
-                               ValueRange{L.tensorOf(*start), L.tensorOf(*delta)},
-                               ValueRange{init});
+                               ValueRange{L.tensorOf(*start), L.tensorOf(*delta)}, ValueRange{init});
       L.define(op->getResult(0), L.fromTensor(t.getResult(0), dims));
       return success();
     }
-    auto val = [](LoweredValue *v) {
-      return (*v->constant.value_begin<APFloat>()).convertToDouble();
-    };
+    auto val = [](LoweredValue *v) { return (*v->constant.value_begin<APFloat>()).convertToDouble(); };
     double s = val(start), l = val(limit), d = val(delta);
-    if (d == 0)
-      return L.error("Range: delta must not be 0");
+    if (d == 0) return L.error("Range: delta must not be 0");
     len = L.idx(std::max<int64_t>((int64_t)std::ceil((l - s) / d), 0));
   }
   SmallVector<Value> dims{len};
   Value init = L.emptyTensor(dims, et);
-  auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()},
-                           ValueRange{L.tensorOf(*start), L.tensorOf(*delta)}, ValueRange{init});
+  auto t = RangeOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(*start), L.tensorOf(*delta)},
+                           ValueRange{init});
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), dims));
   return success();
 }

@@ -25,8 +25,8 @@ Type i64Type(Lowering &L) { return L.b.getIntegerType(64); }
 
 /// dq.kernel `name` on `ins` with one fresh init per (dims, element type) pair; returns results.
 SmallVector<Value> kernelOuts(Lowering &L, StringRef name, ArrayRef<Value> ins,
-                              ArrayRef<std::pair<SmallVector<Value>, Type>> outs,
-                              ArrayRef<int64_t> imm = {}, ArrayRef<Value> scalars = {}) {
+                              ArrayRef<std::pair<SmallVector<Value>, Type>> outs, ArrayRef<int64_t> imm = {},
+                              ArrayRef<Value> scalars = {}) {
   SmallVector<Value> inits;
   SmallVector<Type> types;
   for (const auto &[dims, et] : outs) {
@@ -57,22 +57,19 @@ LogicalResult lowerNonZero(Lowering &L, Operation *op) {
 /// Compress-9/11: without axis the input is flattened first; the kept extent is read back.
 LogicalResult lowerCompress(Lowering &L, Operation *op) {
   LoweredValue &data = *L.operand(op, 0), &cond = *L.operand(op, 1);
-  if (cond.rank != 1)
-    return L.error("Compress: the condition must have rank 1, got rank " + Twine(cond.rank));
+  if (cond.rank != 1) return L.error("Compress: the condition must have rank 1, got rank " + Twine(cond.rank));
   LoweredValue in = data;
   int64_t axis = 0;
   if (auto a = L.intAttr(op, "axis")) {
     auto n = L.normalizeAxis(*a, data.rank);
-    if (failed(n))
-      return failure();
+    if (failed(n)) return failure();
     axis = *n;
   } else {
     Value numel = L.idx(1);
     for (Value d : data.dims)
       numel = L.mul(numel, d);
     auto flat = reshapeTensor(L, data, {numel});
-    if (failed(flat))
-      return failure();
+    if (failed(flat)) return failure();
     in = L.fromTensor(*flat, {numel});
   }
   Value ct = L.tensorOf(cond);
@@ -88,34 +85,27 @@ LogicalResult lowerCompress(Lowering &L, Operation *op) {
 /// sorted order (also for sorted = 0, where ONNX leaves the order open).
 LogicalResult lowerTopK(Lowering &L, Operation *op) {
   LoweredValue &x = *L.operand(op, 0);
-  if (x.rank == 0)
-    return L.error("TopK: the input must have rank >= 1");
+  if (x.rank == 0) return L.error("TopK: the input must have rank >= 1");
   Value k;
   // The operand count tells the signature apart (opset < 10 has no K input).
   if (op->getNumOperands() < 2) {
     auto attr = L.intAttr(op, "k");
-    if (!attr)
-      return L.error("TopK: attribute 'k' is required before opset 10");
+    if (!attr) return L.error("TopK: attribute 'k' is required before opset 10");
     k = L.idx(*attr);
   } else {
     LoweredValue *kv = L.operand(op, 1);
-    if (!kv)
-      return L.error("TopK: input 'K' is required from opset 10");
+    if (!kv) return L.error("TopK: input 'K' is required from opset 10");
     auto h = L.hostOf(*kv, "K of TopK");
-    if (failed(h))
-      return failure();
-    if (h->size() != 1)
-      return L.error("TopK: K must hold one value, got " + Twine(h->size()));
+    if (failed(h)) return failure();
+    if (h->size() != 1) return L.error("TopK: K must hold one value, got " + Twine(h->size()));
     k = (*h)[0];
   }
   auto axis = L.normalizeAxis(L.intAttr(op, "axis").value_or(-1), x.rank);
-  if (failed(axis))
-    return failure();
+  if (failed(axis)) return failure();
   int64_t largest = L.intAttr(op, "largest").value_or(1) != 0;
   SmallVector<Value> dims = x.dims;
   dims[*axis] = k;
-  auto outs = kernelOuts(L, "top_k", {L.tensorOf(x)}, {{dims, x.elementType}, {dims, i64Type(L)}},
-                         {*axis, largest});
+  auto outs = kernelOuts(L, "top_k", {L.tensorOf(x)}, {{dims, x.elementType}, {dims, i64Type(L)}}, {*axis, largest});
   L.define(op->getResult(0), L.fromTensor(outs[0], dims));
   L.define(op->getResult(1), L.fromTensor(outs[1], dims));
   return success();
@@ -125,11 +115,9 @@ LogicalResult lowerTopK(Lowering &L, Operation *op) {
 LogicalResult lowerTile(Lowering &L, Operation *op) {
   LoweredValue &x = *L.operand(op, 0);
   auto reps = L.hostOf(*L.operand(op, 1), "repeats of Tile");
-  if (failed(reps))
-    return failure();
+  if (failed(reps)) return failure();
   if ((int64_t)reps->size() != x.rank)
-    return L.error("Tile: repeats has " + Twine(reps->size()) + " values for an input of rank " +
-                   Twine(x.rank));
+    return L.error("Tile: repeats has " + Twine(reps->size()) + " values for an input of rank " + Twine(x.rank));
   SmallVector<Value> dims;
   for (int64_t d = 0; d < x.rank; ++d)
     dims.push_back(L.mul(x.dims[d], (*reps)[d]));
@@ -155,43 +143,34 @@ LogicalResult lowerPad(Lowering &L, Operation *op) {
   SmallVector<Value> ins = {L.tensorOf(x)};
   if (op->getNumOperands() < 2) { // opset < 11: pads and value are attributes
     auto attr = L.intsAttr(op, "pads");
-    if (!attr)
-      return L.error("Pad: attribute 'pads' is required before opset 11");
+    if (!attr) return L.error("Pad: attribute 'pads' is required before opset 11");
     for (int64_t p : *attr)
       pads.push_back(L.idx(p));
     double value = 0;
-    if (auto f = op->getAttrOfType<FloatAttr>("value"))
-      value = f.getValueAsDouble();
+    if (auto f = op->getAttrOfType<FloatAttr>("value")) value = f.getValueAsDouble();
     if (value != 0) {
-      if (!isa<FloatType>(x.elementType))
-        return L.unsupported("Pad value attribute on a non-float input");
+      if (!isa<FloatType>(x.elementType)) return L.unsupported("Pad value attribute on a non-float input");
       auto type = RankedTensorType::get({}, x.elementType);
       ins.push_back(arith::ConstantOp::create(
-          L.b, L.loc, type,
-          DenseElementsAttr::get(type, L.b.getFloatAttr(x.elementType, value).getValue())));
+          L.b, L.loc, type, DenseElementsAttr::get(type, L.b.getFloatAttr(x.elementType, value).getValue())));
     }
   } else {
     auto h = L.hostOf(*L.operand(op, 1), "pads of Pad");
-    if (failed(h))
-      return failure();
+    if (failed(h)) return failure();
     pads = *h;
     if (LoweredValue *v = L.operand(op, 2)) {
-      if (v->elementType != x.elementType)
-        return L.error("Pad: constant_value must have the input's element type");
+      if (v->elementType != x.elementType) return L.error("Pad: constant_value must have the input's element type");
       ins.push_back(L.tensorOf(*v));
     }
   }
   SmallVector<int64_t> axes;
   if (LoweredValue *a = L.operand(op, 3)) {
     auto c = L.constantInts(*a);
-    if (failed(c))
-      return L.unsupported("Pad axes known only at run time");
+    if (failed(c)) return L.unsupported("Pad axes known only at run time");
     for (int64_t ax : *c) {
       auto n = L.normalizeAxis(ax, x.rank);
-      if (failed(n))
-        return failure();
-      if (llvm::is_contained(axes, *n))
-        return L.error("Pad: axis " + Twine(ax) + " is repeated");
+      if (failed(n)) return failure();
+      if (llvm::is_contained(axes, *n)) return L.error("Pad: axis " + Twine(ax) + " is repeated");
       axes.push_back(*n);
     }
   } else {
@@ -199,8 +178,7 @@ LogicalResult lowerPad(Lowering &L, Operation *op) {
       axes.push_back(d);
   }
   if (pads.size() != 2 * axes.size())
-    return L.error("Pad: pads has " + Twine(pads.size()) + " values, expected " +
-                   Twine(2 * axes.size()));
+    return L.error("Pad: pads has " + Twine(pads.size()) + " values, expected " + Twine(2 * axes.size()));
   SmallVector<Value> begins(x.rank, L.idx(0));
   SmallVector<Value> dims = x.dims;
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -215,12 +193,10 @@ LogicalResult lowerPad(Lowering &L, Operation *op) {
 /// reduction attribute of ScatterND / ScatterElements as the kernel's code (Program.h).
 FailureOr<int64_t> reductionCode(Lowering &L, Operation *op) {
   auto r = op->getAttrOfType<StringAttr>("reduction");
-  if (!r || r.getValue() == "none")
-    return 0;
+  if (!r || r.getValue() == "none") return 0;
   static const StringRef names[] = {"add", "mul", "max", "min"};
   for (int64_t code = 0; code < 4; ++code)
-    if (r.getValue() == names[code])
-      return code + 1;
+    if (r.getValue() == names[code]) return code + 1;
   (void)L.unsupported("reduction '" + r.getValue() + "'");
   return failure();
 }
@@ -229,21 +205,18 @@ FailureOr<int64_t> reductionCode(Lowering &L, Operation *op) {
 LogicalResult lowerScatter(Lowering &L, Operation *op) {
   // Scatter-9/11 is the deprecated name of ScatterElements (same semantics, no reduction).
   bool elements = op->getName().getStringRef() != "onnx.ScatterND";
-  LoweredValue &data = *L.operand(op, 0), &indices = *L.operand(op, 1),
-               &updates = *L.operand(op, 2);
+  LoweredValue &data = *L.operand(op, 0), &indices = *L.operand(op, 1), &updates = *L.operand(op, 2);
   auto red = reductionCode(L, op);
-  if (failed(red))
-    return failure();
+  if (failed(red)) return failure();
   SmallVector<int64_t> imm = {*red};
   if (elements) {
     auto axis = L.normalizeAxis(L.intAttr(op, "axis").value_or(0), data.rank);
-    if (failed(axis))
-      return failure();
+    if (failed(axis)) return failure();
     imm = {*axis, *red};
   }
-  Value out = kernelOuts(L, elements ? "scatter_elements" : "scatter_nd",
-                         {L.tensorOf(data), L.tensorOf(indices), L.tensorOf(updates)},
-                         {{data.dims, data.elementType}}, imm)[0];
+  Value out =
+      kernelOuts(L, elements ? "scatter_elements" : "scatter_nd",
+                 {L.tensorOf(data), L.tensorOf(indices), L.tensorOf(updates)}, {{data.dims, data.elementType}}, imm)[0];
   L.define(op->getResult(0), L.fromTensor(out, data.dims));
   return success();
 }

@@ -34,17 +34,14 @@ bool staticallyEmpty(Value t) {
 
 } // namespace
 
-LogicalResult onnx_lowering::defineReshaped(Lowering &L, Value result, LoweredValue &in,
-                                            ArrayRef<Value> outDims) {
+LogicalResult onnx_lowering::defineReshaped(Lowering &L, Value result, LoweredValue &in, ArrayRef<Value> outDims) {
   auto t = reshapeTensor(L, in, outDims);
-  if (failed(t))
-    return failure();
+  if (failed(t)) return failure();
   L.define(result, L.fromTensor(*t, outDims));
   return success();
 }
 
-FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
-                                              ArrayRef<Value> outDims) {
+FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in, ArrayRef<Value> outDims) {
   Value src = L.tensorOf(in);
   Type et = in.elementType;
   int64_t outRank = outDims.size();
@@ -52,23 +49,20 @@ FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
     // Rank 0 <-> all-ones shapes: make the unit dims static, then a reassociation-free reshape.
     ArrayRef<Value> unitDims = outRank == 0 ? ArrayRef<Value>(in.dims) : outDims;
     for (Value d : unitDims)
-      if (auto c = L.constOf(d); c && *c != 1)
-      {
+      if (auto c = L.constOf(d); c && *c != 1) {
         (void)L.error("Reshape: a tensor with one element cannot take a dim of " + Twine(*c));
         return failure();
       }
     SmallVector<int64_t> ones(unitDims.size(), 1);
     auto onesType = RankedTensorType::get(ones, et);
-    if (outRank == 0 && in.rank == 0)
-      return src;
+    if (outRank == 0 && in.rank == 0) return src;
     if (outRank == 0)
-      return tensor::CollapseShapeOp::create(L.b, L.loc, L.castTo(src, onesType),
-                                             ArrayRef<ReassociationIndices>{})
+      return tensor::CollapseShapeOp::create(L.b, L.loc, L.castTo(src, onesType), ArrayRef<ReassociationIndices>{})
           .getResult();
     // expand_shape takes one output extent per result dim, static ones included.
     SmallVector<OpFoldResult> onesShape(ones.size(), L.b.getIndexAttr(1));
-    Value expanded = tensor::ExpandShapeOp::create(L.b, L.loc, onesType, src,
-                                                   ArrayRef<ReassociationIndices>{}, onesShape);
+    Value expanded =
+        tensor::ExpandShapeOp::create(L.b, L.loc, onesType, src, ArrayRef<ReassociationIndices>{}, onesShape);
     return L.castTo(expanded, L.tensorType(outDims, et));
   }
   if (staticallyEmpty(src)) {
@@ -81,8 +75,7 @@ FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
         anyDynamic = true;
     }
     if (!anyDynamic && product != 0) {
-      (void)L.error("Reshape: cannot reshape 0 elements into a shape of " + Twine(product) +
-                    " elements");
+      (void)L.error("Reshape: cannot reshape 0 elements into a shape of " + Twine(product) + " elements");
       return failure();
     }
     return L.emptyTensor(outDims, et);
@@ -103,20 +96,18 @@ FailureOr<Value> onnx_lowering::reshapeTensor(Lowering &L, LoweredValue &in,
       anyDynamic = true;
   }
   auto flatType = cast<RankedTensorType>(flat.getType());
-  if (!anyDynamic && !flatType.isDynamicDim(0) && flatType.getDimSize(0) != product)
-  {
-    (void)L.error("Reshape: cannot reshape " + Twine(flatType.getDimSize(0)) +
-                  " elements into a shape of " + Twine(product) + " elements");
+  if (!anyDynamic && !flatType.isDynamicDim(0) && flatType.getDimSize(0) != product) {
+    (void)L.error("Reshape: cannot reshape " + Twine(flatType.getDimSize(0)) + " elements into a shape of " +
+                  Twine(product) + " elements");
     return failure();
   }
   flat = L.castTo(flat, RankedTensorType::get({anyDynamic ? ShapedType::kDynamic : product}, et));
-  if (outRank == 1)
-    return L.castTo(flat, L.tensorType(outDims, et));
+  if (outRank == 1) return L.castTo(flat, L.tensorType(outDims, et));
   ReassociationIndices all;
   for (int64_t i = 0; i < outRank; ++i)
     all.push_back(i);
-  return tensor::ExpandShapeOp::create(L.b, L.loc, L.tensorType(outDims, et), flat,
-                                       ArrayRef<ReassociationIndices>{all}, foldResults(outDims))
+  return tensor::ExpandShapeOp::create(L.b, L.loc, L.tensorType(outDims, et), flat, ArrayRef<ReassociationIndices>{all},
+                                       foldResults(outDims))
       .getResult();
 }
 
@@ -124,11 +115,9 @@ namespace {
 
 /// Groups `n` positions into `keptCount` contiguous groups, each holding one kept position
 /// (those not in `unit`) and the unit positions next to it.
-SmallVector<ReassociationIndices> unitDimGroups(int64_t n, const std::set<int64_t> &unit,
-                                                int64_t keptCount) {
+SmallVector<ReassociationIndices> unitDimGroups(int64_t n, const std::set<int64_t> &unit, int64_t keptCount) {
   SmallVector<ReassociationIndices> groups(keptCount);
-  if (keptCount == 0)
-    return groups;
+  if (keptCount == 0) return groups;
   int64_t cur = 0;
   for (int64_t j = 0; j < n; ++j) {
     if (unit.count(j)) {
@@ -145,20 +134,17 @@ SmallVector<ReassociationIndices> unitDimGroups(int64_t n, const std::set<int64_
 FailureOr<std::optional<SmallVector<int64_t>>> axesOf(Lowering &L, Operation *op) {
   if (LoweredValue *axes = L.operand(op, 1)) {
     auto c = L.constantInts(*axes);
-    if (failed(c))
-      return failure(); // axes known only at run time
+    if (failed(c)) return failure(); // axes known only at run time
     return std::optional<SmallVector<int64_t>>(*c);
   }
-  if (auto a = L.intsAttr(op, "axes"))
-    return std::optional<SmallVector<int64_t>>(*a);
+  if (auto a = L.intsAttr(op, "axes")) return std::optional<SmallVector<int64_t>>(*a);
   return std::optional<SmallVector<int64_t>>();
 }
 
 /// Runtime axes (Unsqueeze/Squeeze): normalized against `rank`, as index values.
 FailureOr<SmallVector<Value>> runtimeAxes(Lowering &L, Operation *op, int64_t rank) {
   auto h = L.hostOf(*L.operand(op, 1), "axes of " + op->getName().getStringRef());
-  if (failed(h))
-    return failure();
+  if (failed(h)) return failure();
   SmallVector<Value> out;
   for (Value a : *h)
     out.push_back(L.select(L.lt(a, L.idx(0)), L.add(a, L.idx(rank)), a));
@@ -184,11 +170,9 @@ LogicalResult lowerRuntimeAxes(Lowering &L, Operation *op, bool unsqueeze) {
     return L.unsupported("axes of " + op->getName().getStringRef() + " must have a static length");
   int64_t k = *L.constOf(axesValue.dims[0]);
   int64_t outRank = unsqueeze ? in.rank + k : in.rank - k;
-  if (outRank < 0)
-    return L.error("Squeeze: more axes than dims");
+  if (outRank < 0) return L.error("Squeeze: more axes than dims");
   auto axes = runtimeAxes(L, op, unsqueeze ? outRank : in.rank);
-  if (failed(axes))
-    return failure();
+  if (failed(axes)) return failure();
   SmallVector<Value> out(outRank, L.idx(0));
   if (unsqueeze) {
     for (int64_t j = 0; j < outRank; ++j) {
@@ -232,8 +216,7 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
   SmallVector<Value> shape;
   if (LoweredValue *s = L.operand(op, 1)) {
     auto h = L.hostOf(*s, "shape of Reshape");
-    if (failed(h))
-      return failure();
+    if (failed(h)) return failure();
     shape = *h;
   } else if (auto a = L.intsAttr(op, "shape")) {
     for (int64_t v : *a)
@@ -277,8 +260,7 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
     }
     anyMinusOne |= kind[i] != MinusOne::No;
   }
-  if (definite > 1)
-    return L.error("Reshape: more than one -1 in the shape");
+  if (definite > 1) return L.error("Reshape: more than one -1 in the shape");
   SmallVector<Value> out(e);
   if (anyMinusOne) {
     Value numel = L.idx(1);
@@ -313,12 +295,10 @@ LogicalResult lowerReshape(Lowering &L, Operation *op) {
     // so [N] -> [a, b] is described as [N, N] over N elements.
     Value source = in.dims[in.rank - 1];
     for (int64_t i = in.rank - 1; i < n; ++i)
-      if (!L.constOf(out[i]))
-        out[i] = source;
+      if (!L.constOf(out[i])) out[i] = source;
   }
   // Proof that nothing changes: same rank and every dim provably the same runtime value.
-  if (n == in.rank && llvm::all_of(llvm::seq<int64_t>(0, n),
-                                   [&](int64_t i) { return L.same(out[i], in.dims[i]); })) {
+  if (n == in.rank && llvm::all_of(llvm::seq<int64_t>(0, n), [&](int64_t i) { return L.same(out[i], in.dims[i]); })) {
     L.alias(op->getResult(0), in);
     return success();
   }
@@ -336,10 +316,8 @@ LogicalResult lowerFlatten(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   int64_t r = in.rank;
   int64_t axis = L.intAttr(op, "axis").value_or(1);
-  if (axis < 0)
-    axis += r;
-  if (axis < 0 || axis > r)
-    return L.error("Flatten: axis out of range for rank " + Twine(r));
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) return L.error("Flatten: axis out of range for rank " + Twine(r));
   Value outer = L.idx(1), inner = L.idx(1);
   for (int64_t i = 0; i < r; ++i)
     (i < axis ? outer : inner) = L.mul(i < axis ? outer : inner, in.dims[i]);
@@ -348,8 +326,7 @@ LogicalResult lowerFlatten(Lowering &L, Operation *op) {
     ReassociationIndices lo, hi;
     for (int64_t i = 0; i < r; ++i)
       (i < axis ? lo : hi).push_back(i);
-    Value t = tensor::CollapseShapeOp::create(L.b, L.loc, L.tensorOf(in),
-                                              ArrayRef<ReassociationIndices>{lo, hi});
+    Value t = tensor::CollapseShapeOp::create(L.b, L.loc, L.tensorOf(in), ArrayRef<ReassociationIndices>{lo, hi});
     L.define(op->getResult(0), L.fromTensor(L.castTo(t, L.tensorType(out, in.elementType)), out));
     return success();
   }
@@ -359,18 +336,14 @@ LogicalResult lowerFlatten(Lowering &L, Operation *op) {
 LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto axesOr = axesOf(L, op);
-  if (failed(axesOr))
-    return lowerRuntimeAxes(L, op, /*unsqueeze=*/true);
-  if (!*axesOr)
-    return L.error("Unsqueeze has no axes");
+  if (failed(axesOr)) return lowerRuntimeAxes(L, op, /*unsqueeze=*/true);
+  if (!*axesOr) return L.error("Unsqueeze has no axes");
   int64_t outRank = in.rank + (int64_t)(*axesOr)->size();
   std::set<int64_t> axes;
   for (int64_t a : **axesOr) {
     auto na = L.normalizeAxis(a, outRank);
-    if (failed(na))
-      return failure();
-    if (!axes.insert(*na).second)
-      return L.error("Unsqueeze: repeated axis " + Twine(a));
+    if (failed(na)) return failure();
+    if (!axes.insert(*na).second) return L.error("Unsqueeze: repeated axis " + Twine(a));
   }
   SmallVector<Value> out;
   int64_t next = 0;
@@ -384,9 +357,8 @@ LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {
     L.define(op->getResult(0), L.fromTensor(L.emptyTensor(out, in.elementType), out));
     return success();
   }
-  Value t = tensor::ExpandShapeOp::create(L.b, L.loc, L.tensorType(out, in.elementType),
-                                          L.tensorOf(in), unitDimGroups(outRank, axes, in.rank),
-                                          foldResults(out));
+  Value t = tensor::ExpandShapeOp::create(L.b, L.loc, L.tensorType(out, in.elementType), L.tensorOf(in),
+                                          unitDimGroups(outRank, axes, in.rank), foldResults(out));
   L.define(op->getResult(0), L.fromTensor(t, out));
   return success();
 }
@@ -394,23 +366,19 @@ LogicalResult lowerUnsqueeze(Lowering &L, Operation *op) {
 LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto axesOr = axesOf(L, op);
-  if (failed(axesOr))
-    return lowerRuntimeAxes(L, op, /*unsqueeze=*/false);
+  if (failed(axesOr)) return lowerRuntimeAxes(L, op, /*unsqueeze=*/false);
   std::set<int64_t> axes;
   if (*axesOr) {
     for (int64_t a : **axesOr) {
       auto na = L.normalizeAxis(a, in.rank);
-      if (failed(na))
-        return failure();
+      if (failed(na)) return failure();
       axes.insert(*na);
     }
   } else {
     for (int64_t i = 0; i < in.rank; ++i) {
       auto c = L.constOf(in.dims[i]);
-      if (!c)
-        return L.unsupported("Squeeze without axes on a tensor with a dynamic dim");
-      if (*c == 1)
-        axes.insert(i);
+      if (!c) return L.unsupported("Squeeze without axes on a tensor with a dynamic dim");
+      if (*c == 1) axes.insert(i);
     }
   }
   SmallVector<Value> out;
@@ -418,8 +386,7 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
   for (int64_t i = 0; i < in.rank; ++i) {
     auto c = L.constOf(in.dims[i]);
     if (axes.count(i)) {
-      if (c && *c != 1)
-        return L.error("Squeeze: dim " + Twine(i) + " has size " + Twine(*c) + ", not 1");
+      if (c && *c != 1) return L.error("Squeeze: dim " + Twine(i) + " has size " + Twine(*c) + ", not 1");
       unitShape.push_back(1);
     } else {
       out.push_back(in.dims[i]);
@@ -435,8 +402,7 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
     return success();
   }
   Value src = L.castTo(L.tensorOf(in), RankedTensorType::get(unitShape, in.elementType));
-  Value t = tensor::CollapseShapeOp::create(L.b, L.loc, src,
-                                            unitDimGroups(in.rank, axes, out.size()));
+  Value t = tensor::CollapseShapeOp::create(L.b, L.loc, src, unitDimGroups(in.rank, axes, out.size()));
   L.define(op->getResult(0), L.fromTensor(t, out));
   return success();
 }
@@ -447,14 +413,11 @@ LogicalResult lowerSqueeze(Lowering &L, Operation *op) {
 /// (bufferization copies a collapse it cannot prove). Unsqueeze and Squeeze only add or drop unit
 /// dims and keep the view.
 bool usersWalkStrides(Value v) {
-  static const llvm::StringSet<> contiguousUsers = {"onnx.Transpose", "onnx.Gather",
-                                                    "onnx.Concat",    "onnx.Reshape",
+  static const llvm::StringSet<> contiguousUsers = {"onnx.Transpose", "onnx.Gather", "onnx.Concat", "onnx.Reshape",
                                                     "onnx.Flatten"};
-  if (v.use_empty())
-    return false;
+  if (v.use_empty()) return false;
   for (Operation *user : v.getUsers())
-    if (user->hasTrait<OpTrait::IsTerminator>() ||
-        contiguousUsers.contains(user->getName().getStringRef()))
+    if (user->hasTrait<OpTrait::IsTerminator>() || contiguousUsers.contains(user->getName().getStringRef()))
       return false;
   return true;
 }
@@ -479,14 +442,13 @@ LogicalResult lowerTranspose(Lowering &L, Operation *op) {
   for (int64_t p : perm)
     out.push_back(in.dims[p]);
   if (L.views && usersWalkStrides(op->getResult(0))) {
-    Value v = TransposeViewOp::create(L.b, L.loc, L.tensorType(out, in.elementType),
-                                      L.tensorOf(in), L.b.getDenseI64ArrayAttr(perm));
+    Value v = TransposeViewOp::create(L.b, L.loc, L.tensorType(out, in.elementType), L.tensorOf(in),
+                                      L.b.getDenseI64ArrayAttr(perm));
     L.define(op->getResult(0), L.fromTensor(v, out));
     return success();
   }
   Value init = L.emptyTensor(out, in.elementType);
-  auto t = TransposeOp::create(L.b, L.loc, TypeRange{init.getType()},
-                               ValueRange{L.tensorOf(in)}, ValueRange{init},
+  auto t = TransposeOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(in)}, ValueRange{init},
                                L.b.getDenseI64ArrayAttr(perm));
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
   return success();
@@ -495,17 +457,13 @@ LogicalResult lowerTranspose(Lowering &L, Operation *op) {
 LogicalResult lowerConcat(Lowering &L, Operation *op) {
   SmallVector<LoweredValue *> ins;
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (LoweredValue *v = L.operand(op, i))
-      ins.push_back(v);
-  if (ins.empty())
-    return L.error("Concat has no inputs");
+    if (LoweredValue *v = L.operand(op, i)) ins.push_back(v);
+  if (ins.empty()) return L.error("Concat has no inputs");
   auto axisAttr = L.intAttr(op, "axis");
-  if (!axisAttr)
-    return L.error("Concat has no axis");
+  if (!axisAttr) return L.error("Concat has no axis");
   int64_t rank = ins[0]->rank;
   auto axis = L.normalizeAxis(*axisAttr, rank);
-  if (failed(axis))
-    return failure();
+  if (failed(axis)) return failure();
   for (LoweredValue *v : ins)
     if (v->rank != rank || v->elementType != ins[0]->elementType)
       return L.error("Concat: inputs differ in rank or element type");
@@ -530,14 +488,13 @@ LogicalResult lowerConcat(Lowering &L, Operation *op) {
     }
     out[d] = ins[0]->dims[d];
     for (LoweredValue *v : ins)
-      if (L.constOf(v->dims[d]))
-        out[d] = v->dims[d];
+      if (L.constOf(v->dims[d])) out[d] = v->dims[d];
   }
   for (LoweredValue *v : ins)
     tensors.push_back(L.tensorOf(*v));
   Value init = L.emptyTensor(out, ins[0]->elementType);
-  auto t = ConcatOp::create(L.b, L.loc, TypeRange{init.getType()}, tensors, ValueRange{init},
-                            L.b.getI64IntegerAttr(*axis));
+  auto t =
+      ConcatOp::create(L.b, L.loc, TypeRange{init.getType()}, tensors, ValueRange{init}, L.b.getI64IntegerAttr(*axis));
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
   return success();
 }
@@ -546,8 +503,7 @@ LogicalResult lowerGather(Lowering &L, Operation *op) {
   LoweredValue &data = *L.operand(op, 0);
   LoweredValue &indices = *L.operand(op, 1);
   auto axis = L.normalizeAxis(L.intAttr(op, "axis").value_or(0), data.rank);
-  if (failed(axis))
-    return failure();
+  if (failed(axis)) return failure();
   auto it = dyn_cast<IntegerType>(indices.elementType);
   if (!it || !it.isSignless() || (it.getWidth() != 32 && it.getWidth() != 64))
     return L.unsupported("Gather indices must be i32 or i64");
@@ -559,8 +515,7 @@ LogicalResult lowerGather(Lowering &L, Operation *op) {
       for (int64_t i : *c) {
         int64_t k = i < 0 ? i + n : i;
         if (k < 0 || k >= n)
-          return L.error("Gather: index " + Twine(i) + " is out of range for " + Twine(n) +
-                         " elements");
+          return L.error("Gather: index " + Twine(i) + " is out of range for " + Twine(n) + " elements");
         elems.push_back((*data.host)[k]);
       }
       L.define(op->getResult(0), L.fromHost(data.elementType, indices.rank, elems));
@@ -571,9 +526,8 @@ LogicalResult lowerGather(Lowering &L, Operation *op) {
   out.append(indices.dims.begin(), indices.dims.end());
   out.append(data.dims.begin() + *axis + 1, data.dims.end());
   Value init = L.emptyTensor(out, data.elementType);
-  auto t = GatherOp::create(L.b, L.loc, TypeRange{init.getType()},
-                            ValueRange{L.tensorOf(data), L.tensorOf(indices)}, ValueRange{init},
-                            L.b.getI64IntegerAttr(*axis));
+  auto t = GatherOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(data), L.tensorOf(indices)},
+                            ValueRange{init}, L.b.getI64IntegerAttr(*axis));
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
   return success();
 }
@@ -587,21 +541,17 @@ std::pair<Value, Value> sliceAxis(Lowering &L, Value d, Value s, Value e, Value 
   // whose checked add on the host then overflows.
   auto tame = [&](Value v) {
     constexpr int64_t lim = int64_t(1) << 62;
-    if (auto c = L.constOf(v); c && (*c > lim || *c < -lim))
-      return L.idx(*c > 0 ? lim : -lim);
+    if (auto c = L.constOf(v); c && (*c > lim || *c < -lim)) return L.idx(*c > 0 ? lim : -lim);
     return v;
   };
   s = tame(s);
   e = tame(e);
   auto wrap = [&](Value v) {
-    if (L.isNonNegative(v))
-      return v;
+    if (L.isNonNegative(v)) return v;
     return L.select(L.lt(v, L.idx(0)), L.add(v, d), v);
   };
   Value sw = wrap(s), ew = wrap(e);
-  auto forward = [&]() {
-    return std::make_pair(L.min(L.max(sw, L.idx(0)), d), L.min(L.max(ew, L.idx(0)), d));
-  };
+  auto forward = [&]() { return std::make_pair(L.min(L.max(sw, L.idx(0)), d), L.min(L.max(ew, L.idx(0)), d)); };
   auto backward = [&]() {
     Value last = L.sub(d, L.idx(1));
     return std::make_pair(L.min(L.max(sw, L.idx(0)), last), L.min(L.max(ew, L.idx(-1)), last));
@@ -636,11 +586,9 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
   }
   if (op->getNumOperands() >= 3) {
     auto s = L.hostOf(*L.operand(op, 1), "starts of Slice");
-    if (failed(s))
-      return failure();
+    if (failed(s)) return failure();
     auto e = L.hostOf(*L.operand(op, 2), "ends of Slice");
-    if (failed(e))
-      return failure();
+    if (failed(e)) return failure();
     starts = *s;
     ends = *e;
     if (LoweredValue *a = L.operand(op, 3)) {
@@ -649,27 +597,23 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
         axes = *c;
       } else {
         auto h = L.hostOf(*a, "axes of Slice");
-        if (failed(h))
-          return failure();
+        if (failed(h)) return failure();
         runtimeAxes = *h;
       }
     }
     if (LoweredValue *st = L.operand(op, 4)) {
       auto h = L.hostOf(*st, "steps of Slice");
-      if (failed(h))
-        return failure();
+      if (failed(h)) return failure();
       steps = *h;
     }
   } else {
     auto s = L.intsAttr(op, "starts"), e = L.intsAttr(op, "ends");
-    if (!s || !e)
-      return L.error("Slice has no starts/ends");
+    if (!s || !e) return L.error("Slice has no starts/ends");
     for (int64_t v : *s)
       starts.push_back(L.idx(v));
     for (int64_t v : *e)
       ends.push_back(L.idx(v));
-    if (auto a = L.intsAttr(op, "axes"))
-      axes = *a;
+    if (auto a = L.intsAttr(op, "axes")) axes = *a;
   }
   size_t k = starts.size();
   if (!runtimeAxes.empty()) {
@@ -677,8 +621,7 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
     // (select chains on the host), else the full range.
     if (runtimeAxes.size() != k || ends.size() != k || (!steps.empty() && steps.size() != k))
       return L.error("Slice: starts, ends, axes and steps differ in length");
-    if (steps.empty())
-      steps.assign(k, L.idx(1));
+    if (steps.empty()) steps.assign(k, L.idx(1));
     Value rank = L.idx(data.rank);
     SmallVector<Value> allStarts, allEnds, allSteps;
     for (int64_t j = 0; j < data.rank; ++j) {
@@ -703,8 +646,7 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
   if (axes.empty())
     for (size_t i = 0; i < k; ++i)
       axes.push_back(i);
-  if (steps.empty())
-    steps.assign(k, L.idx(1));
+  if (steps.empty()) steps.assign(k, L.idx(1));
   if (ends.size() != k || axes.size() != k || steps.size() != k)
     return L.error("Slice: starts, ends, axes and steps differ in length");
 
@@ -716,12 +658,9 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
   std::set<int64_t> seen;
   for (size_t i = 0; i < k; ++i) {
     auto a = L.normalizeAxis(axes[i], data.rank);
-    if (failed(a))
-      return failure();
-    if (!seen.insert(*a).second)
-      return L.error("Slice: repeated axis " + Twine(axes[i]));
-    if (auto tc = L.constOf(steps[i]); tc && *tc == 0)
-      return L.error("Slice: step must not be 0");
+    if (failed(a)) return failure();
+    if (!seen.insert(*a).second) return L.error("Slice: repeated axis " + Twine(axes[i]));
+    if (auto tc = L.constOf(steps[i]); tc && *tc == 0) return L.error("Slice: step must not be 0");
     auto [start, len] = sliceAxis(L, data.dims[*a], starts[i], ends[i], steps[i]);
     outStarts[*a] = start;
     outSteps[*a] = steps[i];
@@ -749,15 +688,14 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
       L.define(op->getResult(0), L.fromTensor(L.emptyTensor(out, data.elementType), out));
       return success();
     }
-    Value v = tensor::ExtractSliceOp::create(L.b, L.loc, L.tensorType(out, data.elementType),
-                                             L.tensorOf(data), foldResults(outStarts),
-                                             foldResults(out), foldResults(outSteps));
+    Value v = tensor::ExtractSliceOp::create(L.b, L.loc, L.tensorType(out, data.elementType), L.tensorOf(data),
+                                             foldResults(outStarts), foldResults(out), foldResults(outSteps));
     L.define(op->getResult(0), L.fromTensor(v, out));
     return success();
   }
   Value init = L.emptyTensor(out, data.elementType);
-  auto t = SliceOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(data)},
-                           ValueRange{init}, outStarts, outSteps);
+  auto t = SliceOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(data)}, ValueRange{init},
+                           outStarts, outSteps);
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
   return success();
 }
@@ -765,12 +703,10 @@ LogicalResult lowerSlice(Lowering &L, Operation *op) {
 LogicalResult lowerExpand(Lowering &L, Operation *op) {
   LoweredValue &in = *L.operand(op, 0);
   auto shape = L.hostOf(*L.operand(op, 1), "shape of Expand");
-  if (failed(shape))
-    return failure();
+  if (failed(shape)) return failure();
   SmallVector<Value> out = L.broadcastDims({in.dims, *shape});
   if ((int64_t)out.size() == in.rank &&
-      llvm::all_of(llvm::seq<int64_t>(0, in.rank),
-                   [&](int64_t i) { return L.same(out[i], in.dims[i]); })) {
+      llvm::all_of(llvm::seq<int64_t>(0, in.rank), [&](int64_t i) { return L.same(out[i], in.dims[i]); })) {
     L.alias(op->getResult(0), in);
     return success();
   }
@@ -785,8 +721,7 @@ LogicalResult lowerExpand(Lowering &L, Operation *op) {
     }
   }
   Value init = L.emptyTensor(out, in.elementType);
-  auto t = ExpandOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(in)},
-                            ValueRange{init});
+  auto t = ExpandOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(in)}, ValueRange{init});
   L.define(op->getResult(0), L.fromTensor(t.getResult(0), out));
   return success();
 }

@@ -18,11 +18,11 @@ using namespace mlir::dq::onnx_lowering;
 
 namespace {
 
-LoweredValue kernel(Lowering &L, StringRef name, ArrayRef<Value> ins, ArrayRef<Value> outDims,
-                    Type outType, ArrayRef<int64_t> imm) {
+LoweredValue kernel(Lowering &L, StringRef name, ArrayRef<Value> ins, ArrayRef<Value> outDims, Type outType,
+                    ArrayRef<int64_t> imm) {
   Value init = L.emptyTensor(outDims, outType);
-  auto k = KernelOp::create(L.b, L.loc, TypeRange{init.getType()}, name, ins, ValueRange{init},
-                            ValueRange{}, imm, ArrayRef<double>{});
+  auto k = KernelOp::create(L.b, L.loc, TypeRange{init.getType()}, name, ins, ValueRange{init}, ValueRange{}, imm,
+                            ArrayRef<double>{});
   return L.fromTensor(k.getResult(0), outDims);
 }
 
@@ -30,30 +30,24 @@ LoweredValue kernel(Lowering &L, StringRef name, ArrayRef<Value> ins, ArrayRef<V
 LogicalResult lowerArg(Lowering &L, Operation *op) {
   StringRef opType = op->getName().getStringRef().drop_front(5);
   LoweredValue &in = *L.operand(op, 0);
-  if (in.rank == 0)
-    return L.error(opType + ": the input must have rank >= 1");
-  if (in.elementType.isInteger(1))
-    return L.unsupported(opType + " on a bool input");
+  if (in.rank == 0) return L.error(opType + ": the input must have rank >= 1");
+  if (in.elementType.isInteger(1)) return L.unsupported(opType + " on a bool input");
   auto axis = L.normalizeAxis(L.intAttr(op, "axis").value_or(0), in.rank);
-  if (failed(axis))
-    return failure();
+  if (failed(axis)) return failure();
   int64_t keep = L.intAttr(op, "keepdims").value_or(1);
   int64_t last = L.intAttr(op, "select_last_index").value_or(0);
   if ((keep != 0 && keep != 1) || (last != 0 && last != 1))
     return L.error(opType + ": keepdims and select_last_index must be 0 or 1");
-  if (auto n = L.constOf(in.dims[*axis]); n && *n == 0)
-    return L.error(opType + ": the reduced axis has extent 0");
+  if (auto n = L.constOf(in.dims[*axis]); n && *n == 0) return L.error(opType + ": the reduced axis has extent 0");
   SmallVector<Value> kept(in.dims), dropped;
   kept[*axis] = L.idx(1);
   for (int64_t d = 0; d < in.rank; ++d)
-    if (d != *axis)
-      dropped.push_back(in.dims[d]);
-  LoweredValue r = kernel(L, opType == "ArgMax" ? "arg_max" : "arg_min", {L.tensorOf(in)}, kept,
-                          L.b.getI64Type(), {*axis, last});
+    if (d != *axis) dropped.push_back(in.dims[d]);
+  LoweredValue r =
+      kernel(L, opType == "ArgMax" ? "arg_max" : "arg_min", {L.tensorOf(in)}, kept, L.b.getI64Type(), {*axis, last});
   if (!keep) {
     auto t = reshapeTensor(L, r, dropped);
-    if (failed(t))
-      return failure();
+    if (failed(t)) return failure();
     r = L.fromTensor(*t, dropped);
   }
   L.define(op->getResult(0), r);
@@ -64,12 +58,9 @@ LogicalResult lowerArg(Lowering &L, Operation *op) {
 /// known only at run time is read back; a depth below 1 is then caught by the kernel's shape
 /// check (negative) or gives an empty output.
 LogicalResult lowerOneHot(Lowering &L, Operation *op) {
-  LoweredValue *indices = L.operand(op, 0), *depthV = L.operand(op, 1),
-               *values = L.operand(op, 2);
-  if (!indices || !depthV || !values)
-    return L.error("OneHot expects indices, depth and values");
-  if (indices->elementType.isInteger(1))
-    return L.error("OneHot: indices must be numeric, not bool");
+  LoweredValue *indices = L.operand(op, 0), *depthV = L.operand(op, 1), *values = L.operand(op, 2);
+  if (!indices || !depthV || !values) return L.error("OneHot expects indices, depth and values");
+  if (indices->elementType.isInteger(1)) return L.error("OneHot: indices must be numeric, not bool");
   if (values->rank != 1 || L.constOf(values->dims[0]) != 2)
     return L.error("OneHot: values must be a 1-D tensor of 2 elements [off, on]");
   Value depth;
@@ -77,36 +68,29 @@ LogicalResult lowerOneHot(Lowering &L, Operation *op) {
     // A float depth is truncated toward zero (the spec casts it to an integer), as
     // dq.readback_scalar does when it is known only at run time.
     bool one = depthV->rank == 0 || (depthV->rank == 1 && L.constOf(depthV->dims[0]) == 1);
-    if (!one)
-      return L.error("OneHot: depth must hold one element");
+    if (!one) return L.error("OneHot: depth must hold one element");
     if (depthV->constant) {
       double d = (*depthV->constant.value_begin<APFloat>()).convertToDouble();
-      if (!std::isfinite(d))
-        return L.error("OneHot: depth is not finite");
+      if (!std::isfinite(d)) return L.error("OneHot: depth is not finite");
       depth = L.idx((int64_t)std::trunc(d));
     } else {
       SmallVector<Value> at;
-      if (depthV->rank == 1)
-        at.push_back(L.idx(0));
+      if (depthV->rank == 1) at.push_back(L.idx(0));
       depth = ReadbackScalarOp::create(L.b, L.loc, L.b.getIndexType(), L.tensorOf(*depthV), at);
     }
   } else {
     auto h = L.hostOf(*depthV, "depth of OneHot");
-    if (failed(h))
-      return failure();
-    if (h->size() != 1)
-      return L.error("OneHot: depth must hold one element");
+    if (failed(h)) return failure();
+    if (h->size() != 1) return L.error("OneHot: depth must hold one element");
     depth = (*h)[0];
   }
-  if (auto c = L.constOf(depth); c && *c < 1)
-    return L.error("OneHot: depth must be positive, got " + Twine(*c));
+  if (auto c = L.constOf(depth); c && *c < 1) return L.error("OneHot: depth must be positive, got " + Twine(*c));
   auto axis = L.normalizeAxis(L.intAttr(op, "axis").value_or(-1), indices->rank + 1);
-  if (failed(axis))
-    return failure();
+  if (failed(axis)) return failure();
   SmallVector<Value> out(indices->dims);
   out.insert(out.begin() + *axis, depth);
-  L.define(op->getResult(0), kernel(L, "one_hot", {L.tensorOf(*indices), L.tensorOf(*values)},
-                                    out, values->elementType, {*axis}));
+  L.define(op->getResult(0),
+           kernel(L, "one_hot", {L.tensorOf(*indices), L.tensorOf(*values)}, out, values->elementType, {*axis}));
   return success();
 }
 

@@ -22,13 +22,11 @@ struct EmitProgramPass : public mlir::dq::impl::EmitProgramBase<EmitProgramPass>
 
   void runOnOperation() override {
     if (format != "text" && format != "dqp") {
-      getOperation().emitError("dq-emit-program: unknown format '")
-          << format << "'; use text or dqp";
+      getOperation().emitError("dq-emit-program: unknown format '") << format << "'; use text or dqp";
       return signalPassFailure();
     }
     FailureOr<::dq::rt::Program> program = mlir::dq::emitProgram(getOperation(), pipelineSpec);
-    if (failed(program))
-      return signalPassFailure();
+    if (failed(program)) return signalPassFailure();
     if (format == "dqp") {
       if (output == "-") {
         getOperation().emitError("dq-emit-program: format=dqp needs an output file, not '-'");

@@ -12,22 +12,19 @@ using namespace mlir::dq::emit_detail;
 std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
   if (auto cast = dyn_cast<memref::CastOp>(op)) {
     auto src = buffer(cast.getSource());
-    if (failed(src))
-      return failure();
+    if (failed(src)) return failure();
     auto from = cast.getSource().getType();
     auto to = cast.getType();
     auto fromType = dyn_cast<MemRefType>(from);
     auto toType = dyn_cast<MemRefType>(to);
-    if (!fromType || !toType)
-      return unsupported(op, "memref.cast involving unranked memrefs");
+    if (!fromType || !toType) return unsupported(op, "memref.cast involving unranked memrefs");
     bool demands = false;
     for (int64_t i = 0; i < toType.getRank(); ++i)
       demands |= !toType.isDynamicDim(i) && fromType.isDynamicDim(i);
     if (demands) {
       rt::Instr &in = emit(rt::Opcode::CheckShape);
       in.name = "memref.cast to " + std::to_string(toType.getRank()) + "-d static dims";
-      if (!program.code.back().loc.empty())
-        in.name += " at " + program.code.back().loc;
+      if (!program.code.back().loc.empty()) in.name += " at " + program.code.back().loc;
       in.b = {*src};
       for (int64_t d : toType.getShape())
         in.imm.push_back(ShapedType::isDynamic(d) ? -1 : d);
@@ -37,34 +34,28 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
     return success();
   }
   if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
-    if (failed(buffer(sub.getSource())))
-      return failure();
+    if (failed(buffer(sub.getSource()))) return failure();
     ViewDesc src = views[sub.getSource()];
     ViewDesc d{src.offset, {}, {}};
     llvm::SmallBitVector dropped = sub.getDroppedDims();
-    auto offsets = sub.getMixedOffsets(), sizes = sub.getMixedSizes(),
-         steps = sub.getMixedStrides();
+    auto offsets = sub.getMixedOffsets(), sizes = sub.getMixedSizes(), steps = sub.getMixedStrides();
     for (size_t i = 0; i < offsets.size(); ++i) {
       auto off = scalar(offsets[i]), size = scalar(sizes[i]), step = scalar(steps[i]);
-      if (failed(off) || failed(size) || failed(step))
-        return failure();
+      if (failed(off) || failed(size) || failed(step)) return failure();
       d.offset = add(d.offset, mul(*off, src.strides[i]));
-      if (dropped.test(i))
-        continue;
+      if (dropped.test(i)) continue;
       d.sizes.push_back(*size);
       d.strides.push_back(mul(src.strides[i], *step));
     }
     return bindView(sub, sub.getSource(), std::move(d));
   }
   if (auto expand = dyn_cast<memref::ExpandShapeOp>(op)) {
-    if (failed(buffer(expand.getSrc())))
-      return failure();
+    if (failed(buffer(expand.getSrc()))) return failure();
     ViewDesc src = views[expand.getSrc()];
     ViewDesc d{src.offset, {}, {}};
     for (OpFoldResult size : expand.getMixedOutputShape()) {
       auto r = scalar(size);
-      if (failed(r))
-        return failure();
+      if (failed(r)) return failure();
       d.sizes.push_back(*r);
     }
     d.strides.assign(d.sizes.size(), constReg(1));
@@ -78,8 +69,7 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
     return bindView(expand, expand.getSrc(), std::move(d));
   }
   if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op)) {
-    if (failed(buffer(collapse.getSrc())))
-      return failure();
+    if (failed(buffer(collapse.getSrc()))) return failure();
     ViewDesc src = views[collapse.getSrc()];
     MemRefType srcType = collapse.getSrcType();
     ViewDesc d{src.offset, {}, {}};
@@ -102,8 +92,7 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
     return bindView(collapse, collapse.getSrc(), std::move(d));
   }
   if (auto transpose = dyn_cast<memref::TransposeOp>(op)) {
-    if (failed(buffer(transpose.getIn())))
-      return failure();
+    if (failed(buffer(transpose.getIn()))) return failure();
     ViewDesc src = views[transpose.getIn()];
     ViewDesc d{src.offset, {}, {}};
     AffineMap perm = transpose.getPermutation();
@@ -115,17 +104,14 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
     return bindView(transpose, transpose.getIn(), std::move(d));
   }
   if (auto rc = dyn_cast<memref::ReinterpretCastOp>(op)) {
-    if (failed(buffer(rc.getSource())))
-      return failure();
+    if (failed(buffer(rc.getSource()))) return failure();
     ViewDesc d;
     auto off = scalar(rc.getMixedOffsets()[0]);
-    if (failed(off))
-      return failure();
+    if (failed(off)) return failure();
     d.offset = *off;
     for (auto [size, stride] : llvm::zip(rc.getMixedSizes(), rc.getMixedStrides())) {
       auto s = scalar(size), st = scalar(stride);
-      if (failed(s) || failed(st))
-        return failure();
+      if (failed(s) || failed(st)) return failure();
       d.sizes.push_back(*s);
       d.strides.push_back(*st);
     }

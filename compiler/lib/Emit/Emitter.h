@@ -54,8 +54,7 @@ private:
   rt::Instr &emit(rt::Opcode op) {
     rt::Instr in;
     in.op = op;
-    if (current)
-      in.loc = locString(current->getLoc());
+    if (current) in.loc = locString(current->getLoc());
     program.code.push_back(std::move(in));
     return program.code.back();
   }
@@ -64,8 +63,7 @@ private:
 
   int32_t constReg(int64_t v) {
     auto it = constRegs.find(v);
-    if (it != constRegs.end())
-      return it->second;
+    if (it != constRegs.end()) return it->second;
     int32_t r = newS();
     rt::Instr &in = emit(rt::Opcode::ConstIndex);
     in.s = {r};
@@ -76,21 +74,17 @@ private:
   }
   FailureOr<int32_t> scalar(Value v) {
     auto it = sregs.find(v);
-    if (it != sregs.end())
-      return it->second;
-    unsupported(current, "a scalar operand that is not an index or integer value (")
-        << v.getType() << ")";
+    if (it != sregs.end()) return it->second;
+    unsupported(current, "a scalar operand that is not an index or integer value (") << v.getType() << ")";
     return failure();
   }
   FailureOr<int32_t> scalar(OpFoldResult f) {
-    if (auto a = dyn_cast<Attribute>(f))
-      return constReg(cast<IntegerAttr>(a).getInt());
+    if (auto a = dyn_cast<Attribute>(f)) return constReg(cast<IntegerAttr>(a).getInt());
     return scalar(cast<Value>(f));
   }
   FailureOr<int32_t> buffer(Value v) {
     auto it = bregs.find(v);
-    if (it != bregs.end())
-      return it->second;
+    if (it != bregs.end()) return it->second;
     unsupported(current, "a buffer operand without a known producer");
     return failure();
   }
@@ -131,8 +125,7 @@ private:
         continue;
       }
       auto r = scalar(dyn[d++]);
-      if (failed(r))
-        return failure();
+      if (failed(r)) return failure();
       out.push_back(*r);
     }
     return out;
@@ -142,8 +135,7 @@ private:
     int32_t running = constReg(1);
     for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
       strides[i] = running;
-      if (i > 0)
-        running = mul(running, sizes[i]);
+      if (i > 0) running = mul(running, sizes[i]);
     }
     return strides;
   }
@@ -158,11 +150,9 @@ private:
     // A static size-1 dim takes its stride from the inner layout (its stride never moves).
     for (int64_t i = type.getRank() - 1; i >= 0; --i)
       if (type.getDimSize(i) == 1)
-        d.strides[i] = i + 1 < type.getRank() ? mul(d.strides[i + 1], d.sizes[i + 1])
-                                              : constReg(1);
+        d.strides[i] = i + 1 < type.getRank() ? mul(d.strides[i + 1], d.sizes[i + 1]) : constReg(1);
     auto srcReg = buffer(src);
-    if (failed(srcReg))
-      return failure();
+    if (failed(srcReg)) return failure();
     int32_t r = newB();
     rt::Instr &in = emit(rt::Opcode::View);
     in.b = {r, *srcReg};

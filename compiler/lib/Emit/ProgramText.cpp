@@ -8,10 +8,8 @@
 
 namespace {
 
-template <typename T>
-void list(std::ostringstream &os, const char *label, const std::vector<T> &values) {
-  if (values.empty())
-    return;
+template <typename T> void list(std::ostringstream &os, const char *label, const std::vector<T> &values) {
+  if (values.empty()) return;
   os << ' ' << label << '[';
   for (size_t i = 0; i < values.size(); ++i)
     os << (i ? "," : "") << values[i];
@@ -20,9 +18,12 @@ void list(std::ostringstream &os, const char *label, const std::vector<T> &value
 
 const char *spaceName(dq::rt::MemSpace s) {
   switch (s) {
-  case dq::rt::MemSpace::Device: return "device";
-  case dq::rt::MemSpace::Host: return "host";
-  case dq::rt::MemSpace::HostMapped: return "host_mapped";
+  case dq::rt::MemSpace::Device:
+    return "device";
+  case dq::rt::MemSpace::Host:
+    return "host";
+  case dq::rt::MemSpace::HostMapped:
+    return "host_mapped";
   }
   return "space?";
 }
@@ -48,22 +49,23 @@ std::string dq::formatProgram(const rt::Program &p) {
   for (size_t i = 0; i < p.code.size(); ++i) {
     const rt::Instr &in = p.code[i];
     os << i << ": " << rt::opcodeName(in.op);
-    if (!in.name.empty())
-      os << " \"" << in.name << '"';
+    if (!in.name.empty()) os << " \"" << in.name << '"';
     list(os, "s", in.s);
     list(os, "b", in.b);
     list(os, "imm", in.imm);
     list(os, "fimm", in.fimm);
     switch (in.op) {
-    case rt::Opcode::Alloc: case rt::Opcode::AllocOutput: case rt::Opcode::GetHostScratch:
-    case rt::Opcode::PoolSubview: case rt::Opcode::Kernel:
+    case rt::Opcode::Alloc:
+    case rt::Opcode::AllocOutput:
+    case rt::Opcode::GetHostScratch:
+    case rt::Opcode::PoolSubview:
+    case rt::Opcode::Kernel:
       os << ' ' << rt::dtypeName(in.dtype) << ' ' << spaceName(in.space);
       break;
     default:
       break;
     }
-    if (!in.loc.empty())
-      os << " @" << in.loc;
+    if (!in.loc.empty()) os << " @" << in.loc;
     os << '\n';
   }
   for (size_t i = 0; i < p.constants.size(); ++i) {

@@ -33,16 +33,26 @@ struct ImportError {
 /// MLIR element type for an ONNX TensorProto.DataType code, or null when out of scope.
 Type elementTypeFor(MLIRContext &ctx, int dtype) {
   switch (dtype) {
-  case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
-  case onnx::TensorProto::FLOAT16: return Float16Type::get(&ctx);
-  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(&ctx);
-  case onnx::TensorProto::DOUBLE: return Float64Type::get(&ctx);
-  case onnx::TensorProto::INT8: return IntegerType::get(&ctx, 8);
-  case onnx::TensorProto::UINT8: return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
-  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
-  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
-  case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
-  default: return {};
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(&ctx);
+  case onnx::TensorProto::FLOAT16:
+    return Float16Type::get(&ctx);
+  case onnx::TensorProto::BFLOAT16:
+    return BFloat16Type::get(&ctx);
+  case onnx::TensorProto::DOUBLE:
+    return Float64Type::get(&ctx);
+  case onnx::TensorProto::INT8:
+    return IntegerType::get(&ctx, 8);
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::INT32:
+    return IntegerType::get(&ctx, 32);
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(&ctx, 64);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(&ctx, 1);
+  default:
+    return {};
   }
 }
 
@@ -62,18 +72,13 @@ Type elementTypeOrFail(MLIRContext &ctx, int dtype, const std::string &what) {
 
 /// Ranked tensor type of a graph input/output/value_info; every dim_param or unknown dim is `?`.
 Type tensorTypeFor(MLIRContext &ctx, const onnx::TypeProto &type, const std::string &what) {
-  if (type.has_sequence_type())
-    fail("unsupported: " + what + " has a sequence type");
-  if (type.has_optional_type())
-    fail("unsupported: " + what + " has an optional type");
-  if (type.has_map_type())
-    fail("unsupported: " + what + " has a map type");
-  if (!type.has_tensor_type())
-    fail("unsupported: " + what + " is not a dense tensor");
+  if (type.has_sequence_type()) fail("unsupported: " + what + " has a sequence type");
+  if (type.has_optional_type()) fail("unsupported: " + what + " has an optional type");
+  if (type.has_map_type()) fail("unsupported: " + what + " has a map type");
+  if (!type.has_tensor_type()) fail("unsupported: " + what + " is not a dense tensor");
   const auto &tt = type.tensor_type();
   Type elem = elementTypeOrFail(ctx, tt.elem_type(), what);
-  if (!tt.has_shape())
-    return UnrankedTensorType::get(elem);
+  if (!tt.has_shape()) return UnrankedTensorType::get(elem);
   SmallVector<int64_t> dims;
   for (const auto &d : tt.shape().dim())
     dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : ShapedType::kDynamic);
@@ -87,16 +92,14 @@ void appendLE(std::vector<char> &buf, uint64_t v, unsigned bytes) {
 }
 
 /// Converts a TensorProto (raw_data or typed fields) to a DenseElementsAttr of its static shape.
-DenseElementsAttr tensorToAttr(MLIRContext &ctx, const onnx::TensorProto &t,
-                               const std::string &what) {
+DenseElementsAttr tensorToAttr(MLIRContext &ctx, const onnx::TensorProto &t, const std::string &what) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     fail(what + ": external data was not loaded (load the model together with its data file)");
   Type elem = elementTypeOrFail(ctx, t.data_type(), what);
   SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
   int64_t numel = 1;
   for (int64_t d : dims) {
-    if (d < 0)
-      fail(what + ": negative dim " + std::to_string(d));
+    if (d < 0) fail(what + ": negative dim " + std::to_string(d));
     numel *= d;
   }
   auto type = RankedTensorType::get(dims, elem);
@@ -113,8 +116,7 @@ DenseElementsAttr tensorToAttr(MLIRContext &ctx, const onnx::TensorProto &t,
     buf.assign(raw.begin(), raw.end());
   } else {
     auto checkCount = [&](int64_t n) {
-      if (n != numel)
-        fail(what + ": holds " + std::to_string(n) + " values, expected " + std::to_string(numel));
+      if (n != numel) fail(what + ": holds " + std::to_string(n) + " values, expected " + std::to_string(numel));
     };
     switch (dtype) {
     case onnx::TensorProto::FLOAT:
@@ -152,22 +154,19 @@ DenseElementsAttr tensorToAttr(MLIRContext &ctx, const onnx::TensorProto &t,
     return DenseElementsAttr::get(type, values);
   }
   bool splat = false;
-  if (!DenseElementsAttr::isValidRawBuffer(type, buf, splat))
-    fail(what + ": data does not match its type");
+  if (!DenseElementsAttr::isValidRawBuffer(type, buf, splat)) fail(what + ": data does not match its type");
   return DenseElementsAttr::getFromRawBuffer(type, buf);
 }
 
 /// Element type of an SSA value produced by the importer (tensor or none).
 Type elementTypeOf(Value v) {
-  if (auto st = dyn_cast<ShapedType>(v.getType()))
-    return st.getElementType();
+  if (auto st = dyn_cast<ShapedType>(v.getType())) return st.getElementType();
   return {};
 }
 
 class Importer {
 public:
-  Importer(MLIRContext &ctx, const onnx::ModelProto &model)
-      : ctx(ctx), model(model), b(&ctx) {}
+  Importer(MLIRContext &ctx, const onnx::ModelProto &model) : ctx(ctx), model(model), b(&ctx) {}
 
   OwningOpRef<ModuleOp> run() {
     const onnx::GraphProto &graph = model.graph();
@@ -184,22 +183,19 @@ public:
     for (const auto &init : graph.initializer())
       initNames.insert(init.name());
     if (graph.sparse_initializer_size() > 0)
-      fail("unsupported: sparse initializer '" + graph.sparse_initializer(0).values().name() +
-           "'");
+      fail("unsupported: sparse initializer '" + graph.sparse_initializer(0).values().name() + "'");
 
     // Graph inputs that carry an initializer are constants (their default value).
     SmallVector<Type> argTypes;
     std::vector<std::string> argNames;
     for (const auto &in : graph.input()) {
-      if (initNames.count(in.name()))
-        continue;
+      if (initNames.count(in.name())) continue;
       argTypes.push_back(tensorTypeFor(ctx, in.type(), "input '" + in.name() + "'"));
       argNames.push_back(in.name());
     }
 
     b.setInsertionPointToEnd(module.getBody());
-    auto func = func::FuncOp::create(b, module.getLoc(), "main",
-                                     b.getFunctionType(argTypes, {}));
+    auto func = func::FuncOp::create(b, module.getLoc(), "main", b.getFunctionType(argTypes, {}));
     Block *body = func.addEntryBlock();
     for (auto [i, name] : llvm::enumerate(argNames)) {
       values[name] = body->getArgument(i);
@@ -223,8 +219,7 @@ public:
     SmallVector<Value> results;
     for (const auto &out : graph.output()) {
       auto it = values.find(out.name());
-      if (it == values.end())
-        fail("graph output '" + out.name() + "' is not produced by any node");
+      if (it == values.end()) fail("graph output '" + out.name() + "' is not produced by any node");
       results.push_back(it->second);
     }
     func::ReturnOp::create(b, module.getLoc(), results);
@@ -237,8 +232,7 @@ public:
 private:
   int64_t defaultOpset() {
     for (const auto &op : model.opset_import())
-      if (op.domain().empty() || op.domain() == "ai.onnx")
-        return op.version();
+      if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
     fail("model has no opset_import for the default ONNX domain");
   }
 
@@ -256,10 +250,14 @@ private:
 
   Attribute convertAttribute(const onnx::AttributeProto &a, const std::string &what) {
     switch (a.type()) {
-    case onnx::AttributeProto::FLOAT: return b.getF32FloatAttr(a.f());
-    case onnx::AttributeProto::INT: return b.getI64IntegerAttr(a.i());
-    case onnx::AttributeProto::STRING: return b.getStringAttr(a.s());
-    case onnx::AttributeProto::TENSOR: return tensorToAttr(ctx, a.t(), what);
+    case onnx::AttributeProto::FLOAT:
+      return b.getF32FloatAttr(a.f());
+    case onnx::AttributeProto::INT:
+      return b.getI64IntegerAttr(a.i());
+    case onnx::AttributeProto::STRING:
+      return b.getStringAttr(a.s());
+    case onnx::AttributeProto::TENSOR:
+      return tensorToAttr(ctx, a.t(), what);
     case onnx::AttributeProto::FLOATS:
       return b.getDenseF32ArrayAttr(SmallVector<float>(a.floats().begin(), a.floats().end()));
     case onnx::AttributeProto::INTS:
@@ -271,51 +269,40 @@ private:
       return b.getArrayAttr(strs);
     }
     default:
-      fail("unsupported: " + what + " has attribute type " +
-           onnx::AttributeProto::AttributeType_Name(a.type()));
+      fail("unsupported: " + what + " has attribute type " + onnx::AttributeProto::AttributeType_Name(a.type()));
     }
   }
 
   /// Element type of a node result when no declared type is known: the few ops whose result type
   /// differs from their first data input, else that input's type.
-  Type inferElementType(const onnx::NodeProto &node, ArrayRef<Value> operands,
-                        ArrayRef<NamedAttribute> attrs) {
+  Type inferElementType(const onnx::NodeProto &node, ArrayRef<Value> operands, ArrayRef<NamedAttribute> attrs) {
     const std::string &op = node.op_type();
     auto attr = [&](StringRef name) -> Attribute {
       for (const auto &na : attrs)
-        if (na.getName() == name)
-          return na.getValue();
+        if (na.getName() == name) return na.getValue();
       return {};
     };
-    if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin")
-      return b.getI64Type();
-    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-        op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or" || op == "Xor" ||
-        op == "IsNaN" || op == "IsInf")
+    if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin") return b.getI64Type();
+    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+        op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf")
       return b.getI1Type();
     if (op == "Cast")
       if (auto to = dyn_cast_or_null<IntegerAttr>(attr("to")))
-        if (Type t = elementTypeFor(ctx, (int)to.getInt()))
-          return t;
+        if (Type t = elementTypeFor(ctx, (int)to.getInt())) return t;
     if (op == "Constant" || op == "ConstantOfShape") {
-      if (auto v = dyn_cast_or_null<DenseElementsAttr>(attr("value")))
-        return v.getElementType();
-      if (attr("value_int") || attr("value_ints"))
-        return b.getI64Type();
+      if (auto v = dyn_cast_or_null<DenseElementsAttr>(attr("value"))) return v.getElementType();
+      if (attr("value_int") || attr("value_ints")) return b.getI64Type();
       return b.getF32Type();
     }
     if (op == "Where" && operands.size() > 1)
-      if (Type t = elementTypeOf(operands[1]))
-        return t;
+      if (Type t = elementTypeOf(operands[1])) return t;
     for (Value v : operands)
-      if (Type t = elementTypeOf(v))
-        return t;
+      if (Type t = elementTypeOf(v)) return t;
     return b.getF32Type();
   }
 
   void importNode(const onnx::NodeProto &node, int index) {
-    std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                                           : node.name();
+    std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
     std::string what = "node '" + name + "' (" + node.op_type() + ")";
     SmallVector<Value> operands;
     for (const auto &in : node.input()) {
@@ -325,14 +312,14 @@ private:
       }
       auto it = values.find(in);
       if (it == values.end())
-        fail(what + ": input '" + in + "' is not defined before the node (the graph must be "
-                    "topologically sorted)");
+        fail(what + ": input '" + in +
+             "' is not defined before the node (the graph must be "
+             "topologically sorted)");
       operands.push_back(it->second);
     }
     SmallVector<NamedAttribute> attrs;
     for (const auto &a : node.attribute())
-      attrs.emplace_back(b.getStringAttr(a.name()),
-                         convertAttribute(a, what + " attribute '" + a.name() + "'"));
+      attrs.emplace_back(b.getStringAttr(a.name()), convertAttribute(a, what + " attribute '" + a.name() + "'"));
     attrs.emplace_back(b.getStringAttr("onnx.name"), b.getStringAttr(name));
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       attrs.emplace_back(b.getStringAttr("onnx.domain"), b.getStringAttr(node.domain()));
@@ -345,8 +332,7 @@ private:
         resultTypes.push_back(tensorTypeFor(ctx, *it->second, what + " output '" + out + "'"));
         continue;
       }
-      if (!fallback)
-        fallback = UnrankedTensorType::get(inferElementType(node, operands, attrs));
+      if (!fallback) fallback = UnrankedTensorType::get(inferElementType(node, operands, attrs));
       resultTypes.push_back(fallback);
     }
 
@@ -356,8 +342,7 @@ private:
     state.addTypes(resultTypes);
     Operation *op = b.create(state);
     for (auto [i, out] : llvm::enumerate(node.output()))
-      if (!out.empty())
-        values[out] = op->getResult(i);
+      if (!out.empty()) values[out] = op->getResult(i);
   }
 
   MLIRContext &ctx;
@@ -370,8 +355,7 @@ private:
 
 } // namespace
 
-OwningOpRef<ModuleOp> mlir::dq::importOnnxModel(MLIRContext &context,
-                                                const onnx::ModelProto &model,
+OwningOpRef<ModuleOp> mlir::dq::importOnnxModel(MLIRContext &context, const onnx::ModelProto &model,
                                                 std::string &error) {
   context.allowUnregisteredDialects(true);
   context.loadDialect<func::FuncDialect, arith::ArithDialect, tensor::TensorDialect>();

@@ -6,8 +6,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
-::dq::CompileResult dq::compileOnnxModel(const onnx::ModelProto &model,
-                                         const CompileOptions &options) {
+::dq::CompileResult dq::compileOnnxModel(const onnx::ModelProto &model, const CompileOptions &options) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   mlir::dq::prepareContext(context);
   ::dq::CompileResult result;

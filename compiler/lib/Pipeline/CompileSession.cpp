@@ -18,7 +18,7 @@ struct CompileSession::Impl {
 
   mlir::MLIRContext &fresh() {
     if (!context || used >= perContext) {
-      context.reset();  // the old context's interned storage goes before the new one is built
+      context.reset(); // the old context's interned storage goes before the new one is built
       context = std::make_unique<mlir::MLIRContext>(mlir::MLIRContext::Threading::DISABLED);
       mlir::dq::prepareContext(*context);
       used = 0;

@@ -38,20 +38,22 @@ std::optional<Stage> parseStage(std::string_view name) {
 const char *stageName(Stage stage) {
   using ::dq::Stage;
   switch (stage) {
-  case Stage::Onnx: return "onnx";
-  case Stage::Dq: return "dq";
-  case Stage::Memref: return "memref";
-  case Stage::Dqp: return "dqp";
+  case Stage::Onnx:
+    return "onnx";
+  case Stage::Dq:
+    return "dq";
+  case Stage::Memref:
+    return "memref";
+  case Stage::Dqp:
+    return "dqp";
   }
   return "?";
 }
 
 std::string resolvePipelineSpec(const std::string &pipeline, std::string *error) {
   std::string spec, message;
-  if (!resolveProductionName(pipeline, spec, message))
-    return pipeline;
-  if (error)
-    *error = message;
+  if (!resolveProductionName(pipeline, spec, message)) return pipeline;
+  if (error) *error = message;
   return spec;
 }
 } // namespace dq
@@ -64,22 +66,16 @@ struct PassTimer : public PassInstrumentation {
   llvm::DenseMap<Pass *, std::chrono::steady_clock::time_point> started;
   explicit PassTimer(std::vector<::dq::PassTime> &times) : times(times) {}
 
-  static bool isAdaptor(Pass *pass) {
-    return pass->getArgument().empty() && pass->getName().contains("Adaptor");
-  }
+  static bool isAdaptor(Pass *pass) { return pass->getArgument().empty() && pass->getName().contains("Adaptor"); }
   void runBeforePass(Pass *pass, Operation *) override {
-    if (!isAdaptor(pass))
-      started[pass] = std::chrono::steady_clock::now();
+    if (!isAdaptor(pass)) started[pass] = std::chrono::steady_clock::now();
   }
   void record(Pass *pass) {
     auto it = started.find(pass);
-    if (it == started.end())
-      return;
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          it->second).count();
+    if (it == started.end()) return;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - it->second).count();
     started.erase(it);
-    std::string name = pass->getArgument().empty() ? pass->getName().str()
-                                                   : pass->getArgument().str();
+    std::string name = pass->getArgument().empty() ? pass->getName().str() : pass->getArgument().str();
     for (::dq::PassTime &t : times)
       if (t.pass == name) {
         t.ms += ms;
@@ -102,8 +98,7 @@ std::string firstLine(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
     s.pop_back();
   for (char &c : s)
-    if (c == '\n')
-      c = ' ';
+    if (c == '\n') c = ' ';
   return s;
 }
 
@@ -113,8 +108,7 @@ struct ErrorCapture {
   ScopedDiagnosticHandler handler;
   explicit ErrorCapture(MLIRContext *ctx)
       : handler(ctx, [this](Diagnostic &diag) {
-          if (diag.getSeverity() != DiagnosticSeverity::Error)
-            return success();
+          if (diag.getSeverity() != DiagnosticSeverity::Error) return success();
           if (error.empty()) {
             std::string loc;
             llvm::raw_string_ostream os(loc);
@@ -157,8 +151,7 @@ void mlir::dq::prepareContext(MLIRContext &context) {
     return result;
   }
   if (parsed->getOpAnchorName() != ModuleOp::getOperationName()) {
-    result.error = "pipeline spec: must be anchored on builtin.module, got '" +
-                   parsed->getOpAnchorName().str() + "'";
+    result.error = "pipeline spec: must be anchored on builtin.module, got '" + parsed->getOpAnchorName().str() + "'";
     return result;
   }
   {
@@ -171,12 +164,10 @@ void mlir::dq::prepareContext(MLIRContext &context) {
     std::string text;
     llvm::raw_string_ostream os(text);
     pass.printAsTextualPipeline(os);
-    if (dqEnd == std::string::npos && pass.getArgument().contains("bufferize"))
-      dqEnd = elements.size();
+    if (dqEnd == std::string::npos && pass.getArgument().contains("bufferize")) dqEnd = elements.size();
     elements.push_back(text);
   }
-  if (dqEnd == std::string::npos)
-    dqEnd = elements.size();
+  if (dqEnd == std::string::npos) dqEnd = elements.size();
 
   if (options.stopAfter == Stage::Onnx) {
     result.ir = printModule(module);
@@ -186,8 +177,7 @@ void mlir::dq::prepareContext(MLIRContext &context) {
 
   llvm::raw_string_ostream printed(result.printedIr);
   auto runStage = [&](size_t begin, size_t end) -> LogicalResult {
-    if (begin == end)
-      return success();
+    if (begin == end) return success();
     std::string body;
     for (size_t i = begin; i < end; ++i)
       body += (i == begin ? "" : ",") + elements[i];
@@ -199,16 +189,12 @@ void mlir::dq::prepareContext(MLIRContext &context) {
     }
     if (!options.printIrAfter.empty()) {
       std::string which = options.printIrAfter;
-      pm.enableIRPrinting(
-          [](Pass *, Operation *) { return false; },
-          [which](Pass *pass, Operation *) {
-            return which == "all" || pass->getArgument() == which;
-          },
-          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-          /*printAfterOnlyOnFailure=*/false, printed);
+      pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                          [which](Pass *pass, Operation *) { return which == "all" || pass->getArgument() == which; },
+                          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+                          /*printAfterOnlyOnFailure=*/false, printed);
     }
-    if (options.timing)
-      pm.addInstrumentation(std::make_unique<PassTimer>(result.passTimes));
+    if (options.timing) pm.addInstrumentation(std::make_unique<PassTimer>(result.passTimes));
     if (failed(pm.run(module))) {
       result.error = capture.error.empty() ? "a pass failed without a diagnostic" : capture.error;
       return failure();
@@ -216,15 +202,13 @@ void mlir::dq::prepareContext(MLIRContext &context) {
     return success();
   };
 
-  if (failed(runStage(0, dqEnd)))
-    return result;
+  if (failed(runStage(0, dqEnd))) return result;
   if (options.stopAfter == Stage::Dq) {
     result.ir = printModule(module);
     result.ok = true;
     return result;
   }
-  if (failed(runStage(dqEnd, elements.size())))
-    return result;
+  if (failed(runStage(dqEnd, elements.size()))) return result;
   if (options.stopAfter == Stage::Memref) {
     result.ir = printModule(module);
     result.ok = true;
@@ -235,15 +219,13 @@ void mlir::dq::prepareContext(MLIRContext &context) {
   if (options.timing)
     result.passTimes.push_back(
         {"dq-emit-program",
-         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-             .count()});
+         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()});
   if (failed(program)) {
     result.error = capture.error;
     return result;
   }
   result.program = std::move(*program);
-  if (!options.sourceName.empty())
-    result.program.sourceName = options.sourceName;
+  if (!options.sourceName.empty()) result.program.sourceName = options.sourceName;
   result.ok = true;
   return result;
 }

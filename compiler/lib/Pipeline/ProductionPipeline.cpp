@@ -26,18 +26,16 @@ std::string productionBody(const std::vector<dq::InjectKnob> &knobs, bool views 
   using dq::InjectKnob;
   auto opt = [&](std::initializer_list<InjectKnob> owned) -> std::string {
     for (InjectKnob k : owned)
-      if (has(knobs, k))
-        return "{inject=" + std::string(dq::injectKnobName(k)) + "}";
+      if (has(knobs, k)) return "{inject=" + std::string(dq::injectKnobName(k)) + "}";
     return "";
   };
-  std::string convert =
-      "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
-                               InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+  std::string convert = "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
+                                                 InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
   if (!views)
-    convert = convert.back() == '}' ? convert.substr(0, convert.size() - 1) + " views=false}"
-                                    : convert + "{views=false}";
-  std::string output = "dq-use-output-allocator" +
-                       opt({InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
+    convert =
+        convert.back() == '}' ? convert.substr(0, convert.size() - 1) + " views=false}" : convert + "{views=false}";
+  std::string output =
+      "dq-use-output-allocator" + opt({InjectKnob::OutputRankCollapse, InjectKnob::EraseAllocBeforeViewAnalysis});
   std::string materialize = "dq-materialize-host-scalars";
   std::string optimize = "dq-optimize-memrefs" + opt({InjectKnob::HostScalarsAfterReuse});
   std::string promote = "dq-promote-strided-operands" + opt({InjectKnob::StridedViewBasePointer});
@@ -109,8 +107,7 @@ std::string dq::productionPipelineSpec(const ProductionOptions &options) {
 
 bool dq::resolveProductionName(const std::string &text, std::string &spec, std::string &error) {
   for (const char *prefix : {"production", "dq-production"})
-    if (text.rfind(prefix, 0) == 0 &&
-        (text.size() == std::strlen(prefix) || text[std::strlen(prefix)] == '{')) {
+    if (text.rfind(prefix, 0) == 0 && (text.size() == std::strlen(prefix) || text[std::strlen(prefix)] == '{')) {
       std::string rest = text.substr(std::strlen(prefix));
       if (rest.empty()) {
         spec = productionPipelineSpec();
@@ -132,23 +129,24 @@ bool dq::resolveProductionName(const std::string &text, std::string &spec, std::
 }
 
 void mlir::dq::registerProductionPipeline() {
-  PassPipelineRegistration<ProductionOptions>(
-      "dq-production", "the dq production pipeline (docs/pipeline.md); inject=KNOB restores a "
-                       "known-unsound behaviour (docs/fuzz/knobs.md)",
-      [](OpPassManager &pm, const ProductionOptions &options) {
-        std::vector<::dq::InjectKnob> knobs;
-        std::string why;
-        const std::string &value = options.inject.getValue();
-        // The builder cannot fail, so a bad knob list is handed to dq-convert-onnx, whose
-        // option check rejects it with the list of knobs when the pipeline runs.
-        std::string body;
-        if (value.empty() || ::dq::parseInjectKnobList(value, knobs, why)) {
-          body = productionBody(knobs, options.views);
-        } else {
-          llvm::errs() << "dq-production: " << why << "\n";
-          body = "dq-convert-onnx{inject=" + value + "}";
-        }
-        if (failed(parsePassPipeline(body, pm, llvm::errs())))
-          llvm::errs() << "dq-production: cannot build the pipeline\n";
-      });
+  PassPipelineRegistration<ProductionOptions>("dq-production",
+                                              "the dq production pipeline (docs/pipeline.md); inject=KNOB restores a "
+                                              "known-unsound behaviour (docs/fuzz/knobs.md)",
+                                              [](OpPassManager &pm, const ProductionOptions &options) {
+                                                std::vector<::dq::InjectKnob> knobs;
+                                                std::string why;
+                                                const std::string &value = options.inject.getValue();
+                                                // The builder cannot fail, so a bad knob list is handed to
+                                                // dq-convert-onnx, whose option check rejects it with the list of knobs
+                                                // when the pipeline runs.
+                                                std::string body;
+                                                if (value.empty() || ::dq::parseInjectKnobList(value, knobs, why)) {
+                                                  body = productionBody(knobs, options.views);
+                                                } else {
+                                                  llvm::errs() << "dq-production: " << why << "\n";
+                                                  body = "dq-convert-onnx{inject=" + value + "}";
+                                                }
+                                                if (failed(parsePassPipeline(body, pm, llvm::errs())))
+                                                  llvm::errs() << "dq-production: cannot build the pipeline\n";
+                                              });
 }

@@ -18,8 +18,8 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::dq::registerAllDQDialects(DialectRegistry &registry) {
-  registry.insert<DQDialect, arith::ArithDialect, bufferization::BufferizationDialect,
-                  func::FuncDialect, memref::MemRefDialect, tensor::TensorDialect>();
+  registry.insert<DQDialect, arith::ArithDialect, bufferization::BufferizationDialect, func::FuncDialect,
+                  memref::MemRefDialect, tensor::TensorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);

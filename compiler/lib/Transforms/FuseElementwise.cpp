@@ -47,7 +47,7 @@ struct Ref {
 struct Step {
   int64_t code = 0;
   Ref a;
-  std::optional<Ref> b;  ///< absent for unary ops
+  std::optional<Ref> b; ///< absent for unary ops
 };
 
 /// A chain under construction: its leaves (distinct values) and steps in evaluation order.
@@ -57,8 +57,7 @@ struct Chain {
 
   Ref leafRef(Value v) {
     for (unsigned i = 0; i < leaves.size(); ++i)
-      if (leaves[i] == v)
-        return {true, i};
+      if (leaves[i] == v) return {true, i};
     leaves.push_back(v);
     return {true, static_cast<unsigned>(leaves.size() - 1)};
   }
@@ -82,11 +81,9 @@ FloatType commonFloatType(Operation *op) {
   FloatType element;
   for (Value v : op->getOperands()) {
     auto shaped = dyn_cast<RankedTensorType>(v.getType());
-    if (!shaped)
-      return nullptr;
+    if (!shaped) return nullptr;
     auto f = dyn_cast<FloatType>(shaped.getElementType());
-    if (!f || (element && f != element))
-      return nullptr;
+    if (!f || (element && f != element)) return nullptr;
     element = f;
   }
   return element;
@@ -94,8 +91,7 @@ FloatType commonFloatType(Operation *op) {
 
 /// The chain computed by `op` when it is a fusible op on tensors, else nothing.
 std::optional<Chain> chainOf(Operation *op) {
-  if (op->getNumResults() != 1 || !commonFloatType(op))
-    return std::nullopt;
+  if (op->getNumResults() != 1 || !commonFloatType(op)) return std::nullopt;
   Chain chain;
   if (auto e = dyn_cast<mlir::dq::ElementwiseOp>(op)) {
     int64_t code = ::dq::rt::fusedOpCode(e.getKind().str());
@@ -103,14 +99,12 @@ std::optional<Chain> chainOf(Operation *op) {
     if (code < 0 || e.getOutputs().size() != 1 || e.getInputs().size() != static_cast<size_t>(arity))
       return std::nullopt;
     Step s{code, chain.leafRef(e.getInputs()[0]), std::nullopt};
-    if (arity == 2)
-      s.b = chain.leafRef(e.getInputs()[1]);
+    if (arity == 2) s.b = chain.leafRef(e.getInputs()[1]);
     chain.steps.push_back(s);
     return chain;
   }
   auto k = dyn_cast<mlir::dq::KernelOp>(op);
-  if (!k || k.getKernel() != kFused)
-    return std::nullopt;
+  if (!k || k.getKernel() != kFused) return std::nullopt;
   // The verifier checked the program, so every operand index is in range.
   chain.leaves.assign(k.getInputs().begin(), k.getInputs().end());
   const int64_t n = chain.leaves.size();
@@ -120,8 +114,7 @@ std::optional<Chain> chainOf(Operation *op) {
   ArrayRef<int64_t> imm = k.getImm();
   for (size_t j = 0; j + 2 < imm.size(); j += ::dq::rt::kFusedStepImms) {
     Step s{imm[j], ref(imm[j + 1]), std::nullopt};
-    if (::dq::rt::fusedOpArity(imm[j]) == 2)
-      s.b = ref(imm[j + 2]);
+    if (::dq::rt::fusedOpArity(imm[j]) == 2) s.b = ref(imm[j + 2]);
     chain.steps.push_back(s);
   }
   return chain;
@@ -130,15 +123,12 @@ std::optional<Chain> chainOf(Operation *op) {
 /// `from` broadcasts to `to` by the static types alone: ranks right-aligned, `from` no larger,
 /// each dim a static 1, equal static extents, or dynamic on both sides.
 bool broadcastsTo(RankedTensorType from, RankedTensorType to) {
-  if (from.getRank() > to.getRank())
-    return false;
+  if (from.getRank() > to.getRank()) return false;
   const int64_t shift = to.getRank() - from.getRank();
   for (int64_t d = 0; d < from.getRank(); ++d) {
     int64_t f = from.getDimSize(d), t = to.getDimSize(d + shift);
-    bool ok = f == 1 || (ShapedType::isDynamic(f) && ShapedType::isDynamic(t)) ||
-              (!ShapedType::isDynamic(f) && f == t);
-    if (!ok)
-      return false;
+    bool ok = f == 1 || (ShapedType::isDynamic(f) && ShapedType::isDynamic(t)) || (!ShapedType::isDynamic(f) && f == t);
+    if (!ok) return false;
   }
   return true;
 }
@@ -156,8 +146,7 @@ std::optional<Chain> merge(const Chain &p, const Chain &consumer, Value value) {
   auto remap = [&](Ref r) { return r.leaf ? leafMap[r.index] : Ref{false, r.index + offset}; };
   for (const Step &s : consumer.steps) {
     Step t{s.code, remap(s.a), std::nullopt};
-    if (s.b)
-      t.b = remap(*s.b);
+    if (s.b) t.b = remap(*s.b);
     merged.steps.push_back(t);
   }
   if (merged.leaves.size() > static_cast<size_t>(::dq::rt::kFusedMaxInputs) ||
@@ -174,18 +163,15 @@ void eraseWithDeadOperands(ArrayRef<Operation *> ops) {
   llvm::SmallPtrSet<Operation *, 8> erased;
   for (Operation *op : ops) {
     for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        worklist.push_back(def);
+      if (Operation *def = v.getDefiningOp()) worklist.push_back(def);
     erased.insert(op);
     op->erase();
   }
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    if (erased.contains(op) || !isOpTriviallyDead(op))
-      continue;
+    if (erased.contains(op) || !isOpTriviallyDead(op)) continue;
     for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        worklist.push_back(def);
+      if (Operation *def = v.getDefiningOp()) worklist.push_back(def);
     erased.insert(op);
     op->erase();
   }
@@ -195,8 +181,7 @@ void eraseWithDeadOperands(ArrayRef<Operation *> ops) {
 /// one fused kernel when at least one merged. Returns whether it did.
 bool fuseInto(Operation *c) {
   std::optional<Chain> chain = chainOf(c);
-  if (!chain)
-    return false;
+  if (!chain) return false;
   FloatType element = commonFloatType(c);
   auto dps = cast<DestinationStyleOpInterface>(c);
   auto initType = cast<RankedTensorType>(dps.getDpsInits()[0].getType());
@@ -210,28 +195,24 @@ bool fuseInto(Operation *c) {
           !llvm::is_contained(absorbed, *leaf.getUsers().begin()))
         continue;
       std::optional<Chain> pc = chainOf(p);
-      if (!pc || commonFloatType(p) != element ||
-          !broadcastsTo(cast<RankedTensorType>(leaf.getType()), initType))
+      if (!pc || commonFloatType(p) != element || !broadcastsTo(cast<RankedTensorType>(leaf.getType()), initType))
         continue;
       std::optional<Chain> merged = merge(*pc, *chain, leaf);
-      if (!merged)
-        continue;
+      if (!merged) continue;
       chain = std::move(merged);
       absorbed.push_back(p);
       grew = true;
-      break;  // the leaves changed
+      break; // the leaves changed
     }
   }
-  if (absorbed.size() == 1)
-    return false;
+  if (absorbed.size() == 1) return false;
   SmallVector<Location> locs;
   for (Operation *op : absorbed)
     locs.push_back(op->getLoc());
   OpBuilder b(c);
   auto fused = mlir::dq::KernelOp::create(
       b, FusedLoc::get(c->getContext(), locs, StringAttr::get(c->getContext(), kFused)), TypeRange{initType}, kFused,
-      ValueRange(chain->leaves), ValueRange{dps.getDpsInits()[0]}, ValueRange{}, chain->encode(),
-      ArrayRef<double>{});
+      ValueRange(chain->leaves), ValueRange{dps.getDpsInits()[0]}, ValueRange{}, chain->encode(), ArrayRef<double>{});
   c->getResult(0).replaceAllUsesWith(fused.getResult(0));
   eraseWithDeadOperands(absorbed);
   return true;

@@ -34,10 +34,8 @@ struct Layout {
 static bool contiguousRange(const Layout &l, int64_t begin, int64_t end) {
   int64_t expected = 1;
   for (int64_t i = end - 1; i >= begin; --i) {
-    if (l.sizes[i] == 1)
-      continue;
-    if (ShapedType::isDynamic(expected) || l.strides[i] != expected)
-      return false;
+    if (l.sizes[i] == 1) continue;
+    if (ShapedType::isDynamic(expected) || l.strides[i] != expected) return false;
     expected = ShapedType::isDynamic(l.sizes[i]) ? ShapedType::kDynamic : expected * l.sizes[i];
   }
   return true;
@@ -47,12 +45,10 @@ static bool contiguousRange(const Layout &l, int64_t begin, int64_t end) {
 static bool collapsibleRows(const Layout &l, int64_t end) {
   int64_t inner = -1;
   for (int64_t i = end - 1; i >= 0; --i) {
-    if (l.sizes[i] == 1)
-      continue;
+    if (l.sizes[i] == 1) continue;
     if (inner >= 0) {
       int64_t s = l.strides[i], si = l.strides[inner], ni = l.sizes[inner];
-      if (ShapedType::isDynamic(s) || ShapedType::isDynamic(si) || ShapedType::isDynamic(ni) ||
-          s != si * ni)
+      if (ShapedType::isDynamic(s) || ShapedType::isDynamic(si) || ShapedType::isDynamic(ni) || s != si * ni)
         return false;
     }
     inner = i;
@@ -63,17 +59,14 @@ static bool collapsibleRows(const Layout &l, int64_t end) {
 static std::optional<Layout> getLayout(MemRefType t) {
   Layout l{t.getShape(), {}};
   int64_t offset;
-  if (failed(t.getStridesAndOffset(l.strides, offset)))
-    return std::nullopt;
+  if (failed(t.getStridesAndOffset(l.strides, offset))) return std::nullopt;
   return l;
 }
 
 static StringRef classify(MemRefType src, MemRefType dst) {
-  if (mlir::dq::isProvablyContiguous(src) && mlir::dq::isProvablyContiguous(dst))
-    return "memcpy";
+  if (mlir::dq::isProvablyContiguous(src) && mlir::dq::isProvablyContiguous(dst)) return "memcpy";
   std::optional<Layout> s = getLayout(src), d = getLayout(dst);
-  if (!s || !d)
-    return "strided";
+  if (!s || !d) return "strided";
   int64_t rank = src.getRank();
   for (int64_t k = 1; k < rank; ++k)
     if (contiguousRange(*s, k, rank) && contiguousRange(*d, k, rank) && collapsibleRows(*s, k) &&
@@ -85,22 +78,18 @@ static StringRef classify(MemRefType src, MemRefType dst) {
 /// A dim of static size 1 whose stride is dynamic (what singleton-copy-host-path looks for).
 static bool singletonDynamicStride(MemRefType t) {
   std::optional<Layout> l = getLayout(t);
-  if (!l)
-    return false;
+  if (!l) return false;
   for (int64_t i = 0; i < t.getRank(); ++i)
-    if (l->sizes[i] == 1 && ShapedType::isDynamic(l->strides[i]))
-      return true;
+    if (l->sizes[i] == 1 && ShapedType::isDynamic(l->strides[i])) return true;
   return false;
 }
 
 struct LowerCopiesPass : public mlir::dq::impl::LowerCopiesBase<LowerCopiesPass> {
   using LowerCopiesBase::LowerCopiesBase;
   void runOnOperation() override {
-    FailureOr<std::optional<::dq::InjectKnob>> knob =
-        mlir::dq::parseInjectOption(getOperation(), "dq-lower-copies", inject,
-                          {::dq::InjectKnob::SingletonCopyHostPath});
-    if (failed(knob))
-      return signalPassFailure();
+    FailureOr<std::optional<::dq::InjectKnob>> knob = mlir::dq::parseInjectOption(
+        getOperation(), "dq-lower-copies", inject, {::dq::InjectKnob::SingletonCopyHostPath});
+    if (failed(knob)) return signalPassFailure();
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     OpBuilder b(&getContext());
@@ -112,12 +101,10 @@ struct LowerCopiesPass : public mlir::dq::impl::LowerCopiesBase<LowerCopiesPass>
         return signalPassFailure();
       }
       b.setInsertionPoint(copy);
-      mlir::dq::CopyOp::create(b, copy.getLoc(), TypeRange{}, ValueRange{copy.getSource()},
-                         ValueRange{copy.getTarget()},
-                         knob->has_value() && (singletonDynamicStride(src) ||
-                                               singletonDynamicStride(dst))
-                             ? StringRef("host")
-                             : classify(src, dst));
+      mlir::dq::CopyOp::create(
+          b, copy.getLoc(), TypeRange{}, ValueRange{copy.getSource()}, ValueRange{copy.getTarget()},
+          knob->has_value() && (singletonDynamicStride(src) || singletonDynamicStride(dst)) ? StringRef("host")
+                                                                                            : classify(src, dst));
       copy.erase();
     }
   }

@@ -41,16 +41,13 @@ static Value outputAccessValue(dq::AllocOutputOp out) {
   Value v = out.getResult();
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
-    if (!isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(user) ||
-        user->getOperand(0) != v)
-      break;
+    if (!isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(user) || user->getOperand(0) != v) break;
     v = user->getResult(0);
   }
   return v;
 }
 
-struct MaterializeHostScalarsPass
-    : public dq::impl::MaterializeHostScalarsBase<MaterializeHostScalarsPass> {
+struct MaterializeHostScalarsPass : public dq::impl::MaterializeHostScalarsBase<MaterializeHostScalarsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<Staging> staged;
@@ -60,8 +57,7 @@ struct MaterializeHostScalarsPass
         s = analyze(alloc.getResult(), op);
       else if (auto out = dyn_cast<dq::AllocOutputOp>(op))
         s = analyze(outputAccessValue(out), op);
-      if (s)
-        staged.push_back(*s);
+      if (s) staged.push_back(*s);
     });
     OpBuilder b(func.getContext());
     for (Staging &s : staged) {
@@ -76,8 +72,7 @@ struct MaterializeHostScalarsPass
         // After the view that the stores address, so its dynamic dims can be read from it.
         b.setInsertionPointAfterValue(s.buffer);
         for (int64_t i = 0; i < type.getRank(); ++i)
-          if (type.isDynamicDim(i))
-            sizes.push_back(memref::DimOp::create(b, loc, s.buffer, i));
+          if (type.isDynamicDim(i)) sizes.push_back(memref::DimOp::create(b, loc, s.buffer, i));
       }
       auto scratch = dq::GetHostScratchOp::create(b, loc, type, ctx, sizes);
       for (Operation *access : s.hostAccesses) {
@@ -103,21 +98,17 @@ struct MaterializeHostScalarsPass
   /// first device use in the same block (otherwise one copy would not be enough: left alone).
   static std::optional<Staging> analyze(Value buffer, Operation *root) {
     Block *block = root->getBlock();
-    if (buffer.getParentBlock() != block)
-      return std::nullopt;
+    if (buffer.getParentBlock() != block) return std::nullopt;
     Staging s{buffer, root, {}, nullptr};
     bool hasStore = false;
     // Users sorted by their position in the buffer's block.
     SmallVector<std::pair<Operation *, Operation *>> users; // (ancestor in block, user)
     for (Operation *user : buffer.getUsers()) {
       Operation *anc = block->findAncestorOpInBlock(*user);
-      if (!anc)
-        return std::nullopt;
+      if (!anc) return std::nullopt;
       users.push_back({anc, user});
     }
-    llvm::sort(users, [](auto &l, auto &r) {
-      return l.first != r.first && l.first->isBeforeInBlock(r.first);
-    });
+    llvm::sort(users, [](auto &l, auto &r) { return l.first != r.first && l.first->isBeforeInBlock(r.first); });
     for (auto [anc, user] : users) {
       bool isHost = isa<memref::StoreOp, memref::LoadOp>(user) && anc == user;
       if (isHost && !s.firstDeviceUse) {
@@ -125,13 +116,10 @@ struct MaterializeHostScalarsPass
         s.hostAccesses.push_back(user);
         continue;
       }
-      if (isa<memref::StoreOp>(user))
-        return std::nullopt; // host write after a device use
-      if (!s.firstDeviceUse && !isa<memref::LoadOp>(user))
-        s.firstDeviceUse = anc;
+      if (isa<memref::StoreOp>(user)) return std::nullopt; // host write after a device use
+      if (!s.firstDeviceUse && !isa<memref::LoadOp>(user)) s.firstDeviceUse = anc;
     }
-    if (!hasStore)
-      return std::nullopt;
+    if (!hasStore) return std::nullopt;
     return s;
   }
 };

@@ -36,15 +36,13 @@ struct OptimizeMemrefsPass : public mlir::dq::impl::OptimizeMemrefsBase<Optimize
   using OptimizeMemrefsBase::OptimizeMemrefsBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<std::optional<::dq::InjectKnob>> knob = mlir::dq::parseInjectOption(
-        func, "dq-optimize-memrefs", inject, {::dq::InjectKnob::HostScalarsAfterReuse});
-    if (failed(knob))
-      return signalPassFailure();
+    FailureOr<std::optional<::dq::InjectKnob>> knob =
+        mlir::dq::parseInjectOption(func, "dq-optimize-memrefs", inject, {::dq::InjectKnob::HostScalarsAfterReuse});
+    if (failed(knob)) return signalPassFailure();
     // Known-unsound with the knob: host-written buffers take part in reuse, as they did when
     // host scalars were materialized after this pass.
     includeHostWritten = knob->has_value();
-    if (func.isExternal())
-      return;
+    if (func.isExternal()) return;
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, unsigned> position;
     for (auto [i, op] : llvm::enumerate(block))
@@ -53,11 +51,9 @@ struct OptimizeMemrefsPass : public mlir::dq::impl::OptimizeMemrefsBase<Optimize
     SmallVector<Buffer> buffers;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto alloc = dyn_cast<memref::AllocOp>(op);
-      if (!alloc)
-        continue;
+      if (!alloc) continue;
       std::optional<unsigned> last = lastUse(alloc, block, position);
-      if (!last)
-        continue;
+      if (!last) continue;
       unsigned start = position[alloc];
       Buffer *reuse = nullptr;
       for (Buffer &b : buffers)
@@ -81,8 +77,7 @@ struct OptimizeMemrefsPass : public mlir::dq::impl::OptimizeMemrefsBase<Optimize
   std::optional<unsigned> lastUse(memref::AllocOp alloc, Block &block,
                                   const llvm::DenseMap<Operation *, unsigned> &position) const {
     mlir::dq::BufferLiveness live = mlir::dq::analyzeBufferLiveness(alloc.getResult(), block, position);
-    if ((live.hostWritten && !includeHostWritten) || live.deallocated)
-      return std::nullopt;
+    if ((live.hostWritten && !includeHostWritten) || live.deallocated) return std::nullopt;
     return live.escapes ? kLiveToEnd : live.lastUse;
   }
 

@@ -46,7 +46,7 @@ struct Region {
   memref::AllocOp alloc;
   unsigned start, end;
   bool used;
-  int64_t factor;                 // element bytes times the static dims
+  int64_t factor;                  // element bytes times the static dims
   SmallVector<Value> dynamicSizes; // in program order: the multiset of SSA sizes
   int64_t staticOffset = -1;       // static regions
   unsigned slot = 0;               // dynamic regions
@@ -61,8 +61,7 @@ struct Slot {
 struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    if (func.isExternal()) return;
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, unsigned> position;
     SmallVector<Operation *> order;
@@ -80,8 +79,7 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
           dq::elementByteSize(alloc.getType().getElementType()) == 0)
         continue;
       dq::BufferLiveness live = dq::analyzeBufferLiveness(alloc.getResult(), block, position);
-      if (live.escapes || live.deallocated)
-        continue;
+      if (live.escapes || live.deallocated) continue;
       unsigned required = regions.empty() ? position[alloc] : point;
       for (Value size : alloc.getDynamicSizes())
         if (Operation *def = size.getDefiningOp(); def && def->getBlock() == &block)
@@ -89,31 +87,26 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
       unsigned firstUse = ~0u;
       for (Operation *user : alloc->getUsers())
         firstUse = std::min(firstUse, position[block.findAncestorOpInBlock(*user)]);
-      if (required > std::min(earliestUse, firstUse))
-        continue;
+      if (required > std::min(earliestUse, firstUse)) continue;
       point = required;
       earliestUse = std::min(earliestUse, firstUse);
       Region r{alloc, 0, live.lastUse, firstUse != ~0u, 0, {}};
       MemRefType type = alloc.getType();
       r.factor = dq::elementByteSize(type.getElementType());
       for (int64_t d : type.getShape())
-        if (!ShapedType::isDynamic(d))
-          r.factor *= d;
+        if (!ShapedType::isDynamic(d)) r.factor *= d;
       r.dynamicSizes.assign(alloc.getDynamicSizes().begin(), alloc.getDynamicSizes().end());
       // Program order, not pointer order: pointers differ from run to run, and so did the
       // order of the size products in the program of two compiles of one model.
       auto key = [&](Value v) -> std::pair<int64_t, int64_t> {
-        if (auto arg = dyn_cast<BlockArgument>(v))
-          return {-1, arg.getArgNumber()};
+        if (auto arg = dyn_cast<BlockArgument>(v)) return {-1, arg.getArgNumber()};
         auto it = position.find(v.getDefiningOp());
         return {it == position.end() ? -2 : int64_t(it->second), cast<OpResult>(v).getResultNumber()};
       };
-      std::stable_sort(r.dynamicSizes.begin(), r.dynamicSizes.end(),
-                       [&](Value a, Value b) { return key(a) < key(b); });
+      std::stable_sort(r.dynamicSizes.begin(), r.dynamicSizes.end(), [&](Value a, Value b) { return key(a) < key(b); });
       regions.push_back(std::move(r));
     }
-    if (regions.empty())
-      return;
+    if (regions.empty()) return;
     // Views of allocations made before the pool point are created at that point.
     for (Region &r : regions) {
       r.start = std::max(point, position[r.alloc]);
@@ -130,12 +123,10 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
     SmallVector<Region *> placed;
     int64_t size = 0;
     for (Region &r : regions) {
-      if (!r.dynamicSizes.empty())
-        continue;
+      if (!r.dynamicSizes.empty()) continue;
       SmallVector<Region *> live;
       for (Region *p : placed)
-        if (p->start <= r.end && r.start <= p->end)
-          live.push_back(p);
+        if (p->start <= r.end && r.start <= p->end) live.push_back(p);
       llvm::sort(live, [](Region *a, Region *b) { return a->staticOffset < b->staticOffset; });
       int64_t offset = 0;
       for (Region *p : live)
@@ -152,8 +143,7 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
   static SmallVector<Slot> placeDynamic(MutableArrayRef<Region> regions) {
     SmallVector<Slot> slots;
     for (Region &r : regions) {
-      if (r.dynamicSizes.empty())
-        continue;
+      if (r.dynamicSizes.empty()) continue;
       auto fits = [&](const Slot &s) {
         return s.occupantEnd < r.start && s.dynamicSizes == r.dynamicSizes && s.factor >= r.factor;
       };
@@ -169,9 +159,8 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
     return slots;
   }
 
-  static void emit(func::FuncOp func, Operation *poolPoint, MutableArrayRef<Region> regions,
-                   ArrayRef<Slot> slots, int64_t staticBytes,
-                   llvm::DenseMap<Operation *, unsigned> &position, ArrayRef<Operation *> order) {
+  static void emit(func::FuncOp func, Operation *poolPoint, MutableArrayRef<Region> regions, ArrayRef<Slot> slots,
+                   int64_t staticBytes, llvm::DenseMap<Operation *, unsigned> &position, ArrayRef<Operation *> order) {
     OpBuilder b(func.getContext());
     Value ctx = dq::getOrCreateContext(func, b);
     b.setInsertionPoint(poolPoint);
@@ -179,8 +168,7 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
     llvm::DenseMap<int64_t, Value> constants;
     auto constant = [&](int64_t v) {
       Value &c = constants[v];
-      if (!c)
-        c = arith::ConstantIndexOp::create(b, loc, v);
+      if (!c) c = arith::ConstantIndexOp::create(b, loc, v);
       return c;
     };
     // Slot offsets: static parts fold; only what is really dynamic becomes arith ops.
@@ -206,8 +194,7 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
     SmallVector<Value> offsets;
     for (Region &r : regions)
       offsets.push_back(r.dynamicSizes.empty() ? constant(r.staticOffset) : slotOffsets[r.slot]);
-    auto pool = dq::GetPoolOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-                                      ctx, total);
+    auto pool = dq::GetPoolOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()), ctx, total);
 
     // Views of allocations before the pool point go right after the pool, in order; the others
     // replace their allocation in place. Each region ends with a dealloc after its last use.
@@ -217,8 +204,7 @@ struct PoolAllocsPass : public dq::impl::PoolAllocsBase<PoolAllocsPass> {
       memref::AllocOp alloc = r.alloc;
       OpBuilder here(alloc);
       OpBuilder &at = position[alloc] >= r.start ? here : early;
-      auto view = memref::ViewOp::create(at, alloc.getLoc(), alloc.getType(), pool, offset,
-                                         alloc.getDynamicSizes());
+      auto view = memref::ViewOp::create(at, alloc.getLoc(), alloc.getType(), pool, offset, alloc.getDynamicSizes());
       alloc.getResult().replaceAllUsesWith(view.getResult());
       OpBuilder after(func.getContext());
       if (r.used)

@@ -24,15 +24,12 @@ using namespace mlir;
 
 namespace {
 
-struct PromoteStridedOperandsPass
-    : public mlir::dq::impl::PromoteStridedOperandsBase<PromoteStridedOperandsPass> {
+struct PromoteStridedOperandsPass : public mlir::dq::impl::PromoteStridedOperandsBase<PromoteStridedOperandsPass> {
   using PromoteStridedOperandsBase::PromoteStridedOperandsBase;
   void runOnOperation() override {
-    FailureOr<std::optional<::dq::InjectKnob>> knob =
-        mlir::dq::parseInjectOption(getOperation(), "dq-promote-strided-operands", inject,
-                          {::dq::InjectKnob::StridedViewBasePointer});
-    if (failed(knob))
-      return signalPassFailure();
+    FailureOr<std::optional<::dq::InjectKnob>> knob = mlir::dq::parseInjectOption(
+        getOperation(), "dq-promote-strided-operands", inject, {::dq::InjectKnob::StridedViewBasePointer});
+    if (failed(knob)) return signalPassFailure();
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<mlir::dq::TransposeOp, mlir::dq::GatherOp, mlir::dq::ConcatOp>(op) && op->getNumResults() == 0)
@@ -43,15 +40,13 @@ struct PromoteStridedOperandsPass
       auto dps = cast<DestinationStyleOpInterface>(op);
       for (OpOperand &operand : op->getOpOperands()) {
         auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || mlir::dq::isProvablyContiguous(type))
-          continue;
+        if (!type || mlir::dq::isProvablyContiguous(type)) continue;
         Location loc = op->getLoc();
         Value original = operand.get();
         b.setInsertionPoint(op);
         SmallVector<Value> dynSizes;
         for (int64_t i = 0; i < type.getRank(); ++i)
-          if (type.isDynamicDim(i))
-            dynSizes.push_back(memref::DimOp::create(b, loc, original, i));
+          if (type.isDynamicDim(i)) dynSizes.push_back(memref::DimOp::create(b, loc, original, i));
         if (knob->has_value()) {
           operand.set(basePointerView(b, loc, original, type, dynSizes));
           continue;
@@ -72,8 +67,7 @@ struct PromoteStridedOperandsPass
   /// Known-unsound (strided-view-base-pointer): the view's base allocation read as if it were a
   /// contiguous row-major buffer of the view's sizes, at offset 0, ignoring its offset and
   /// strides.
-  static Value basePointerView(OpBuilder &b, Location loc, Value original, MemRefType type,
-                               ArrayRef<Value> dynSizes) {
+  static Value basePointerView(OpBuilder &b, Location loc, Value original, MemRefType type, ArrayRef<Value> dynSizes) {
     SmallVector<OpFoldResult> sizes, strides(type.getRank());
     for (int64_t i = 0, dyn = 0; i < type.getRank(); ++i)
       sizes.push_back(type.isDynamicDim(i) ? OpFoldResult(dynSizes[dyn++])
@@ -81,17 +75,14 @@ struct PromoteStridedOperandsPass
     Value running = arith::ConstantIndexOp::create(b, loc, 1);
     for (int64_t i = type.getRank() - 1; i >= 0; --i) {
       strides[i] = running;
-      Value size = type.isDynamicDim(i)
-                       ? cast<Value>(sizes[i])
-                       : arith::ConstantIndexOp::create(b, loc, type.getDimSize(i)).getResult();
+      Value size = type.isDynamicDim(i) ? cast<Value>(sizes[i])
+                                        : arith::ConstantIndexOp::create(b, loc, type.getDimSize(i)).getResult();
       running = arith::MulIOp::create(b, loc, running, size);
     }
     SmallVector<int64_t> dynStrides(type.getRank(), ShapedType::kDynamic);
-    auto resultType = MemRefType::get(
-        type.getShape(), type.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), /*offset=*/0, dynStrides));
-    return memref::ReinterpretCastOp::create(b, loc, resultType, original, b.getIndexAttr(0),
-                                             sizes, strides);
+    auto resultType = MemRefType::get(type.getShape(), type.getElementType(),
+                                      StridedLayoutAttr::get(b.getContext(), /*offset=*/0, dynStrides));
+    return memref::ReinterpretCastOp::create(b, loc, resultType, original, b.getIndexAttr(0), sizes, strides);
   }
 };
 

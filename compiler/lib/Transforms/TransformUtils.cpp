@@ -10,41 +10,33 @@ using namespace mlir;
 Value dq::getOrCreateContext(func::FuncOp func, OpBuilder &builder) {
   Block &entry = func.getBody().front();
   for (Operation &op : entry)
-    if (auto ctx = dyn_cast<GetContextOp>(op))
-      return ctx.getResult();
+    if (auto ctx = dyn_cast<GetContextOp>(op)) return ctx.getResult();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&entry);
   return GetContextOp::create(builder, func.getLoc(), ContextType::get(func.getContext()));
 }
 
 bool dq::isProvablyContiguous(MemRefType type) {
-  if (type.getLayout().isIdentity())
-    return true;
+  if (type.getLayout().isIdentity()) return true;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
+  if (failed(type.getStridesAndOffset(strides, offset))) return false;
   // `expected` is the stride the next non-singleton dim must have; dynamic once a dynamic extent
   // has been crossed, after which no further dim can be proven contiguous.
   int64_t expected = 1;
   for (int64_t i = type.getRank() - 1; i >= 0; --i) {
     int64_t size = type.getDimSize(i);
-    if (size == 1)
-      continue;
-    if (ShapedType::isDynamic(expected) || strides[i] != expected)
-      return false;
+    if (size == 1) continue;
+    if (ShapedType::isDynamic(expected) || strides[i] != expected) return false;
     expected = ShapedType::isDynamic(size) ? ShapedType::kDynamic : expected * size;
   }
   return true;
 }
 
 int64_t dq::elementByteSize(Type t) {
-  if (t.isIndex())
-    return 8;
-  if (t.isInteger(1))
-    return 1;
-  if (t.isIntOrFloat())
-    return t.getIntOrFloatBitWidth() % 8 == 0 ? t.getIntOrFloatBitWidth() / 8 : 0;
+  if (t.isIndex()) return 8;
+  if (t.isInteger(1)) return 1;
+  if (t.isIntOrFloat()) return t.getIntOrFloatBitWidth() % 8 == 0 ? t.getIntOrFloatBitWidth() / 8 : 0;
   return 0;
 }
 
@@ -57,8 +49,7 @@ dq::BufferLiveness dq::analyzeBufferLiveness(Value buffer, Block &block,
                                              const llvm::DenseMap<Operation *, unsigned> &position) {
   BufferLiveness result;
   if (Operation *def = buffer.getDefiningOp())
-    if (Operation *anc = block.findAncestorOpInBlock(*def))
-      result.lastUse = position.lookup(anc);
+    if (Operation *anc = block.findAncestorOpInBlock(*def)) result.lastUse = position.lookup(anc);
   SmallVector<Value> worklist{buffer};
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();

@@ -16,4 +16,4 @@ double hipCopyPeakGBs(size_t bytes, int reps, double &msPerCopy);
 /// on one stream and one final synchronization (the launch-rate limit). Throws as above.
 double hipEmptyLaunchUs(int launches);
 
-}  // namespace dq::rt::bench
+} // namespace dq::rt::bench

@@ -22,7 +22,7 @@ __global__ void copy16(const uint4 *__restrict__ src, uint4 *__restrict__ dst, s
 
 __global__ void empty() {}
 
-}  // namespace
+} // namespace
 
 double hipCopyPeakGBs(size_t bytes, int reps, double &msPerCopy) {
   void *src = nullptr, *dst = nullptr;
@@ -42,9 +42,10 @@ double hipCopyPeakGBs(size_t bytes, int reps, double &msPerCopy) {
     hipLaunchKernelGGL(copy16, dim3(blocks), dim3(threads), 0, stream, static_cast<const uint4 *>(src),
                        static_cast<uint4 *>(dst), n);
   };
-  launch();  // warm-up
+  launch(); // warm-up
   check(hipEventRecord(start, stream), "hipEventRecord");
-  for (int r = 0; r < reps; ++r) launch();
+  for (int r = 0; r < reps; ++r)
+    launch();
   check(hipEventRecord(stop, stream), "hipEventRecord");
   check(hipEventSynchronize(stop), "hipEventSynchronize");
   check(hipGetLastError(), "copy kernel");
@@ -68,7 +69,8 @@ double hipEmptyLaunchUs(int launches) {
   check(hipEventCreateWithFlags(&start, hipEventDefault), "hipEventCreateWithFlags");
   check(hipEventCreateWithFlags(&stop, hipEventDefault), "hipEventCreateWithFlags");
   check(hipEventRecord(start, stream), "hipEventRecord");
-  for (int i = 0; i < launches; ++i) hipLaunchKernelGGL(empty, dim3(1), dim3(1), 0, stream);
+  for (int i = 0; i < launches; ++i)
+    hipLaunchKernelGGL(empty, dim3(1), dim3(1), 0, stream);
   check(hipEventRecord(stop, stream), "hipEventRecord");
   check(hipEventSynchronize(stop), "hipEventSynchronize");
   check(hipGetLastError(), "empty kernel");
@@ -80,4 +82,4 @@ double hipEmptyLaunchUs(int launches) {
   return 1e3 * ms / launches;
 }
 
-}  // namespace dq::rt::bench
+} // namespace dq::rt::bench

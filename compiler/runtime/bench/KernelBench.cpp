@@ -35,7 +35,7 @@ using namespace dq::rt;
 
 std::unique_ptr<Device> gDevice;
 std::string gDeviceName = "sim";
-double gCopyPeakGBs = 0;  // set by copy_peak, which runs first
+double gCopyPeakGBs = 0; // set by copy_peak, which runs first
 
 /// A Device-space buffer of dtype[dims] filled with `value` (uploaded once).
 struct Buf {
@@ -155,7 +155,7 @@ void add(benchmark::State &state, DType t, int64_t rows, int64_t cols, bool rowB
   const double s = timed(state, [&] { gDevice->launch("add", {a.view, b.view}, {out.view}, {}); });
   const double n = static_cast<double>(rows * cols);
   reportBandwidth(state, static_cast<double>(dtypeSize(t)) * (2 * n + (rowBroadcast ? cols : n)), s);
-  expectValue(state, out, rows * cols, 1.75, 0);  // 1.5 + 0.25, exact in f16 and f32
+  expectValue(state, out, rows * cols, 1.75, 0); // 1.5 + 0.25, exact in f16 and f32
 }
 
 void expF32(benchmark::State &state, int64_t n) {
@@ -201,7 +201,8 @@ void matmulDecode(benchmark::State &state, DType t, int64_t k, int64_t n) {
 void matmulDecodeStream(benchmark::State &state, DType t, int64_t k, int64_t n, int calls) {
   Buf a(t, {1, 1, k}, 0.5), b(t, {1, k, n}, 0.25), out(t, {1, 1, n}, 0.0);
   const double s = timed(state, [&] {
-    for (int i = 0; i < calls; ++i) gDevice->launch("matmul", {a.view, b.view}, {out.view}, {});
+    for (int i = 0; i < calls; ++i)
+      gDevice->launch("matmul", {a.view, b.view}, {out.view}, {});
   });
   state.counters["us_per_call"] = 1e6 * s / static_cast<double>(state.iterations()) / calls;
   expectValue(state, out, n, static_cast<double>(k) / 8, 0);
@@ -230,8 +231,9 @@ void registerAll(const Sizes &z) {
   reg("matmul_f16/" + m16 + "x" + m16 + "x" + m16,
       [=](benchmark::State &s) { matmul(s, DType::F16, z.mm16, z.mm16, z.mm16); });
   // The 0.85 B decoder's step shapes (hidden 2048, 4 KV heads of 128, MLP 5632, vocab 32000).
-  std::vector<std::pair<int64_t, int64_t>> decode = {{2048, 2048}, {2048, 512}, {2048, 5632}, {5632, 2048}, {2048, 32000}};
-  if (z.mm16 < 1024) decode = {{256, 512}};  // small: the sim
+  std::vector<std::pair<int64_t, int64_t>> decode = {
+      {2048, 2048}, {2048, 512}, {2048, 5632}, {5632, 2048}, {2048, 32000}};
+  if (z.mm16 < 1024) decode = {{256, 512}}; // small: the sim
   for (auto [k, n] : decode) {
     const std::string kn = "1x" + std::to_string(k) + "x" + std::to_string(n);
     reg("matmul_decode_f16/" + kn, [=](benchmark::State &s) { matmulDecode(s, DType::F16, k, n); });
@@ -240,16 +242,19 @@ void registerAll(const Sizes &z) {
   }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   std::string size;
   std::vector<char *> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--device=", 0) == 0) gDeviceName = a.substr(9);
-    else if (a.rfind("--size=", 0) == 0) size = a.substr(7);
-    else rest.push_back(argv[i]);
+    if (a.rfind("--device=", 0) == 0)
+      gDeviceName = a.substr(9);
+    else if (a.rfind("--size=", 0) == 0)
+      size = a.substr(7);
+    else
+      rest.push_back(argv[i]);
   }
   if (size.empty()) size = gDeviceName == "hip" ? "large" : "small";
   if (size != "small" && size != "large") {
@@ -267,7 +272,8 @@ int main(int argc, char **argv) {
   }
   // small: seconds on the sim; large: big enough that a launch and a sync are noise on a GPU
   // (1 GiB copies, 8192 x 8192 elementwise operands, 4096^3 and 8192^3 matmuls).
-  const Sizes z = size == "large" ? Sizes{int64_t{1} << 30, 8192, 8192, 4096, 8192} : Sizes{int64_t{1} << 20, 256, 256, 64, 64};
+  const Sizes z =
+      size == "large" ? Sizes{int64_t{1} << 30, 8192, 8192, 4096, 8192} : Sizes{int64_t{1} << 20, 256, 256, 64, 64};
   registerAll(z);
   benchmark::AddCustomContext("dq_device", gDeviceName);
   benchmark::AddCustomContext("dq_size", size);

@@ -12,13 +12,13 @@ namespace dq::rt {
 
 int64_t BufferView::numElements() const {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes)
+    n *= s;
   return n;
 }
 
 bool BufferView::isContiguous() const {
-  if (numElements() == 0)
-    return true;  // no element to be out of place: any strides will do (a memcpy of 0 bytes)
+  if (numElements() == 0) return true; // no element to be out of place: any strides will do (a memcpy of 0 bytes)
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] == 1) continue;
@@ -33,7 +33,10 @@ std::pair<int64_t, int64_t> BufferView::elementRange() const {
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == 0) return {0, -1};
     int64_t span = (sizes[i] - 1) * strides[i];
-    if (span < 0) lo += span; else hi += span;
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
   }
   return {lo, hi};
 }
@@ -44,7 +47,8 @@ BufferView contiguousView(BufferHandle buffer, DType dtype, const std::vector<in
   v.dtype = dtype;
   v.sizes = sizes;
   v.strides.assign(sizes.size(), 1);
-  for (size_t i = sizes.size(); i-- > 1;) v.strides[i - 1] = v.strides[i] * sizes[i];
+  for (size_t i = sizes.size(); i-- > 1;)
+    v.strides[i - 1] = v.strides[i] * sizes[i];
   return v;
 }
 
@@ -104,21 +108,21 @@ std::unique_ptr<Device> createDevice(const std::string &name) {
   if (name == "sim-elem") return std::make_unique<SimDevice>(SimPrecision::ElementType);
   if (name == "null") return std::make_unique<NullDevice>();
 #ifdef DQ_WITH_HIP
-  if (name == "hip") return createHipDevice();  // throws "hip: no GPU: ..." without a GPU
+  if (name == "hip") return createHipDevice(); // throws "hip: no GPU: ..." without a GPU
   throw RuntimeError("unknown device '" + name + "'; available: " + deviceNames());
 #else
   if (name == "hip")
     throw RuntimeError("unsupported: device 'hip' is not built into this runtime (configure with "
                        "-DDYNQUAL_WITH_HIP=ON); use --device sim");
   std::string built;
-  for (const auto &d : availableDevices()) built += (built.empty() ? "" : ", ") + d;
+  for (const auto &d : availableDevices())
+    built += (built.empty() ? "" : ", ") + d;
   throw RuntimeError("unknown device '" + name + "'; available: " + built);
 #endif
 }
 
 void NullDevice::fail(const char *call) {
-  throw RuntimeError(std::string("null device cannot execute: ") + call +
-                     " (it is a skeleton; use device 'sim')");
+  throw RuntimeError(std::string("null device cannot execute: ") + call + " (it is a skeleton; use device 'sim')");
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -19,29 +19,43 @@ double numElementsOf(const BufferView &v) { return static_cast<double>(v.numElem
 // Kernel families by operation count (Program.h's kernel list; kernelFlops documents them).
 const std::set<std::string> &elementwiseKernels() {
   static const std::set<std::string> names = {
-      "add", "sub", "mul", "div", "equal", "where", "pow", "max", "min", "and", "or", "xor", "less",
-      "less_equal", "greater", "greater_equal", "neg", "sqrt", "reciprocal", "sigmoid", "tanh", "erf",
-      "exp", "cos", "sin", "not", "isnan", "relu", "abs", "sign", "log", "floor", "ceil", "round",
-      "mod", "fmod", "leaky_relu"};
+      "add",  "sub",   "mul",  "div",        "equal",   "where",         "pow",       "max",  "min",        "and",
+      "or",   "xor",   "less", "less_equal", "greater", "greater_equal", "neg",       "sqrt", "reciprocal", "sigmoid",
+      "tanh", "erf",   "exp",  "cos",        "sin",     "not",           "isnan",     "relu", "abs",        "sign",
+      "log",  "floor", "ceil", "round",      "mod",     "fmod",          "leaky_relu"};
   return names;
 }
 
 const std::set<std::string> &reductionKernels() {
-  static const std::set<std::string> names = {
-      "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l2",
-      "reduce_sum_square", "reduce_log_sum_exp", "arg_max", "arg_min", "cumsum", "count_nonzero", "top_k"};
+  static const std::set<std::string> names = {"reduce_sum",
+                                              "reduce_mean",
+                                              "reduce_max",
+                                              "reduce_min",
+                                              "reduce_prod",
+                                              "reduce_l2",
+                                              "reduce_sum_square",
+                                              "reduce_log_sum_exp",
+                                              "arg_max",
+                                              "arg_min",
+                                              "cumsum",
+                                              "count_nonzero",
+                                              "top_k"};
   return names;
 }
 
-}  // namespace
+} // namespace
 
 FlopClass flopClassOf(DType t) {
   switch (t) {
-  case DType::F64: return FlopClass::F64;
-  case DType::F32: return FlopClass::F32;
+  case DType::F64:
+    return FlopClass::F64;
+  case DType::F32:
+    return FlopClass::F32;
   case DType::F16:
-  case DType::BF16: return FlopClass::Half;
-  default: return FlopClass::Integer;
+  case DType::BF16:
+    return FlopClass::Half;
+  default:
+    return FlopClass::Integer;
   }
 }
 
@@ -55,8 +69,8 @@ uint64_t distinctElements(const BufferView &v) {
   return n;
 }
 
-double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins,
-                   const std::vector<BufferView> &outs, const KernelArgs &args) {
+double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins, const std::vector<BufferView> &outs,
+                   const KernelArgs &args) {
   const double outElements = outs.empty() ? 0.0 : numElementsOf(outs[0]);
   const double inElements = ins.empty() ? 0.0 : numElementsOf(ins[0]);
   if (kernel == "matmul") {
@@ -68,7 +82,7 @@ double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins
   if (reductionKernels().count(kernel)) return inElements;
   if (kernel == "softmax" || kernel == "log_softmax") return 5.0 * inElements;
   if (kernel == "layer_norm") return 8.0 * inElements;
-  return 0.0;  // data movement
+  return 0.0; // data movement
 }
 
 uint64_t DeviceTimeModel::launchNs(const std::string &kernel, const std::vector<BufferView> &ins,
@@ -113,4 +127,4 @@ uint64_t DeviceTimeModel::hostTransferNs(MemSpace space, uint64_t bytes) const {
 
 uint64_t DeviceTimeModel::synchronizeNs() const { return toNs(synchronizeUs * 1e-6); }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -29,7 +29,7 @@ float roundToOddFloat(double d) {
   return floatOf(bitsOf(f) | 1u);
 }
 
-}  // namespace
+} // namespace
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -51,9 +51,9 @@ uint16_t floatToHalf(float value) {
     if (a > 0x7F800000u) return sign | 0x7E00u | static_cast<uint16_t>((a >> 13) & 0x3FFu);
     return sign | 0x7C00u;
   }
-  if (a >= 0x477FF000u) return sign | 0x7C00u;  // >= 65520 rounds to infinity
-  if (a < 0x38800000u) {                        // below 2^-14: half subnormal or zero
-    if (a < 0x33000000u) return sign;           // below 2^-25: rounds to zero
+  if (a >= 0x477FF000u) return sign | 0x7C00u; // >= 65520 rounds to infinity
+  if (a < 0x38800000u) {                       // below 2^-14: half subnormal or zero
+    if (a < 0x33000000u) return sign;          // below 2^-25: rounds to zero
     uint32_t mant = (a & 0x7FFFFFu) | 0x800000u;
     uint32_t shift = 126u - (a >> 23);
     uint32_t m = mant >> shift;
@@ -62,10 +62,10 @@ uint16_t floatToHalf(float value) {
     if (rem > halfway || (rem == halfway && (m & 1u))) ++m;
     return sign | static_cast<uint16_t>(m);
   }
-  uint32_t r = a - 0x38000000u;  // rebias exponent 127 -> 15
+  uint32_t r = a - 0x38000000u; // rebias exponent 127 -> 15
   uint32_t m = r >> 13;
   uint32_t rem = r & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (m & 1u))) ++m;  // carry may reach infinity: correct
+  if (rem > 0x1000u || (rem == 0x1000u && (m & 1u))) ++m; // carry may reach infinity: correct
   return sign | static_cast<uint16_t>(m);
 }
 
@@ -82,4 +82,4 @@ uint16_t floatToBF16(float value) {
 
 uint16_t doubleToBF16(double value) { return floatToBF16(roundToOddFloat(value)); }
 
-}  // namespace dq::rt
+} // namespace dq::rt

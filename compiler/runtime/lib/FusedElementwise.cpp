@@ -36,7 +36,7 @@ const FusedOpInfo *info(int64_t code) {
   return &kFusedOps[code];
 }
 
-}  // namespace
+} // namespace
 
 const char *fusedOpName(int64_t code) {
   const FusedOpInfo *i = info(code);
@@ -79,11 +79,10 @@ std::string checkFusedProgram(int64_t inputs, const std::vector<int64_t> &steps)
     if (arity == 2) {
       if (std::string e = operand("b", b); !e.empty()) return e;
     } else if (b != -1) {
-      return step + "unary '" + std::string(fusedOpName(code)) + "' takes operand b = -1, has " +
-             std::to_string(b);
+      return step + "unary '" + std::string(fusedOpName(code)) + "' takes operand b = -1, has " + std::to_string(b);
     }
   }
   return "";
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

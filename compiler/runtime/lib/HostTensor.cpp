@@ -42,11 +42,11 @@ std::string HostTensor::describe() const { return dtypeName(dtype) + formatDims(
 
 void HostTensor::checkAccess(size_t elementSize, size_t count) const {
   if (elementSize != dtypeSize(dtype))
-    throw RuntimeError("host tensor " + describe() + ": element type of size " +
-                       std::to_string(elementSize) + " does not match " + dtypeName(dtype));
+    throw RuntimeError("host tensor " + describe() + ": element type of size " + std::to_string(elementSize) +
+                       " does not match " + dtypeName(dtype));
   if (count != static_cast<size_t>(numElements()) || bytes.size() != count * elementSize)
-    throw RuntimeError("host tensor " + describe() + ": holds " + std::to_string(bytes.size()) +
-                       " bytes, expected " + std::to_string(count) + " elements");
+    throw RuntimeError("host tensor " + describe() + ": holds " + std::to_string(bytes.size()) + " bytes, expected " +
+                       std::to_string(count) + " elements");
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -15,9 +15,7 @@
 
 namespace dq::rt::kernel {
 
-inline bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
-}
+inline bool isFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
 
 // Sets of dtypes a kernel operand admits (the ONNX type constraints of the op it implements).
 using TypeSet = uint32_t;
@@ -36,8 +34,8 @@ inline constexpr TypeSet kIntegerTypes = bit(DType::I8) | bit(DType::U8) | bit(D
 /// "f32 f64 ..." for the dtypes of `set`, in DType order.
 inline std::string typeSetNames(TypeSet set) {
   std::string s;
-  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8,
-                  DType::I32, DType::I64, DType::Bool})
+  for (DType t :
+       {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I32, DType::I64, DType::Bool})
     if (set & bit(t)) s += (s.empty() ? "" : " ") + dtypeName(t);
   return s;
 }
@@ -57,8 +55,8 @@ template <typename O> void checkBroadcast(const std::string &kernel, const O &in
     ok = in.sizes[d] == 1 || in.sizes[d] == o;
   }
   if (!ok)
-    fail(kernel, operandLabel(in) + " shape " + formatDims(in.sizes) + " does not broadcast to " +
-                     operandLabel(out) + " shape " + formatDims(out.sizes));
+    fail(kernel, operandLabel(in) + " shape " + formatDims(in.sizes) + " does not broadcast to " + operandLabel(out) +
+                     " shape " + formatDims(out.sizes));
 }
 
 template <typename O>
@@ -70,13 +68,12 @@ void checkArity(const std::string &kernel, const std::vector<O> &ins, const std:
 
 template <typename O> void checkSameDType(const std::string &kernel, const O &a, const O &b) {
   if (a.dtype != b.dtype)
-    fail(kernel, operandLabel(a) + " is " + dtypeName(a.dtype) + " but " + operandLabel(b) + " is " +
-                     dtypeName(b.dtype));
+    fail(kernel,
+         operandLabel(a) + " is " + dtypeName(a.dtype) + " but " + operandLabel(b) + " is " + dtypeName(b.dtype));
 }
 
 template <typename O> void checkDType(const std::string &kernel, const O &a, DType t) {
-  if (a.dtype != t)
-    fail(kernel, operandLabel(a) + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
+  if (a.dtype != t) fail(kernel, operandLabel(a) + " is " + dtypeName(a.dtype) + ", expected " + dtypeName(t));
 }
 
 template <typename O> void checkAdmits(const std::string &kernel, const O &a, TypeSet set) {
@@ -140,4 +137,4 @@ inline void countFree(uint64_t &liveDeviceBytes, MemSpace space, uint64_t bytes)
   if (space == MemSpace::Device) liveDeviceBytes -= bytes;
 }
 
-}  // namespace dq::rt::kernel
+} // namespace dq::rt::kernel

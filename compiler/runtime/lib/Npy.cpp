@@ -11,12 +11,11 @@ namespace dq::rt {
 namespace {
 
 struct DescrEntry {
-  const char *code;  ///< descr without its byte-order character
+  const char *code; ///< descr without its byte-order character
   DType dtype;
 };
-constexpr DescrEntry kDescrs[] = {{"f4", DType::F32}, {"f8", DType::F64}, {"f2", DType::F16},
-                                  {"i1", DType::I8},  {"u1", DType::U8},  {"i4", DType::I32},
-                                  {"i8", DType::I64}, {"b1", DType::Bool}};
+constexpr DescrEntry kDescrs[] = {{"f4", DType::F32}, {"f8", DType::F64}, {"f2", DType::F16}, {"i1", DType::I8},
+                                  {"u1", DType::U8},  {"i4", DType::I32}, {"i8", DType::I64}, {"b1", DType::Bool}};
 
 // Value text of `key` in the header dict: from after "'key':" up to the next top-level ',' or '}'.
 std::string field(const std::string &header, const std::string &key, const std::string &name) {
@@ -37,7 +36,7 @@ std::string field(const std::string &header, const std::string &key, const std::
   return a == std::string::npos ? "" : v.substr(a, b - a + 1);
 }
 
-}  // namespace
+} // namespace
 
 HostTensor parseNpy(const std::vector<uint8_t> &bytes, const std::string &name) {
   static const char kMagic[] = "\x93NUMPY";
@@ -73,8 +72,7 @@ HostTensor parseNpy(const std::vector<uint8_t> &bytes, const std::string &name) 
       dtype = e.dtype;
       found = true;
     }
-  if (!found)
-    throw RuntimeError(name + ": npy dtype '" + descr + "' is not supported (f4 f8 f2 i1 u1 i4 i8 b1 only)");
+  if (!found) throw RuntimeError(name + ": npy dtype '" + descr + "' is not supported (f4 f8 f2 i1 u1 i4 i8 b1 only)");
   if (field(header, "fortran_order", name) != "False")
     throw RuntimeError(name + ": npy array is in Fortran order; save it in C order (numpy.ascontiguousarray)");
 
@@ -124,15 +122,25 @@ std::vector<uint8_t> serializeNpy(const HostTensor &t) {
   if (code.empty()) throw RuntimeError("npy: dtype " + dtypeName(t.dtype) + " has no npy type");
   const char order = (code == "i1" || code == "u1" || code == "b1") ? '|' : '<';
   std::string shape = "(";
-  for (size_t i = 0; i < t.dims.size(); ++i) shape += std::to_string(t.dims[i]) + (t.dims.size() == 1 ? "," : i + 1 < t.dims.size() ? ", " : "");
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    shape += std::to_string(t.dims[i]) + (t.dims.size() == 1 ? "," : i + 1 < t.dims.size() ? ", " : "");
   shape += ")";
-  std::string header = "{'descr': '" + std::string(1, order) + code + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(1, order) + code + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // magic(6) + version(2) + length(2) + header + '\n' padded to a multiple of 64.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                              static_cast<uint8_t>(header.size() & 0xFF), static_cast<uint8_t>(header.size() >> 8)};
+  std::vector<uint8_t> out = {0x93,
+                              'N',
+                              'U',
+                              'M',
+                              'P',
+                              'Y',
+                              1,
+                              0,
+                              static_cast<uint8_t>(header.size() & 0xFF),
+                              static_cast<uint8_t>(header.size() >> 8)};
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), t.bytes.begin(), t.bytes.end());
   return out;
@@ -150,4 +158,4 @@ void writeNpy(const std::string &path, const HostTensor &t) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError(path + ": cannot rename " + tmp);
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -14,8 +14,8 @@ namespace dq::rt {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'D', 'Q', 'P', 'G'};
-constexpr size_t kHeaderBytes = 16;  // magic, version, body length
-constexpr size_t kTrailerBytes = 8;  // checksum
+constexpr size_t kHeaderBytes = 16; // magic, version, body length
+constexpr size_t kTrailerBytes = 8; // checksum
 
 uint64_t fnv1a64(const uint8_t *data, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -30,7 +30,8 @@ class Writer {
 public:
   std::vector<uint8_t> out;
   void u(uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void u8(uint8_t v) { u(v, 1); }
   void u16(uint16_t v) { u(v, 2); }
@@ -49,7 +50,8 @@ public:
   }
   void dims(const std::vector<int64_t> &d) {
     u32(static_cast<uint32_t>(d.size()));
-    for (int64_t x : d) i64(x);
+    for (int64_t x : d)
+      i64(x);
   }
   void spec(const TensorSpec &t) {
     str(t.name);
@@ -67,7 +69,8 @@ public:
   uint64_t u(int bytes) {
     need(static_cast<size_t>(bytes));
     uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(data_[pos_ + i]) << (8 * i);
+    for (int i = 0; i < bytes; ++i)
+      v |= static_cast<uint64_t>(data_[pos_ + i]) << (8 * i);
     pos_ += static_cast<size_t>(bytes);
     return v;
   }
@@ -98,7 +101,8 @@ public:
   }
   std::vector<int64_t> dims() {
     std::vector<int64_t> d(count(8));
-    for (int64_t &x : d) x = i64();
+    for (int64_t &x : d)
+      x = i64();
     return d;
   }
   TensorSpec spec() {
@@ -109,9 +113,7 @@ public:
     return t;
   }
   size_t remaining() const { return size_ - pos_; }
-  [[noreturn]] void fail(const std::string &problem) const {
-    throw RuntimeError(where_ + ": " + problem);
-  }
+  [[noreturn]] void fail(const std::string &problem) const { throw RuntimeError(where_ + ": " + problem); }
 
 private:
   void need(size_t n) {
@@ -142,7 +144,7 @@ void writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
   if (!out) throw RuntimeError(path + ": write failed (disk full?)");
 }
 
-}  // namespace
+} // namespace
 
 ProgramBytes serializeProgram(const Program &p, const std::string &where) {
   validateProgram(p, where);
@@ -151,9 +153,11 @@ ProgramBytes serializeProgram(const Program &p, const std::string &where) {
   body.str(p.pipelineSpec);
   body.str(p.sourceName);
   body.u32(static_cast<uint32_t>(p.inputs.size()));
-  for (const TensorSpec &t : p.inputs) body.spec(t);
+  for (const TensorSpec &t : p.inputs)
+    body.spec(t);
   body.u32(static_cast<uint32_t>(p.outputs.size()));
-  for (const TensorSpec &t : p.outputs) body.spec(t);
+  for (const TensorSpec &t : p.outputs)
+    body.spec(t);
   body.i32(p.numScalarRegs);
   body.i32(p.numBufferRegs);
   body.u32(static_cast<uint32_t>(p.constants.size()));
@@ -173,13 +177,17 @@ ProgramBytes serializeProgram(const Program &p, const std::string &where) {
     body.str(in.name);
     body.str(in.loc);
     body.u32(static_cast<uint32_t>(in.s.size()));
-    for (int32_t r : in.s) body.i32(r);
+    for (int32_t r : in.s)
+      body.i32(r);
     body.u32(static_cast<uint32_t>(in.b.size()));
-    for (int32_t r : in.b) body.i32(r);
+    for (int32_t r : in.b)
+      body.i32(r);
     body.u32(static_cast<uint32_t>(in.imm.size()));
-    for (int64_t v : in.imm) body.i64(v);
+    for (int64_t v : in.imm)
+      body.i64(v);
     body.u32(static_cast<uint32_t>(in.fimm.size()));
-    for (double v : in.fimm) body.f64(v);
+    for (double v : in.fimm)
+      body.f64(v);
   }
   Writer file;
   file.out.assign(std::begin(kMagic), std::end(kMagic));
@@ -196,12 +204,11 @@ Program deserializeProgram(const std::vector<uint8_t> &bytes, const std::vector<
     throw RuntimeError(where + ": not a dqp program (bad magic); expected a file written by "
                                "dynqual compile --emit dqp");
   Reader header(bytes.data(), bytes.size(), 0, where);
-  header.u32();  // magic, checked above
+  header.u32(); // magic, checked above
   uint32_t version = header.u32();
   if (version != Program::kFormatVersion)
-    throw RuntimeError(where + ": format version " + std::to_string(version) +
-                       ", this runtime reads version " + std::to_string(Program::kFormatVersion) +
-                       "; recompile the model");
+    throw RuntimeError(where + ": format version " + std::to_string(version) + ", this runtime reads version " +
+                       std::to_string(Program::kFormatVersion) + "; recompile the model");
   uint64_t bodyBytes = header.u64();
   uint64_t have = bytes.size() - kHeaderBytes;
   if (have < kTrailerBytes || bodyBytes > have - kTrailerBytes)
@@ -227,10 +234,12 @@ Program deserializeProgram(const std::vector<uint8_t> &bytes, const std::vector<
   p.sourceName = r.str();
   r.field = "inputs";
   p.inputs.resize(r.count(9));
-  for (TensorSpec &t : p.inputs) t = r.spec();
+  for (TensorSpec &t : p.inputs)
+    t = r.spec();
   r.field = "outputs";
   p.outputs.resize(r.count(9));
-  for (TensorSpec &t : p.outputs) t = r.spec();
+  for (TensorSpec &t : p.outputs)
+    t = r.spec();
   r.field = "register counts";
   p.numScalarRegs = r.i32();
   p.numBufferRegs = r.i32();
@@ -260,24 +269,27 @@ Program deserializeProgram(const std::vector<uint8_t> &bytes, const std::vector<
     in.name = r.str();
     in.loc = r.str();
     in.s.resize(r.count(4));
-    for (int32_t &x : in.s) x = r.i32();
+    for (int32_t &x : in.s)
+      x = r.i32();
     in.b.resize(r.count(4));
-    for (int32_t &x : in.b) x = r.i32();
+    for (int32_t &x : in.b)
+      x = r.i32();
     in.imm.resize(r.count(8));
-    for (int64_t &x : in.imm) x = r.i64();
+    for (int64_t &x : in.imm)
+      x = r.i64();
     in.fimm.resize(r.count(8));
-    for (double &x : in.fimm) x = r.f64();
+    for (double &x : in.fimm)
+      x = r.f64();
   }
-  if (r.remaining() != 0)
-    r.fail(std::to_string(r.remaining()) + " unparsed bytes after the last instruction");
+  if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unparsed bytes after the last instruction");
 
   const std::string sidecarName = where + ".bin";
   for (size_t i = 0; i < p.constants.size(); ++i) {
     const ConstantSpec &c = p.constants[i];
     if (c.offset > sidecar.size() || c.size > sidecar.size() - c.offset)
-      throw RuntimeError(sidecarName + ": sidecar has " + std::to_string(sidecar.size()) +
-                         " bytes but constant " + std::to_string(i) + " needs bytes [" +
-                         std::to_string(c.offset) + ", " + std::to_string(c.offset + c.size) +
+      throw RuntimeError(sidecarName + ": sidecar has " + std::to_string(sidecar.size()) + " bytes but constant " +
+                         std::to_string(i) + " needs bytes [" + std::to_string(c.offset) + ", " +
+                         std::to_string(c.offset + c.size) +
                          "); the sidecar is truncated or belongs to another program");
   }
   if (sidecar.size() != sidecarSize)
@@ -320,4 +332,4 @@ Program readProgram(const std::string &path) {
   }
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

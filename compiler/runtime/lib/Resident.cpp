@@ -43,8 +43,8 @@ ResidentProgram::~ResidentProgram() {
   }
 }
 
-std::vector<DeviceTensor> ResidentProgram::run(const std::vector<DeviceTensor> &inputs,
-                                               RunResult *info, bool synchronize) {
+std::vector<DeviceTensor> ResidentProgram::run(const std::vector<DeviceTensor> &inputs, RunResult *info,
+                                               bool synchronize) {
   std::vector<DeviceTensor> outputs(program_.outputs.size());
   RunOptions opts;
   opts.programName = name_;
@@ -58,7 +58,8 @@ std::vector<DeviceTensor> ResidentProgram::run(const std::vector<DeviceTensor> &
   };
   std::vector<BufferView> views;
   views.reserve(inputs.size());
-  for (const DeviceTensor &t : inputs) views.push_back(t.view());
+  for (const DeviceTensor &t : inputs)
+    views.push_back(t.view());
   try {
     RunResult r = runProgramOnDevice(program_, device_, views, opts);
     if (info) *info = std::move(r);
@@ -75,4 +76,4 @@ std::vector<DeviceTensor> ResidentProgram::run(const std::vector<DeviceTensor> &
   return outputs;
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -18,8 +18,8 @@ namespace dq::rt {
 
 void validateInputs(const Program &program, const std::vector<HostTensor> &inputs) {
   if (inputs.size() != program.inputs.size())
-    throw RuntimeError("wrong input count: got " + std::to_string(inputs.size()) +
-                       ", the program takes " + std::to_string(program.inputs.size()));
+    throw RuntimeError("wrong input count: got " + std::to_string(inputs.size()) + ", the program takes " +
+                       std::to_string(program.inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec &spec = program.inputs[i];
     const HostTensor &t = inputs[i];
@@ -28,17 +28,16 @@ void validateInputs(const Program &program, const std::vector<HostTensor> &input
       throw RuntimeError(name + ": dtype " + dtypeName(t.dtype) + ", expected " + dtypeName(spec.dtype));
     if (t.dims.size() != spec.dims.size())
       throw RuntimeError(name + ": rank " + std::to_string(t.dims.size()) + " " + formatDims(t.dims) +
-                         ", expected rank " + std::to_string(spec.dims.size()) + " " +
-                         formatDims(spec.dims));
+                         ", expected rank " + std::to_string(spec.dims.size()) + " " + formatDims(spec.dims));
     for (size_t d = 0; d < t.dims.size(); ++d)
       if (spec.dims[d] >= 0 && t.dims[d] != spec.dims[d])
-        throw RuntimeError(name + ": dim " + std::to_string(d) + " is " + std::to_string(t.dims[d]) +
-                           ", expected " + std::to_string(spec.dims[d]) + " (shape " +
-                           formatDims(t.dims) + " vs " + formatDims(spec.dims) + ")");
+        throw RuntimeError(name + ": dim " + std::to_string(d) + " is " + std::to_string(t.dims[d]) + ", expected " +
+                           std::to_string(spec.dims[d]) + " (shape " + formatDims(t.dims) + " vs " +
+                           formatDims(spec.dims) + ")");
     int64_t n = checkedNumElements(t.dims, name);
     if (t.bytes.size() != static_cast<uint64_t>(n) * dtypeSize(t.dtype))
-      throw RuntimeError(name + ": holds " + std::to_string(t.bytes.size()) + " bytes, " +
-                         t.describe() + " needs " + std::to_string(n * static_cast<int64_t>(dtypeSize(t.dtype))));
+      throw RuntimeError(name + ": holds " + std::to_string(t.bytes.size()) + " bytes, " + t.describe() + " needs " +
+                         std::to_string(n * static_cast<int64_t>(dtypeSize(t.dtype))));
   }
 }
 
@@ -49,13 +48,20 @@ enum class Origin { Alloc, Scratch, Input, Output, Constant, Pool, Region };
 
 const char *originName(Origin o) {
   switch (o) {
-  case Origin::Alloc: return "allocation";
-  case Origin::Scratch: return "host scratch";
-  case Origin::Input: return "program input";
-  case Origin::Output: return "program output";
-  case Origin::Constant: return "constant";
-  case Origin::Pool: return "pool";
-  case Origin::Region: return "pool region";
+  case Origin::Alloc:
+    return "allocation";
+  case Origin::Scratch:
+    return "host scratch";
+  case Origin::Input:
+    return "program input";
+  case Origin::Output:
+    return "program output";
+  case Origin::Constant:
+    return "constant";
+  case Origin::Pool:
+    return "pool";
+  case Origin::Region:
+    return "pool region";
   }
   return "buffer";
 }
@@ -64,7 +70,7 @@ struct Reg {
   bool set = false;
   BufferView view;
   Origin origin = Origin::Alloc;
-  uint64_t limitBegin = 0, limitEnd = 0;  // bytes of the allocation this view may touch
+  uint64_t limitBegin = 0, limitEnd = 0; // bytes of the allocation this view may touch
   int64_t region = -1;
 };
 
@@ -76,8 +82,8 @@ struct Region {
 
 struct OutputSlot {
   bool allocated = false;
-  bool byProgram = false;  // allocated by an AllocOutput instruction (not at Return)
-  BufferView view;  // contiguous view of the whole output buffer
+  bool byProgram = false; // allocated by an AllocOutput instruction (not at Return)
+  BufferView view;        // contiguous view of the whole output buffer
   bool runtimeOwned = true;
 };
 
@@ -109,13 +115,13 @@ private:
   }
   const Reg &breg(int32_t r) const {
     const Reg &reg = b_[static_cast<size_t>(r)];
-    if (!reg.set)
-      throw RuntimeError("buffer register b" + std::to_string(r) + " is read before it is written");
+    if (!reg.set) throw RuntimeError("buffer register b" + std::to_string(r) + " is read before it is written");
     return reg;
   }
   std::vector<int64_t> scalars(const std::vector<int32_t> &regs, size_t from) const {
     std::vector<int64_t> v;
-    for (size_t i = from; i < regs.size(); ++i) v.push_back(sreg(regs[i]));
+    for (size_t i = from; i < regs.size(); ++i)
+      v.push_back(sreg(regs[i]));
     return v;
   }
 
@@ -143,8 +149,7 @@ private:
     int64_t n = checkedNumElements(dims, what);
     return static_cast<uint64_t>(checkedMul(n, static_cast<int64_t>(dtypeSize(t)), what.c_str()));
   }
-  Reg wholeBuffer(BufferHandle h, DType t, const std::vector<int64_t> &dims, Origin origin,
-                  uint64_t bytes) const {
+  Reg wholeBuffer(BufferHandle h, DType t, const std::vector<int64_t> &dims, Origin origin, uint64_t bytes) const {
     Reg r;
     r.set = true;
     r.view = contiguousView(h, t, dims);
@@ -158,19 +163,17 @@ private:
     auto [lo, hi] = r.view.elementRange();
     if (lo > hi) return;
     const int64_t es = static_cast<int64_t>(dtypeSize(r.view.dtype));
-    if (lo < 0 || static_cast<uint64_t>(lo * es) < r.limitBegin ||
-        static_cast<uint64_t>((hi + 1) * es) > r.limitEnd)
-      throw RuntimeError("out of bounds: " + what + " with offset " + std::to_string(r.view.offset) +
-                         ", sizes " + formatDims(r.view.sizes) + ", strides " +
-                         formatDims(r.view.strides) + " touches bytes [" + std::to_string(lo * es) +
-                         ", " + std::to_string((hi + 1) * es) + ") outside its " +
+    if (lo < 0 || static_cast<uint64_t>(lo * es) < r.limitBegin || static_cast<uint64_t>((hi + 1) * es) > r.limitEnd)
+      throw RuntimeError("out of bounds: " + what + " with offset " + std::to_string(r.view.offset) + ", sizes " +
+                         formatDims(r.view.sizes) + ", strides " + formatDims(r.view.strides) + " touches bytes [" +
+                         std::to_string(lo * es) + ", " + std::to_string((hi + 1) * es) + ") outside its " +
                          originName(r.origin) + " [" + std::to_string(r.limitBegin) + ", " +
                          std::to_string(r.limitEnd) + ")");
   }
   uint64_t elementByteOffset(const BufferView &v, const std::vector<int64_t> &idx) const {
     if (idx.size() != v.sizes.size())
-      throw RuntimeError(std::to_string(idx.size()) + " indices for a rank-" +
-                         std::to_string(v.sizes.size()) + " view");
+      throw RuntimeError(std::to_string(idx.size()) + " indices for a rank-" + std::to_string(v.sizes.size()) +
+                         " view");
     int64_t e = v.offset;
     for (size_t d = 0; d < idx.size(); ++d) {
       if (idx[d] < 0 || idx[d] >= v.sizes[d])
@@ -199,7 +202,7 @@ private:
   std::vector<BufferView> inputViews_;
   std::vector<uint64_t> inputBytes_;
   std::map<int64_t, Reg> constants_;
-  std::vector<BufferView> kernelIns_, kernelOuts_;  ///< a Kernel instruction's operands, reused
+  std::vector<BufferView> kernelIns_, kernelOuts_; ///< a Kernel instruction's operands, reused
   KernelArgs kernelArgs_;
   std::optional<Reg> pool_;
   std::vector<Region> regions_;
@@ -214,15 +217,43 @@ private:
 int64_t toIndex(const uint8_t *bytes, DType t) {
   double d = 0;
   switch (t) {
-  case DType::I8: return static_cast<int8_t>(bytes[0]);
-  case DType::U8: return bytes[0];
-  case DType::Bool: return bytes[0] != 0;
-  case DType::I32: { int32_t v; std::memcpy(&v, bytes, 4); return v; }
-  case DType::I64: { int64_t v; std::memcpy(&v, bytes, 8); return v; }
-  case DType::F32: { float f; std::memcpy(&f, bytes, 4); d = f; break; }
-  case DType::F64: std::memcpy(&d, bytes, 8); break;
-  case DType::F16: { uint16_t h; std::memcpy(&h, bytes, 2); d = halfToFloat(h); break; }
-  case DType::BF16: { uint16_t h; std::memcpy(&h, bytes, 2); d = bf16ToFloat(h); break; }
+  case DType::I8:
+    return static_cast<int8_t>(bytes[0]);
+  case DType::U8:
+    return bytes[0];
+  case DType::Bool:
+    return bytes[0] != 0;
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, bytes, 4);
+    return v;
+  }
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, bytes, 8);
+    return v;
+  }
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, bytes, 4);
+    d = f;
+    break;
+  }
+  case DType::F64:
+    std::memcpy(&d, bytes, 8);
+    break;
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, bytes, 2);
+    d = halfToFloat(h);
+    break;
+  }
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, bytes, 2);
+    d = bf16ToFloat(h);
+    break;
+  }
   }
   if (!std::isfinite(d) || std::fabs(d) >= 9.2e18)
     throw RuntimeError("cannot convert the value " + std::to_string(d) + " to an int64 scalar");
@@ -233,14 +264,41 @@ int64_t toIndex(const uint8_t *bytes, DType t) {
 std::vector<uint8_t> fromIndex(int64_t v, DType t) {
   std::vector<uint8_t> out(dtypeSize(t));
   switch (t) {
-  case DType::I8: case DType::U8: out[0] = static_cast<uint8_t>(v); break;
-  case DType::Bool: out[0] = v != 0; break;
-  case DType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(out.data(), &x, 4); break; }
-  case DType::I64: std::memcpy(out.data(), &v, 8); break;
-  case DType::F32: { float x = static_cast<float>(v); std::memcpy(out.data(), &x, 4); break; }
-  case DType::F64: { double x = static_cast<double>(v); std::memcpy(out.data(), &x, 8); break; }
-  case DType::F16: { uint16_t x = doubleToHalf(static_cast<double>(v)); std::memcpy(out.data(), &x, 2); break; }
-  case DType::BF16: { uint16_t x = doubleToBF16(static_cast<double>(v)); std::memcpy(out.data(), &x, 2); break; }
+  case DType::I8:
+  case DType::U8:
+    out[0] = static_cast<uint8_t>(v);
+    break;
+  case DType::Bool:
+    out[0] = v != 0;
+    break;
+  case DType::I32: {
+    int32_t x = static_cast<int32_t>(v);
+    std::memcpy(out.data(), &x, 4);
+    break;
+  }
+  case DType::I64:
+    std::memcpy(out.data(), &v, 8);
+    break;
+  case DType::F32: {
+    float x = static_cast<float>(v);
+    std::memcpy(out.data(), &x, 4);
+    break;
+  }
+  case DType::F64: {
+    double x = static_cast<double>(v);
+    std::memcpy(out.data(), &x, 8);
+    break;
+  }
+  case DType::F16: {
+    uint16_t x = doubleToHalf(static_cast<double>(v));
+    std::memcpy(out.data(), &x, 2);
+    break;
+  }
+  case DType::BF16: {
+    uint16_t x = doubleToBF16(static_cast<double>(v));
+    std::memcpy(out.data(), &x, 2);
+    break;
+  }
   }
   return out;
 }
@@ -260,33 +318,49 @@ void Vm::scalarBinary(const Instr &in) {
   const std::string &n = in.name;
   int64_t r = 0;
   auto overflow = [&]() -> int64_t {
-    throw RuntimeError("scalar " + n + "(" + std::to_string(a) + ", " + std::to_string(b) +
-                       ") overflows int64");
+    throw RuntimeError("scalar " + n + "(" + std::to_string(a) + ", " + std::to_string(b) + ") overflows int64");
   };
   if (n == "divsi" || n == "floordiv" || n == "ceildiv" || n == "remsi") {
-    if (b == 0)
-      throw RuntimeError("scalar " + n + "(" + std::to_string(a) + ", 0): division by zero");
+    if (b == 0) throw RuntimeError("scalar " + n + "(" + std::to_string(a) + ", 0): division by zero");
     if (a == std::numeric_limits<int64_t>::min() && b == -1) {
       if (n != "remsi") overflow();
       r = 0;
-    } else if (n == "divsi") r = a / b;
-    else if (n == "floordiv") r = floorDiv(a, b);
-    else if (n == "ceildiv") r = ceilDiv(a, b);
-    else r = a % b;
-  } else if (n == "add") { if (__builtin_add_overflow(a, b, &r)) overflow(); }
-  else if (n == "sub") { if (__builtin_sub_overflow(a, b, &r)) overflow(); }
-  else if (n == "mul") { if (__builtin_mul_overflow(a, b, &r)) overflow(); }
-  else if (n == "min") r = std::min(a, b);
-  else if (n == "max") r = std::max(a, b);
-  else if (n == "eq") r = a == b;
-  else if (n == "ne") r = a != b;
-  else if (n == "lt") r = a < b;
-  else if (n == "le") r = a <= b;
-  else if (n == "gt") r = a > b;
-  else if (n == "ge") r = a >= b;
-  else if (n == "and") r = a & b;
-  else if (n == "or") r = a | b;
-  else throw RuntimeError("unknown scalar operation '" + n + "'");
+    } else if (n == "divsi")
+      r = a / b;
+    else if (n == "floordiv")
+      r = floorDiv(a, b);
+    else if (n == "ceildiv")
+      r = ceilDiv(a, b);
+    else
+      r = a % b;
+  } else if (n == "add") {
+    if (__builtin_add_overflow(a, b, &r)) overflow();
+  } else if (n == "sub") {
+    if (__builtin_sub_overflow(a, b, &r)) overflow();
+  } else if (n == "mul") {
+    if (__builtin_mul_overflow(a, b, &r)) overflow();
+  } else if (n == "min")
+    r = std::min(a, b);
+  else if (n == "max")
+    r = std::max(a, b);
+  else if (n == "eq")
+    r = a == b;
+  else if (n == "ne")
+    r = a != b;
+  else if (n == "lt")
+    r = a < b;
+  else if (n == "le")
+    r = a <= b;
+  else if (n == "gt")
+    r = a > b;
+  else if (n == "ge")
+    r = a >= b;
+  else if (n == "and")
+    r = a & b;
+  else if (n == "or")
+    r = a | b;
+  else
+    throw RuntimeError("unknown scalar operation '" + n + "'");
   setS(in.s[0], r);
 }
 
@@ -294,13 +368,12 @@ BufferView Vm::obtainOutput(size_t index, DType dtype, const std::vector<int64_t
   const TensorSpec &spec = p_.outputs[index];
   const std::string name = "output " + std::to_string(index) + " '" + spec.name + "'";
   if (dtype != spec.dtype)
-    throw RuntimeError(name + ": dtype " + dtypeName(dtype) + " but the program declares " +
-                       dtypeName(spec.dtype));
+    throw RuntimeError(name + ": dtype " + dtypeName(dtype) + " but the program declares " + dtypeName(spec.dtype));
   bool match = dims.size() == spec.dims.size();
-  for (size_t d = 0; match && d < dims.size(); ++d) match = spec.dims[d] < 0 || spec.dims[d] == dims[d];
+  for (size_t d = 0; match && d < dims.size(); ++d)
+    match = spec.dims[d] < 0 || spec.dims[d] == dims[d];
   if (!match)
-    throw RuntimeError(name + ": shape " + formatDims(dims) + " does not match the declared " +
-                       formatDims(spec.dims));
+    throw RuntimeError(name + ": shape " + formatDims(dims) + " does not match the declared " + formatDims(spec.dims));
   OutputRequest req;
   req.index = index;
   req.spec = &spec;
@@ -317,10 +390,8 @@ BufferView Vm::obtainOutput(size_t index, DType dtype, const std::vector<int64_t
       throw RuntimeError(name + ": the output allocator returned pageable host memory; kernels "
                                 "need device or host-mapped memory");
     if (dev_.bufferBytes(h) < req.bytes)
-      throw RuntimeError(name + ": the output allocator returned " +
-                         std::to_string(dev_.bufferBytes(h)) + " bytes, " +
-                         std::to_string(req.bytes) + " needed for " + dtypeName(dtype) +
-                         formatDims(dims));
+      throw RuntimeError(name + ": the output allocator returned " + std::to_string(dev_.bufferBytes(h)) + " bytes, " +
+                         std::to_string(req.bytes) + " needed for " + dtypeName(dtype) + formatDims(dims));
   } else {
     h = allocOwned(MemSpace::Device, req.bytes, AllocPurpose::Buffer);
     slot.runtimeOwned = true;
@@ -338,9 +409,8 @@ void Vm::allocOutput(const Instr &in) {
     std::vector<int64_t> demanded(in.imm.begin() + 1, in.imm.end());
     for (size_t d = 0; d < dims.size(); ++d)
       if (demanded[d] >= 0 && dims[d] != demanded[d])
-        throw RuntimeError("ABI cast check failed: " + name + " would be allocated as " +
-                           formatDims(dims) + " but its external type demands " +
-                           formatDims(demanded));
+        throw RuntimeError("ABI cast check failed: " + name + " would be allocated as " + formatDims(dims) +
+                           " but its external type demands " + formatDims(demanded));
   }
   if (outputs_[index].allocated) throw RuntimeError(name + " is allocated twice");
   BufferView v = obtainOutput(index, in.dtype, dims);
@@ -354,8 +424,8 @@ void Vm::dealloc(const Instr &in) {
   if (r.origin == Origin::Region) {
     Region &reg = regions_[static_cast<size_t>(r.region)];
     if (!reg.live)
-      throw RuntimeError("pool region [" + std::to_string(reg.begin) + ", " +
-                         std::to_string(reg.end) + ") is deallocated twice");
+      throw RuntimeError("pool region [" + std::to_string(reg.begin) + ", " + std::to_string(reg.end) +
+                         ") is deallocated twice");
     reg.live = false;
     dev_.poison(r.view.buffer, reg.begin, reg.end - reg.begin);
     return;
@@ -364,7 +434,7 @@ void Vm::dealloc(const Instr &in) {
     throw RuntimeError(std::string("unsupported: Dealloc of a ") + originName(r.origin) +
                        ", whose lifetime the runtime manages");
   if (!owned_.count(r.view.buffer)) {
-    dev_.free(r.view.buffer);  // reports the double free / use after free with the buffer name
+    dev_.free(r.view.buffer); // reports the double free / use after free with the buffer name
     throw RuntimeError("Dealloc of buffer #" + std::to_string(r.view.buffer) + " twice");
   }
   freeOwned(r.view.buffer);
@@ -375,7 +445,7 @@ void Vm::dealloc(const Instr &in) {
 // (dims [0, k)), dims of size 1 skipped, since their stride never moves an address (a unit dim
 // whose stride comes from the inner layout, or a trailing one, must not break the rows).
 struct PitchedCopy {
-  int64_t rows = 0, width = 0, dstPitch = 1, srcPitch = 1;  // elements
+  int64_t rows = 0, width = 0, dstPitch = 1, srcPitch = 1; // elements
 };
 
 // Dims [k, r) of `v` address one contiguous run.
@@ -416,7 +486,8 @@ static std::optional<PitchedCopy> pitchedCopy(const BufferView &dst, const Buffe
     std::optional<int64_t> dp = rowPitch(dst, k), sp = rowPitch(src, k);
     if (!dp || !sp) continue;
     int64_t width = 1, rows = 1;
-    for (size_t i = 0; i < r; ++i) (i < k ? rows : width) *= dst.sizes[i];
+    for (size_t i = 0; i < r; ++i)
+      (i < k ? rows : width) *= dst.sizes[i];
     PitchedCopy c{rows, width, rows == 1 ? width : *dp, rows == 1 ? width : *sp};
     if (c.dstPitch >= width && c.srcPitch >= width && c.dstPitch > 0 && c.srcPitch > 0) return c;
   }
@@ -426,22 +497,20 @@ static std::optional<PitchedCopy> pitchedCopy(const BufferView &dst, const Buffe
 void Vm::copy(const Instr &in) {
   const BufferView dst = breg(in.b[0]).view, src = breg(in.b[1]).view;
   if (dst.dtype != src.dtype || dst.sizes != src.sizes)
-    throw RuntimeError("copy from " + dtypeName(src.dtype) + formatDims(src.sizes) + " to " +
-                       dtypeName(dst.dtype) + formatDims(dst.sizes) + ": sizes and dtype must match");
+    throw RuntimeError("copy from " + dtypeName(src.dtype) + formatDims(src.sizes) + " to " + dtypeName(dst.dtype) +
+                       formatDims(dst.sizes) + ": sizes and dtype must match");
   // Nothing to move. An empty view's offset may lie past its buffer's end (an empty slice at the
   // end), which a device call would check as an access.
-  if (dst.numElements() == 0)
-    return;
+  if (dst.numElements() == 0) return;
   const uint64_t es = dtypeSize(dst.dtype);
   switch (static_cast<CopyKind>(in.imm[0])) {
   case CopyKind::Memcpy:
     if (!dst.isContiguous() || !src.isContiguous())
-      throw RuntimeError("copy kind memcpy needs both views contiguous; source strides " +
-                         formatDims(src.strides) + ", destination strides " +
-                         formatDims(dst.strides) + " for sizes " + formatDims(dst.sizes) +
+      throw RuntimeError("copy kind memcpy needs both views contiguous; source strides " + formatDims(src.strides) +
+                         ", destination strides " + formatDims(dst.strides) + " for sizes " + formatDims(dst.sizes) +
                          " (use copy2d or strided)");
-    dev_.memcpy(dst.buffer, static_cast<uint64_t>(dst.offset) * es, src.buffer,
-                static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(dst.numElements()) * es);
+    dev_.memcpy(dst.buffer, static_cast<uint64_t>(dst.offset) * es, src.buffer, static_cast<uint64_t>(src.offset) * es,
+                static_cast<uint64_t>(dst.numElements()) * es);
     return;
   case CopyKind::Copy2D: {
     std::optional<PitchedCopy> c = pitchedCopy(dst, src);
@@ -452,11 +521,11 @@ void Vm::copy(const Instr &in) {
       bool blameSrc = !srcAlone || dstAlone;
       throw RuntimeError(std::string("copy kind copy2d needs contiguous rows at a constant pitch; ") +
                          (blameSrc ? "source" : "destination") + " strides " +
-                         formatDims(blameSrc ? src.strides : dst.strides) + " for sizes " +
-                         formatDims(dst.sizes) + " do not qualify (use strided)");
+                         formatDims(blameSrc ? src.strides : dst.strides) + " for sizes " + formatDims(dst.sizes) +
+                         " do not qualify (use strided)");
     }
-    dev_.copy2D(dst.buffer, static_cast<uint64_t>(dst.offset) * es, static_cast<uint64_t>(c->dstPitch) * es,
-                src.buffer, static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(c->srcPitch) * es,
+    dev_.copy2D(dst.buffer, static_cast<uint64_t>(dst.offset) * es, static_cast<uint64_t>(c->dstPitch) * es, src.buffer,
+                static_cast<uint64_t>(src.offset) * es, static_cast<uint64_t>(c->srcPitch) * es,
                 static_cast<uint64_t>(c->width) * es, static_cast<uint64_t>(c->rows));
     return;
   }
@@ -471,8 +540,8 @@ void Vm::finish(const Instr &in) {
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
     const BufferView v = breg(in.b[i]).view;
     const OutputSlot &slot = outputs_[i];
-    const bool exact = slot.allocated && v.buffer == slot.view.buffer && v.offset == 0 &&
-                       v.dtype == slot.view.dtype && v.sizes == slot.view.sizes && v.isContiguous();
+    const bool exact = slot.allocated && v.buffer == slot.view.buffer && v.offset == 0 && v.dtype == slot.view.dtype &&
+                       v.sizes == slot.view.sizes && v.isContiguous();
     if (exact) {
       returned_.push_back(slot.view);
       continue;
@@ -481,17 +550,19 @@ void Vm::finish(const Instr &in) {
     // An output the program allocated through the allocator must be returned as exactly that
     // buffer's shape: a host framework would reject anything else, so copying would hide it.
     if (slot.byProgram && (v.dtype != slot.view.dtype || v.sizes != slot.view.sizes))
-      throw RuntimeError(name + " was allocated through the output allocator as " +
-                         dtypeName(slot.view.dtype) + formatDims(slot.view.sizes) +
-                         " but is returned as " + dtypeName(v.dtype) + formatDims(v.sizes));
+      throw RuntimeError(name + " was allocated through the output allocator as " + dtypeName(slot.view.dtype) +
+                         formatDims(slot.view.sizes) + " but is returned as " + dtypeName(v.dtype) +
+                         formatDims(v.sizes));
     if (slot.byProgram && v.buffer == slot.view.buffer)
-      throw RuntimeError(name + " was allocated through the output allocator as " +
-                         dtypeName(slot.view.dtype) + formatDims(slot.view.sizes) +
-                         " (contiguous, offset 0) but is returned as a view with offset " +
-                         std::to_string(v.offset) + " and strides " + formatDims(v.strides));
+      throw RuntimeError(name + " was allocated through the output allocator as " + dtypeName(slot.view.dtype) +
+                         formatDims(slot.view.sizes) +
+                         " (contiguous, offset 0) but is returned as a view with offset " + std::to_string(v.offset) +
+                         " and strides " + formatDims(v.strides));
     if (slot.byProgram)
-      throw RuntimeError(name + " was allocated through the output allocator but another buffer "
-                                "of the same shape " + formatDims(v.sizes) + " is returned");
+      throw RuntimeError(name +
+                         " was allocated through the output allocator but another buffer "
+                         "of the same shape " +
+                         formatDims(v.sizes) + " is returned");
     ++outputCopies_;
     outputs_[i].allocated = false;
     BufferView out = obtainOutput(i, v.dtype, v.sizes);
@@ -509,9 +580,15 @@ void Vm::finish(const Instr &in) {
 void Vm::exec(size_t index, const Instr &in) {
   auto setB = [&](Reg r) { b_[static_cast<size_t>(in.b[0])] = std::move(r); };
   switch (in.op) {
-  case Opcode::ConstIndex: setS(in.s[0], in.imm[0]); return;
-  case Opcode::ScalarBinary: scalarBinary(in); return;
-  case Opcode::Select: setS(in.s[0], sreg(in.s[1]) != 0 ? sreg(in.s[2]) : sreg(in.s[3])); return;
+  case Opcode::ConstIndex:
+    setS(in.s[0], in.imm[0]);
+    return;
+  case Opcode::ScalarBinary:
+    scalarBinary(in);
+    return;
+  case Opcode::Select:
+    setS(in.s[0], sreg(in.s[1]) != 0 ? sreg(in.s[2]) : sreg(in.s[3]));
+    return;
   case Opcode::Dim: {
     const BufferView &v = breg(in.b[0]).view;
     if (in.imm[0] < 0 || static_cast<size_t>(in.imm[0]) >= v.sizes.size())
@@ -525,12 +602,13 @@ void Vm::exec(size_t index, const Instr &in) {
     return;
   case Opcode::Input: {
     const size_t i = static_cast<size_t>(in.imm[0]);
-    Reg r = wholeBuffer(inputViews_[i].buffer, inputViews_[i].dtype, inputViews_[i].sizes,
-                        Origin::Input, inputBytes_[i]);
+    Reg r =
+        wholeBuffer(inputViews_[i].buffer, inputViews_[i].dtype, inputViews_[i].sizes, Origin::Input, inputBytes_[i]);
     setB(r);
     return;
   }
-  case Opcode::Alloc: case Opcode::GetHostScratch: {
+  case Opcode::Alloc:
+  case Opcode::GetHostScratch: {
     const bool scratch = in.op == Opcode::GetHostScratch;
     const std::vector<int64_t> dims = scalars(in.s, 0);
     const uint64_t bytes = byteSize(in.dtype, dims, "allocation " + formatDims(dims));
@@ -538,7 +616,9 @@ void Vm::exec(size_t index, const Instr &in) {
     setB(wholeBuffer(h, in.dtype, dims, scratch ? Origin::Scratch : Origin::Alloc, bytes));
     return;
   }
-  case Opcode::AllocOutput: allocOutput(in); return;
+  case Opcode::AllocOutput:
+    allocOutput(in);
+    return;
   case Opcode::GetPool: {
     const int64_t need = sreg(in.s[0]);
     if (need < 0) throw RuntimeError("negative pool size " + std::to_string(need));
@@ -546,8 +626,8 @@ void Vm::exec(size_t index, const Instr &in) {
       for (const Region &r : regions_)
         if (r.live)
           throw RuntimeError("pool must grow to " + std::to_string(need) +
-                             " bytes while a region created by instruction " +
-                             std::to_string(r.createdBy) + " is live");
+                             " bytes while a region created by instruction " + std::to_string(r.createdBy) +
+                             " is live");
       if (pool_) freeOwned(pool_->view.buffer);
       BufferHandle h = allocOwned(MemSpace::Device, static_cast<uint64_t>(need), AllocPurpose::Pool);
       pool_ = wholeBuffer(h, DType::U8, {need}, Origin::Pool, static_cast<uint64_t>(need));
@@ -558,8 +638,7 @@ void Vm::exec(size_t index, const Instr &in) {
   case Opcode::PoolSubview: {
     const Reg &pool = breg(in.b[1]);
     if (pool.origin != Origin::Pool)
-      throw RuntimeError("b" + std::to_string(in.b[1]) + " is a " + originName(pool.origin) +
-                         ", not the pool");
+      throw RuntimeError("b" + std::to_string(in.b[1]) + " is a " + originName(pool.origin) + ", not the pool");
     const int64_t off = sreg(in.s[0]), size = sreg(in.s[1]);
     const std::vector<int64_t> dims = scalars(in.s, 2);
     const int64_t es = static_cast<int64_t>(dtypeSize(in.dtype));
@@ -568,18 +647,16 @@ void Vm::exec(size_t index, const Instr &in) {
       throw RuntimeError("pool region [" + std::to_string(off) + ", " + std::to_string(off + size) +
                          ") lies outside the " + std::to_string(pool.limitEnd) + "-byte pool");
     if (off % es != 0)
-      throw RuntimeError("pool region offset " + std::to_string(off) + " is not aligned to " +
-                         dtypeName(in.dtype));
+      throw RuntimeError("pool region offset " + std::to_string(off) + " is not aligned to " + dtypeName(in.dtype));
     if (need > static_cast<uint64_t>(size))
-      throw RuntimeError("pool region of " + std::to_string(size) + " bytes cannot hold " +
-                         dtypeName(in.dtype) + formatDims(dims) + " (" + std::to_string(need) + " bytes)");
+      throw RuntimeError("pool region of " + std::to_string(size) + " bytes cannot hold " + dtypeName(in.dtype) +
+                         formatDims(dims) + " (" + std::to_string(need) + " bytes)");
     const uint64_t begin = static_cast<uint64_t>(off), end = begin + static_cast<uint64_t>(size);
     for (const Region &r : regions_)
       if (r.live && begin < r.end && r.begin < end)
         throw RuntimeError("pool region [" + std::to_string(begin) + ", " + std::to_string(end) +
-                           ") overlaps the live region [" + std::to_string(r.begin) + ", " +
-                           std::to_string(r.end) + ") created by instruction " +
-                           std::to_string(r.createdBy));
+                           ") overlaps the live region [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                           ") created by instruction " + std::to_string(r.createdBy));
     dev_.discard(pool.view.buffer, begin, end - begin);
     regions_.push_back({begin, end, true, index});
     Reg r;
@@ -593,7 +670,9 @@ void Vm::exec(size_t index, const Instr &in) {
     setB(r);
     return;
   }
-  case Opcode::Dealloc: dealloc(in); return;
+  case Opcode::Dealloc:
+    dealloc(in);
+    return;
   case Opcode::Constant: {
     const int64_t c = in.imm[0];
     const ConstantSpec &spec = p_.constants[static_cast<size_t>(c)];
@@ -637,14 +716,15 @@ void Vm::exec(size_t index, const Instr &in) {
   case Opcode::CheckShape: {
     const BufferView &v = breg(in.b[0]).view;
     bool ok = v.sizes.size() == in.imm.size();
-    for (size_t d = 0; ok && d < v.sizes.size(); ++d) ok = in.imm[d] < 0 || in.imm[d] == v.sizes[d];
+    for (size_t d = 0; ok && d < v.sizes.size(); ++d)
+      ok = in.imm[d] < 0 || in.imm[d] == v.sizes[d];
     if (!ok)
       throw RuntimeError("ABI cast check failed: " + (in.name.empty() ? std::string("cast") : in.name) +
-                         ": the view has shape " + formatDims(v.sizes) + " but the cast demands " +
-                         formatDims(in.imm));
+                         ": the view has shape " + formatDims(v.sizes) + " but the cast demands " + formatDims(in.imm));
     return;
   }
-  case Opcode::ReadbackScalar: case Opcode::LoadScalar: {
+  case Opcode::ReadbackScalar:
+  case Opcode::LoadScalar: {
     const BufferView &v = breg(in.b[0]).view;
     const uint64_t off = elementByteOffset(v, scalars(in.s, 1));
     uint8_t bytes[8];
@@ -656,8 +736,10 @@ void Vm::exec(size_t index, const Instr &in) {
       dev_.memcpy(staging, 0, v.buffer, off, es);
       dev_.hostLoad(bytes, staging, 0, es);
       freeOwned(staging);
-    } else if (in.op == Opcode::ReadbackScalar) dev_.readback(bytes, v.buffer, off, dtypeSize(v.dtype));
-    else dev_.hostLoad(bytes, v.buffer, off, dtypeSize(v.dtype));
+    } else if (in.op == Opcode::ReadbackScalar)
+      dev_.readback(bytes, v.buffer, off, dtypeSize(v.dtype));
+    else
+      dev_.hostLoad(bytes, v.buffer, off, dtypeSize(v.dtype));
     setS(in.s[0], toIndex(bytes, v.dtype));
     return;
   }
@@ -690,22 +772,28 @@ void Vm::exec(size_t index, const Instr &in) {
     }
     return;
   }
-  case Opcode::Copy: copy(in); return;
+  case Opcode::Copy:
+    copy(in);
+    return;
   case Opcode::Kernel: {
     // The operand and argument vectors are members reused from launch to launch: copying into
     // them keeps their capacity, so a launch costs no heap allocation here.
     const size_t n = std::min(static_cast<size_t>(in.imm[0]), in.b.size());
     kernelIns_.resize(n);
     kernelOuts_.resize(in.b.size() - n);
-    for (size_t i = 0; i < in.b.size(); ++i) (i < n ? kernelIns_[i] : kernelOuts_[i - n]) = breg(in.b[i]).view;
+    for (size_t i = 0; i < in.b.size(); ++i)
+      (i < n ? kernelIns_[i] : kernelOuts_[i - n]) = breg(in.b[i]).view;
     kernelArgs_.attrs.assign(in.imm.begin() + 1, in.imm.end());
     kernelArgs_.fattrs.assign(in.fimm.begin(), in.fimm.end());
     kernelArgs_.scalars.clear();
-    for (int32_t r : in.s) kernelArgs_.scalars.push_back(sreg(r));
+    for (int32_t r : in.s)
+      kernelArgs_.scalars.push_back(sreg(r));
     dev_.launch(in.name, kernelIns_, kernelOuts_, kernelArgs_);
     return;
   }
-  case Opcode::Return: finish(in); return;
+  case Opcode::Return:
+    finish(in);
+    return;
   }
   throw RuntimeError("unknown opcode " + std::to_string(static_cast<int>(in.op)));
 }
@@ -721,8 +809,7 @@ RunResult Vm::run(const std::vector<HostTensor> &inputs) {
       inputViews_.push_back(contiguousView(h, inputs[i].dtype, inputs[i].dims));
       inputBytes_.push_back(bytes);
     } catch (const RuntimeError &e) {
-      throw RuntimeError("uploading input " + std::to_string(i) + " '" + p_.inputs[i].name +
-                         "': " + e.what());
+      throw RuntimeError("uploading input " + std::to_string(i) + " '" + p_.inputs[i].name + "': " + e.what());
     }
   }
   return execute(t0);
@@ -766,8 +853,7 @@ RunResult Vm::execute(std::chrono::steady_clock::time_point t0) {
       try {
         dev_.download(t.bytes.data(), v.buffer, 0, t.bytes.size());
       } catch (const RuntimeError &e) {
-        throw RuntimeError("reading back output " + std::to_string(i) + " '" + p_.outputs[i].name +
-                           "': " + e.what());
+        throw RuntimeError("reading back output " + std::to_string(i) + " '" + p_.outputs[i].name + "': " + e.what());
       }
       result.outputs.push_back(std::move(t));
     }
@@ -781,15 +867,15 @@ RunResult Vm::execute(std::chrono::steady_clock::time_point t0) {
   return result;
 }
 
-}  // namespace
+} // namespace
 
-RunResult runProgramOnDevice(const Program &program, Device &device,
-                             const std::vector<BufferView> &inputs, const RunOptions &options) {
+RunResult runProgramOnDevice(const Program &program, Device &device, const std::vector<BufferView> &inputs,
+                             const RunOptions &options) {
   const std::string &where = options.programName;
   validateProgram(program, where);
   if (inputs.size() != program.inputs.size())
-    throw RuntimeError(where + ": wrong input count: got " + std::to_string(inputs.size()) +
-                       ", the program takes " + std::to_string(program.inputs.size()));
+    throw RuntimeError(where + ": wrong input count: got " + std::to_string(inputs.size()) + ", the program takes " +
+                       std::to_string(program.inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec &spec = program.inputs[i];
     const BufferView &v = inputs[i];
@@ -797,21 +883,22 @@ RunResult runProgramOnDevice(const Program &program, Device &device,
     if (v.dtype != spec.dtype)
       throw RuntimeError(name + ": dtype " + dtypeName(v.dtype) + ", expected " + dtypeName(spec.dtype));
     bool match = v.sizes.size() == spec.dims.size();
-    for (size_t d = 0; match && d < v.sizes.size(); ++d) match = spec.dims[d] < 0 || spec.dims[d] == v.sizes[d];
+    for (size_t d = 0; match && d < v.sizes.size(); ++d)
+      match = spec.dims[d] < 0 || spec.dims[d] == v.sizes[d];
     if (!match)
       throw RuntimeError(name + ": shape " + formatDims(v.sizes) + " does not match the declared " +
                          formatDims(spec.dims));
     if (v.offset != 0 || !v.isContiguous())
-      throw RuntimeError(name + ": must be a contiguous view at offset 0 (offset " +
-                         std::to_string(v.offset) + ", strides " + formatDims(v.strides) + ")");
+      throw RuntimeError(name + ": must be a contiguous view at offset 0 (offset " + std::to_string(v.offset) +
+                         ", strides " + formatDims(v.strides) + ")");
     if (device.bufferSpace(v.buffer) == MemSpace::Host)
       throw RuntimeError(name + ": buffer #" + std::to_string(v.buffer) +
                          " is pageable host memory; kernels need device or host-mapped memory");
     const uint64_t need = static_cast<uint64_t>(v.numElements()) * dtypeSize(v.dtype);
     if (device.bufferBytes(v.buffer) < need)
       throw RuntimeError(name + ": buffer #" + std::to_string(v.buffer) + " has " +
-                         std::to_string(device.bufferBytes(v.buffer)) + " bytes, " +
-                         dtypeName(v.dtype) + formatDims(v.sizes) + " needs " + std::to_string(need));
+                         std::to_string(device.bufferBytes(v.buffer)) + " bytes, " + dtypeName(v.dtype) +
+                         formatDims(v.sizes) + " needs " + std::to_string(need));
   }
   device.resetCounters();
   Vm vm(program, device, options);
@@ -840,4 +927,4 @@ RunResult runProgram(const Program &program, Device &device, const std::vector<H
   }
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

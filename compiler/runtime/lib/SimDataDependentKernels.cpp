@@ -22,8 +22,8 @@ namespace {
 
 bool nonZeroAt(const Operand &o, int64_t e) { return isFloat(o.dtype) ? loadF(o, e) != 0.0 : loadI(o, e) != 0; }
 
-void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
-                 size_t minIns, size_t maxIns, size_t nOuts) {
+void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs, size_t minIns,
+                 size_t maxIns, size_t nOuts) {
   if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
     fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
                 " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) + " and " +
@@ -34,7 +34,6 @@ void checkIndexType(const std::string &k, const Operand &o) {
   if (o.dtype != DType::I32 && o.dtype != DType::I64)
     fail(k, "unsupported: " + o.label + " is " + dtypeName(o.dtype) + "; indices must be i32 or i64");
 }
-
 
 int64_t attr(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
   if (args.attrs.size() <= i) fail(k, std::string("missing imm[") + std::to_string(i + 1) + "] (" + what + ")");
@@ -72,7 +71,8 @@ void kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kerne
   forEachIndex(x.sizes, [&](const std::vector<int64_t> &idx) {
     if (!nonZeroAt(x, at(x, idx))) return;
     if (j >= n) fail("nonzero", "more than " + std::to_string(n) + " nonzero elements (the read-back count)");
-    for (int64_t d = 0; d < r; ++d) storeI(out, at(out, {d, j}), idx[d]);
+    for (int64_t d = 0; d < r; ++d)
+      storeI(out, at(out, {d, j}), idx[d]);
     ++j;
   });
   if (j != n) fail("nonzero", std::to_string(j) + " nonzero elements, the output holds " + std::to_string(n));
@@ -85,15 +85,16 @@ void kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kern
   if (cond.sizes.size() != 1) fail("compress", "the condition must have rank 1");
   const int64_t axisAttr = attr("compress", args, 0, "axis");
   if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(data.sizes.size()))
-    fail("compress", "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(data.sizes.size()));
+    fail("compress",
+         "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(data.sizes.size()));
   const size_t axis = static_cast<size_t>(axisAttr);
   const int64_t extent = data.sizes[axis];
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < cond.sizes[0]; ++i) {
     if (!nonZeroAt(cond, cond.offset + i * cond.strides[0])) continue;
     if (i >= extent)
-      fail("compress", "condition is true at " + std::to_string(i) + ", beyond the extent " +
-                           std::to_string(extent) + " of axis " + std::to_string(axis));
+      fail("compress", "condition is true at " + std::to_string(i) + ", beyond the extent " + std::to_string(extent) +
+                           " of axis " + std::to_string(axis));
     keep.push_back(i);
   }
   std::vector<int64_t> expect = data.sizes;
@@ -167,7 +168,8 @@ void kTile(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
   if (!ok) fail("tile", out.label + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     std::vector<int64_t> si = idx;
-    for (size_t d = 0; d < si.size(); ++d) si[d] %= x.sizes[d];
+    for (size_t d = 0; d < si.size(); ++d)
+      si[d] %= x.sizes[d];
     copyElement(out, at(out, idx), x, at(x, si));
   });
 }
@@ -177,7 +179,8 @@ int64_t padSource(int64_t i, int64_t begin, int64_t n, int64_t mode) {
   int64_t s = i - begin;
   if (s >= 0 && s < n) return s;
   if (mode == 0) return -1;
-  if (n == 0) fail("pad", std::string("mode '") + (mode == 1 ? "reflect" : "edge") + "' cannot pad an axis of extent 0");
+  if (n == 0)
+    fail("pad", std::string("mode '") + (mode == 1 ? "reflect" : "edge") + "' cannot pad an axis of extent 0");
   if (mode == 2) return s < 0 ? 0 : n - 1;
   if (n == 1) return 0;
   const int64_t period = 2 * (n - 1);
@@ -191,7 +194,8 @@ void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArg
   Operand &out = outs[0];
   checkDType("pad", out, x.dtype);
   const int64_t mode = attr("pad", args, 0, "mode");
-  if (mode < 0 || mode > 2) fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
+  if (mode < 0 || mode > 2)
+    fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
   const size_t r = x.sizes.size();
   if (out.sizes.size() != r || args.scalars.size() != r)
     fail("pad", "expects an output of rank " + std::to_string(r) + " and one begin pad per axis");
@@ -204,9 +208,12 @@ void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArg
     for (size_t d = 0; d < r; ++d) {
       si[d] = padSource(idx[d], args.scalars[d], x.sizes[d], mode);
       if (si[d] < 0) {
-        if (ins.size() == 2) copyElement(out, at(out, idx), ins[1], ins[1].offset);
-        else if (isFloat(out.dtype)) storeF(out, at(out, idx), 0.0);
-        else storeI(out, at(out, idx), 0);
+        if (ins.size() == 2)
+          copyElement(out, at(out, idx), ins[1], ins[1].offset);
+        else if (isFloat(out.dtype))
+          storeF(out, at(out, idx), 0.0);
+        else
+          storeI(out, at(out, idx), 0);
         return;
       }
     }
@@ -221,17 +228,24 @@ void combine(Operand &out, int64_t e, const Operand &upd, int64_t ue, int64_t re
   if (isFloat(out.dtype)) {
     const double a = loadF(out, e), b = loadF(upd, ue);
     double v;
-    if (red == 1) v = a + b;
-    else if (red == 2) v = a * b;
-    else if (std::isnan(a) || std::isnan(b)) v = NAN;
-    else v = red == 3 ? std::max(a, b) : std::min(a, b);
+    if (red == 1)
+      v = a + b;
+    else if (red == 2)
+      v = a * b;
+    else if (std::isnan(a) || std::isnan(b))
+      v = NAN;
+    else
+      v = red == 3 ? std::max(a, b) : std::min(a, b);
     return storeF(out, e, v);
   }
   const int64_t a = loadI(out, e), b = loadI(upd, ue);
   int64_t v;
-  if (red == 1) v = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  else if (red == 2) v = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  else v = red == 3 ? std::max(a, b) : std::min(a, b);
+  if (red == 1)
+    v = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else if (red == 2)
+    v = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else
+    v = red == 3 ? std::max(a, b) : std::min(a, b);
   storeI(out, e, v);
 }
 
@@ -244,13 +258,13 @@ int64_t reductionAttr(const std::string &k, const KernelArgs &args, size_t i) {
 void copyAll(const std::string &k, Operand &out, const Operand &data) {
   checkDType(k, out, data.dtype);
   checkShape(k, out, data.sizes);
-  forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) { copyElement(out, at(out, idx), data, at(data, idx)); });
+  forEachIndex(out.sizes,
+               [&](const std::vector<int64_t> &idx) { copyElement(out, at(out, idx), data, at(data, idx)); });
 }
 
 void checkUnique(const std::string &k, std::set<int64_t> &seen, int64_t e, int64_t red) {
   if (red == 0 && !seen.insert(e).second)
-    fail(k, "two updates write output element " + std::to_string(e) +
-                " with reduction 'none' (undefined in ONNX)");
+    fail(k, "two updates write output element " + std::to_string(e) + " with reduction 'none' (undefined in ONNX)");
 }
 
 void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
@@ -278,7 +292,8 @@ void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
     ii.push_back(0);
     for (int64_t t = 0; t < m; ++t) {
       ii[q - 1] = t;
-      oi.push_back(wrapIndex(k, loadI(indices, at(indices, ii)), data.sizes[static_cast<size_t>(t)], static_cast<size_t>(t)));
+      oi.push_back(
+          wrapIndex(k, loadI(indices, at(indices, ii)), data.sizes[static_cast<size_t>(t)], static_cast<size_t>(t)));
     }
     forEachIndex(slice, [&](const std::vector<int64_t> &si) {
       std::vector<int64_t> full = oi, ui = ti;
@@ -305,7 +320,8 @@ void kScatterElements(std::vector<Operand> &ins, std::vector<Operand> &outs, con
     fail(k, "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(r));
   const size_t axis = static_cast<size_t>(axisAttr);
   bool ok = indices.sizes.size() == r && updates.sizes == indices.sizes;
-  for (size_t d = 0; ok && d < r; ++d) ok = d == axis || indices.sizes[d] <= data.sizes[d];
+  for (size_t d = 0; ok && d < r; ++d)
+    ok = d == axis || indices.sizes[d] <= data.sizes[d];
   if (!ok)
     fail(k, "indices " + formatDims(indices.sizes) + " and updates " + formatDims(updates.sizes) +
                 " must have one shape that fits data " + formatDims(data.sizes));
@@ -320,15 +336,19 @@ void kScatterElements(std::vector<Operand> &ins, std::vector<Operand> &outs, con
   });
 }
 
-}  // namespace
+} // namespace
 
 DataDependentKernelFn findDataDependentKernel(const std::string &name) {
-  static const std::map<std::string, DataDependentKernelFn> table = {
-      {"count_nonzero", kCountNonzero}, {"nonzero", kNonzero},       {"compress", kCompress},
-      {"top_k", kTopK},                 {"tile", kTile},             {"pad", kPad},
-      {"scatter_nd", kScatterND},       {"scatter_elements", kScatterElements}};
+  static const std::map<std::string, DataDependentKernelFn> table = {{"count_nonzero", kCountNonzero},
+                                                                     {"nonzero", kNonzero},
+                                                                     {"compress", kCompress},
+                                                                     {"top_k", kTopK},
+                                                                     {"tile", kTile},
+                                                                     {"pad", kPad},
+                                                                     {"scatter_nd", kScatterND},
+                                                                     {"scatter_elements", kScatterElements}};
   auto it = table.find(name);
   return it == table.end() ? nullptr : it->second;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

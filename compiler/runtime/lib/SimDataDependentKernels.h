@@ -13,4 +13,4 @@ using DataDependentKernelFn = void (*)(std::vector<Operand> &, std::vector<Opera
 /// range, duplicate scatter targets with reduction none, and unwritten or dead reads.
 DataDependentKernelFn findDataDependentKernel(const std::string &name);
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

@@ -26,13 +26,13 @@ void kSlice(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
     int64_t first = args.scalars[d], step = args.scalars[r + d];
     int64_t last = first + (out.sizes[d] - 1) * step;
     if (first < 0 || first >= in.sizes[d] || last < 0 || last >= in.sizes[d])
-      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) +
-                        ".." + std::to_string(last) + " of a dim of size " +
-                        std::to_string(in.sizes[d]));
+      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) + ".." +
+                        std::to_string(last) + " of a dim of size " + std::to_string(in.sizes[d]));
   }
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     int64_t e = in.offset;
-    for (size_t d = 0; d < r; ++d) e += (args.scalars[d] + idx[d] * args.scalars[r + d]) * in.strides[d];
+    for (size_t d = 0; d < r; ++d)
+      e += (args.scalars[d] + idx[d] * args.scalars[r + d]) * in.strides[d];
     copyElement(out, at(out, idx), in, e);
   });
 }
@@ -52,11 +52,12 @@ void kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
     if (ok) seen[static_cast<size_t>(p)] = true;
   }
   if (!ok)
-    fail("transpose", "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) +
-                          " to " + formatDims(out.sizes));
+    fail("transpose",
+         "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) + " to " + formatDims(out.sizes));
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     int64_t e = in.offset;
-    for (size_t j = 0; j < r; ++j) e += idx[j] * in.strides[static_cast<size_t>(args.attrs[j])];
+    for (size_t j = 0; j < r; ++j)
+      e += idx[j] * in.strides[static_cast<size_t>(args.attrs[j])];
     copyElement(out, at(out, idx), in, e);
   });
 }
@@ -69,15 +70,16 @@ void kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   for (const Operand &in : ins) {
     checkSameDType("concat", in, out);
     bool ok = in.sizes.size() == out.sizes.size();
-    for (size_t d = 0; ok && d < in.sizes.size(); ++d) ok = d == axis || in.sizes[d] == out.sizes[d];
+    for (size_t d = 0; ok && d < in.sizes.size(); ++d)
+      ok = d == axis || in.sizes[d] == out.sizes[d];
     if (!ok)
-      fail("concat", in.label + " shape " + formatDims(in.sizes) + " does not fit " +
-                         formatDims(out.sizes) + " along axis " + std::to_string(axis));
+      fail("concat", in.label + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
+                         " along axis " + std::to_string(axis));
     total += in.sizes[axis];
   }
   if (total != out.sizes[axis])
-    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " +
-                       std::to_string(axis) + ", output has " + std::to_string(out.sizes[axis]));
+    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " + std::to_string(axis) + ", output has " +
+                       std::to_string(out.sizes[axis]));
   int64_t base = 0;
   for (const Operand &in : ins) {
     forEachIndex(in.sizes, [&](const std::vector<int64_t> &idx) {
@@ -100,21 +102,21 @@ void kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   std::vector<int64_t> expect(data.sizes.begin(), data.sizes.begin() + static_cast<long>(axis));
   expect.insert(expect.end(), indices.sizes.begin(), indices.sizes.end());
   expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(axis) + 1, data.sizes.end());
-  if (expect != out.sizes)
-    fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
+  if (expect != out.sizes) fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
   const size_t ri = indices.sizes.size();
   const int64_t n = data.sizes[axis];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
-    std::vector<int64_t> ii(idx.begin() + static_cast<long>(axis),
-                            idx.begin() + static_cast<long>(axis + ri));
+    std::vector<int64_t> ii(idx.begin() + static_cast<long>(axis), idx.begin() + static_cast<long>(axis + ri));
     int64_t k = loadI(indices, at(indices, ii));
     if (k < -n || k >= n)
-      fail("gather", "index " + std::to_string(k) + " out of range for axis " +
-                         std::to_string(axis) + " of size " + std::to_string(n));
+      fail("gather", "index " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of size " +
+                         std::to_string(n));
     if (k < 0) k += n;
     int64_t e = data.offset + k * data.strides[axis];
-    for (size_t d = 0; d < axis; ++d) e += idx[d] * data.strides[d];
-    for (size_t d = axis + 1; d < data.sizes.size(); ++d) e += idx[d - 1 + ri] * data.strides[d];
+    for (size_t d = 0; d < axis; ++d)
+      e += idx[d] * data.strides[d];
+    for (size_t d = axis + 1; d < data.sizes.size(); ++d)
+      e += idx[d - 1 + ri] * data.strides[d];
     copyElement(out, at(out, idx), data, e);
   });
 }
@@ -129,8 +131,10 @@ void kRange(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
   const bool fl = isFloat(out.dtype);
   for (int64_t i = 0; i < out.sizes[0]; ++i) {
     int64_t e = out.offset + i * out.strides[0];
-    if (fl) storeF(out, e, loadF(ins[0], ins[0].offset) + static_cast<double>(i) * loadF(ins[1], ins[1].offset));
-    else storeI(out, e, wrapAdd(loadI(ins[0], ins[0].offset), wrapMul(i, loadI(ins[1], ins[1].offset))));
+    if (fl)
+      storeF(out, e, loadF(ins[0], ins[0].offset) + static_cast<double>(i) * loadF(ins[1], ins[1].offset));
+    else
+      storeI(out, e, wrapAdd(loadI(ins[0], ins[0].offset), wrapMul(i, loadI(ins[1], ins[1].offset))));
   }
 }
 
@@ -140,22 +144,19 @@ void kRangeLength(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
   checkAdmits("range_length", ins[0], kNumericTypes);
   checkSameDType("range_length", ins[0], ins[1]);
   checkSameDType("range_length", ins[0], ins[2]);
-  if (out.dtype != DType::I64 || numElements(out.sizes) != 1)
-    fail("range_length", "expects a one-element i64 output");
+  if (out.dtype != DType::I64 || numElements(out.sizes) != 1) fail("range_length", "expects a one-element i64 output");
   for (const Operand &x : ins)
     if (numElements(x.sizes) != 1) fail("range_length", "expects one-element start, limit and delta");
   int64_t n = 0;
   if (isFloat(ins[0].dtype)) {
-    const double s = loadF(ins[0], ins[0].offset), l = loadF(ins[1], ins[1].offset),
-                 d = loadF(ins[2], ins[2].offset);
+    const double s = loadF(ins[0], ins[0].offset), l = loadF(ins[1], ins[1].offset), d = loadF(ins[2], ins[2].offset);
     if (d == 0) fail("range_length", "delta is 0");
     const double c = std::ceil((l - s) / d);
     if (std::isnan(c)) fail("range_length", "the element count is NaN");
     if (c > 9.0e18) fail("range_length", "the element count does not fit in int64");
     n = c > 0 ? static_cast<int64_t>(c) : 0;
   } else {
-    const __int128 s = loadI(ins[0], ins[0].offset), l = loadI(ins[1], ins[1].offset),
-                   d = loadI(ins[2], ins[2].offset);
+    const __int128 s = loadI(ins[0], ins[0].offset), l = loadI(ins[1], ins[1].offset), d = loadI(ins[2], ins[2].offset);
     if (d == 0) fail("range_length", "delta is 0");
     const __int128 span = l - s;
     // Ceiling division rounding toward +infinity for either sign.
@@ -173,8 +174,10 @@ void kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
   if (fl ? args.fattrs.empty() : args.attrs.empty())
     fail("fill", std::string("missing value (") + (fl ? "fimm[0]" : "imm[1]") + ")");
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
-    if (fl) storeF(out, at(out, idx), args.fattrs[0]);
-    else storeI(out, at(out, idx), args.attrs[0]);
+    if (fl)
+      storeF(out, at(out, idx), args.fattrs[0]);
+    else
+      storeI(out, at(out, idx), args.attrs[0]);
   });
 }
 
@@ -190,9 +193,11 @@ void kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
   if (args.scalars.size() != 1) fail("trilu", "expects one scalar operand (k)");
   const int64_t k = args.scalars[0];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
-    const int64_t diag = idx[r - 1] - idx[r - 2];  // column - row
-    if (upper ? diag >= k : diag <= k) copyElement(out, at(out, idx), in, at(in, idx));
-    else storeZero(out, at(out, idx));
+    const int64_t diag = idx[r - 1] - idx[r - 2]; // column - row
+    if (upper ? diag >= k : diag <= k)
+      copyElement(out, at(out, idx), in, at(in, idx));
+    else
+      storeZero(out, at(out, idx));
   });
 }
 
@@ -206,11 +211,12 @@ void kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, cons
   const size_t r = data.sizes.size();
   const size_t axis = axisAttr("gather_elements", args, 0, r, true);
   bool ok = indices.sizes.size() == r;
-  for (size_t d = 0; ok && d < r; ++d) ok = d == axis || indices.sizes[d] <= data.sizes[d];
+  for (size_t d = 0; ok && d < r; ++d)
+    ok = d == axis || indices.sizes[d] <= data.sizes[d];
   if (!ok)
     fail("gather_elements", "indices shape " + formatDims(indices.sizes) + " does not fit data " +
-                                formatDims(data.sizes) + " (same rank, no larger off axis " +
-                                std::to_string(axis) + ")");
+                                formatDims(data.sizes) + " (same rank, no larger off axis " + std::to_string(axis) +
+                                ")");
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     std::vector<int64_t> di = idx;
     di[axis] = checkIndex(loadI(indices, at(indices, idx)), data.sizes[axis], axis);
@@ -231,12 +237,12 @@ void kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kern
   const size_t b = static_cast<size_t>(args.attrs[0]);
   const int64_t m = indices.sizes[q - 1];
   if (m < 1 || static_cast<size_t>(m) > r - b)
-    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " +
-                          std::to_string(r - b) + "] (data rank - batch_dims)");
+    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r - b) +
+                          "] (data rank - batch_dims)");
   for (size_t d = 0; d < b; ++d)
     if (data.sizes[d] != indices.sizes[d])
-      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " +
-                            formatDims(data.sizes) + ", indices " + formatDims(indices.sizes));
+      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " + formatDims(data.sizes) + ", indices " +
+                            formatDims(indices.sizes));
   std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
   expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(b) + m, data.sizes.end());
   checkShape("gather_nd", out, expect);
@@ -254,8 +260,7 @@ void kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kern
   });
 }
 
-
-}  // namespace
+} // namespace
 
 void addDataKernels(KernelTable &table) {
   table["expand"] = kExpand;
@@ -271,4 +276,4 @@ void addDataKernels(KernelTable &table) {
   table["gather_nd"] = kGatherND;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

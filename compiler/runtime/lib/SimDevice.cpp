@@ -14,16 +14,19 @@ namespace {
 
 const char *spaceName(MemSpace s) {
   switch (s) {
-  case MemSpace::Device: return "device";
-  case MemSpace::Host: return "host";
-  case MemSpace::HostMapped: return "host-mapped";
+  case MemSpace::Device:
+    return "device";
+  case MemSpace::Host:
+    return "host";
+  case MemSpace::HostMapped:
+    return "host-mapped";
   }
   return "unknown";
 }
 
 std::string bufferName(BufferHandle b) { return "buffer #" + std::to_string(b); }
 
-}  // namespace
+} // namespace
 
 SimDevice::Allocation &SimDevice::live(BufferHandle buffer, const char *what) {
   return const_cast<Allocation &>(static_cast<const SimDevice *>(this)->live(buffer, what));
@@ -31,29 +34,28 @@ SimDevice::Allocation &SimDevice::live(BufferHandle buffer, const char *what) {
 
 const SimDevice::Allocation &SimDevice::live(BufferHandle buffer, const char *what) const {
   auto it = allocations_.find(buffer);
-  if (it == allocations_.end())
-    throw RuntimeError(std::string(what) + ": unknown " + bufferName(buffer));
+  if (it == allocations_.end()) throw RuntimeError(std::string(what) + ": unknown " + bufferName(buffer));
   if (it->second.freed)
-    throw RuntimeError(std::string("use after free: ") + what + " touches " + bufferName(buffer) +
-                       " (" + spaceName(it->second.space) + ", " + std::to_string(it->second.size) +
+    throw RuntimeError(std::string("use after free: ") + what + " touches " + bufferName(buffer) + " (" +
+                       spaceName(it->second.space) + ", " + std::to_string(it->second.size) +
                        " bytes), which was freed");
   return it->second;
 }
 
-void SimDevice::checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset,
-                           uint64_t bytes, const char *what) const {
+void SimDevice::checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
+                           const char *what) const {
   if (offset > a.size || bytes > a.size - offset)
-    throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) +
-                       ", " + std::to_string(offset + bytes) + ") of " + bufferName(buffer) +
-                       " which holds " + std::to_string(a.size) + " bytes");
+    throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) + ", " +
+                       std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " which holds " +
+                       std::to_string(a.size) + " bytes");
 }
 
-void SimDevice::checkReadable(const Allocation &a, BufferHandle buffer, uint64_t offset,
-                              uint64_t bytes, const char *what) const {
+void SimDevice::checkReadable(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
+                              const char *what) const {
   for (uint64_t i = offset; i < offset + bytes; ++i) {
     if (a.state[i] == kWritten) continue;
-    throw RuntimeError(std::string(a.state[i] == kDead ? "use after free: " : "read of never-written memory: ") +
-                       what + " reads byte " + std::to_string(i) + " of " + bufferName(buffer) +
+    throw RuntimeError(std::string(a.state[i] == kDead ? "use after free: " : "read of never-written memory: ") + what +
+                       " reads byte " + std::to_string(i) + " of " + bufferName(buffer) +
                        (a.state[i] == kDead ? ", which lies in a deallocated region" : ", which was never written"));
   }
 }
@@ -61,18 +63,26 @@ void SimDevice::checkReadable(const Allocation &a, BufferHandle buffer, uint64_t
 void SimDevice::markWritten(Allocation &a, uint64_t offset, uint64_t bytes) {
   for (uint64_t i = offset; i < offset + bytes; ++i) {
     if (a.state[i] == kDead)
-      throw RuntimeError("use after free: write to byte " + std::to_string(i) +
-                         " of a deallocated region");
+      throw RuntimeError("use after free: write to byte " + std::to_string(i) + " of a deallocated region");
   }
   std::fill(a.state.begin() + static_cast<long>(offset), a.state.begin() + static_cast<long>(offset + bytes), kWritten);
 }
 
 void SimDevice::countTransfer(MemSpace dst, MemSpace src, uint64_t bytes) {
   const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
-  if (s && d) { ++counters_.d2dTransfers; counters_.d2dBytes += bytes; }
-  else if (d) { ++counters_.h2dTransfers; counters_.h2dBytes += bytes; }
-  else if (s) { ++counters_.d2hTransfers; counters_.d2hBytes += bytes; }
-  else { ++counters_.h2hTransfers; counters_.h2hBytes += bytes; }
+  if (s && d) {
+    ++counters_.d2dTransfers;
+    counters_.d2dBytes += bytes;
+  } else if (d) {
+    ++counters_.h2dTransfers;
+    counters_.h2dBytes += bytes;
+  } else if (s) {
+    ++counters_.d2hTransfers;
+    counters_.d2hBytes += bytes;
+  } else {
+    ++counters_.h2hTransfers;
+    counters_.h2hBytes += bytes;
+  }
 }
 
 void SimDevice::checkDeviceVisible(BufferHandle buffer, const char *what) const {
@@ -115,7 +125,7 @@ BufferHandle SimDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
   Allocation &a = allocations_[h];
   a.space = space;
   a.size = bytes;
-  a.data.assign(bytes, 0xA5);  // a recognisable pattern; reads are refused anyway
+  a.data.assign(bytes, 0xA5); // a recognisable pattern; reads are refused anyway
   a.state.assign(bytes, kUnwritten);
   kernel::countAllocation(counters_, liveDeviceBytes_, space, bytes, purpose);
   return h;
@@ -141,7 +151,8 @@ void SimDevice::poison(BufferHandle buffer, uint64_t offset, uint64_t bytes) {
 void SimDevice::discard(BufferHandle buffer, uint64_t offset, uint64_t bytes) {
   Allocation &a = live(buffer, "discard");
   checkRange(a, buffer, offset, bytes, "discard");
-  std::fill(a.state.begin() + static_cast<long>(offset), a.state.begin() + static_cast<long>(offset + bytes), kUnwritten);
+  std::fill(a.state.begin() + static_cast<long>(offset), a.state.begin() + static_cast<long>(offset + bytes),
+            kUnwritten);
 }
 
 uint64_t SimDevice::bufferBytes(BufferHandle buffer) const { return live(buffer, "bufferBytes").size; }
@@ -165,8 +176,7 @@ void SimDevice::download(void *dst, BufferHandle src, uint64_t srcOffset, uint64
   counters_.modelledDeviceNs += timeModel_.hostTransferNs(a.space, bytes);
 }
 
-void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-                       uint64_t bytes) {
+void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
   const Allocation &s = live(src, "memcpy source");
   Allocation &d = live(dst, "memcpy destination");
   checkRange(s, src, srcOffset, bytes, "memcpy source");
@@ -180,12 +190,11 @@ void SimDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, u
   counters_.modelledDeviceNs += timeModel_.copyNs(d.space, s.space, bytes);
 }
 
-void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
-                       uint64_t srcOffset, uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) {
+void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src, uint64_t srcOffset,
+                       uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) {
   if ((rows > 1 && (dstPitch < rowBytes || srcPitch < rowBytes)))
-    throw RuntimeError("copy2d: pitches " + std::to_string(srcPitch) + " -> " +
-                       std::to_string(dstPitch) + " are smaller than the " +
-                       std::to_string(rowBytes) + "-byte rows");
+    throw RuntimeError("copy2d: pitches " + std::to_string(srcPitch) + " -> " + std::to_string(dstPitch) +
+                       " are smaller than the " + std::to_string(rowBytes) + "-byte rows");
   const Allocation &s = live(src, "copy2d source");
   Allocation &d = live(dst, "copy2d destination");
   if (rows > 0) {
@@ -196,8 +205,7 @@ void SimDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, 
     checkReadable(s, src, srcOffset + r * srcPitch, rowBytes, "copy2d source");
     markWritten(d, dstOffset + r * dstPitch, rowBytes);
     if (rowBytes)
-      std::memmove(d.data.data() + dstOffset + r * dstPitch, s.data.data() + srcOffset + r * srcPitch,
-                   rowBytes);
+      std::memmove(d.data.data() + dstOffset + r * dstPitch, s.data.data() + srcOffset + r * srcPitch, rowBytes);
   }
   if (rows > 0) markDeviceWrite(dst, d, dstOffset, dstOffset + (rows - 1) * dstPitch + rowBytes);
   ++counters_.copy2dCopies;
@@ -228,21 +236,21 @@ sim::Operand makeOperand(SimDevice::Allocation &a, const BufferView &v, const st
   auto [lo, hi] = v.elementRange();
   const int64_t capacity = static_cast<int64_t>(a.size / o.elementSize);
   if (lo <= hi && (lo < 0 || hi >= capacity))
-    throw RuntimeError("out of bounds: " + o.label + " with offset " + std::to_string(v.offset) +
-                       ", sizes " + formatDims(v.sizes) + ", strides " + formatDims(v.strides) +
-                       " touches elements [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                       "] of an allocation holding " + std::to_string(capacity) + " " +
-                       dtypeName(v.dtype) + " elements");
+    throw RuntimeError("out of bounds: " + o.label + " with offset " + std::to_string(v.offset) + ", sizes " +
+                       formatDims(v.sizes) + ", strides " + formatDims(v.strides) + " touches elements [" +
+                       std::to_string(lo) + ", " + std::to_string(hi) + "] of an allocation holding " +
+                       std::to_string(capacity) + " " + dtypeName(v.dtype) + " elements");
   return o;
 }
 
 uint64_t viewBytes(const BufferView &v) {
   int64_t n = 1;
-  for (int64_t s : v.sizes) n *= s;
+  for (int64_t s : v.sizes)
+    n *= s;
   return static_cast<uint64_t>(n) * dtypeSize(v.dtype);
 }
 
-}  // namespace
+} // namespace
 
 void SimDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   checkDeviceVisible(src.buffer, "strided copy source");
@@ -274,10 +282,12 @@ void SimDevice::launch(const std::string &kernel, const std::vector<BufferView> 
   }
   ++counters_.kernelLaunches;
   sim::runKernel(kernel, inOps, outOps, args, precision_);
-  for (const BufferView &o : outs) markDeviceWrite(o);
+  for (const BufferView &o : outs)
+    markDeviceWrite(o);
   std::vector<bool> mapped;
   for (const auto *views : {&ins, &outs})
-    for (const BufferView &v : *views) mapped.push_back(live(v.buffer, "kernel").space == MemSpace::HostMapped);
+    for (const BufferView &v : *views)
+      mapped.push_back(live(v.buffer, "kernel").space == MemSpace::HostMapped);
   counters_.modelledDeviceNs += timeModel_.launchNs(kernel, ins, outs, args, mapped);
 }
 
@@ -302,8 +312,8 @@ void SimDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t 
   for (const auto &[b, e] : a.pending)
     if (offset < e && b < offset + bytes)
       throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" +
-                         spaceName(a.space) + "), which device work wrote after the last "
+                         std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
+                         "), which device work wrote after the last "
                          "synchronization; synchronize (or read back) first");
   if (bytes) std::memcpy(dst, a.data.data() + offset, bytes);
   ++counters_.hostLoads;
@@ -328,8 +338,9 @@ void SimDevice::resetCounters() {
 
 size_t SimDevice::liveAllocations() const {
   size_t n = 0;
-  for (const auto &[h, a] : allocations_) n += a.freed ? 0 : 1;
+  for (const auto &[h, a] : allocations_)
+    n += a.freed ? 0 : 1;
   return n;
 }
 
-}  // namespace dq::rt
+} // namespace dq::rt

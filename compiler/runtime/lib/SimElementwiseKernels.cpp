@@ -11,16 +11,16 @@ using FloatFn = double (*)(double, double);
 using IntFn = int64_t (*)(int64_t, int64_t);
 struct Binary {
   const char *name;
-  FloatFn f;         ///< used when either input is a float
-  IntFn i;           ///< used when both inputs are integers or bool
-  bool boolResult;   ///< output is bool (comparisons) instead of the input dtype
-  TypeSet types;     ///< dtypes admitted for in 0 (and in 1 unless `exponent` is set)
-  TypeSet exponent;  ///< non-zero: in 1 may have its own dtype from this set (Pow's T1)
+  FloatFn f;        ///< used when either input is a float
+  IntFn i;          ///< used when both inputs are integers or bool
+  bool boolResult;  ///< output is bool (comparisons) instead of the input dtype
+  TypeSet types;    ///< dtypes admitted for in 0 (and in 1 unless `exponent` is set)
+  TypeSet exponent; ///< non-zero: in 1 may have its own dtype from this set (Pow's T1)
 };
 
 int64_t truncDiv(int64_t a, int64_t b) {
   if (b == 0) throw RuntimeError("integer division by zero");
-  if (a == std::numeric_limits<int64_t>::min() && b == -1) return a;  // wraps
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) return a; // wraps
   return a / b;
 }
 
@@ -45,7 +45,7 @@ int64_t intPow(int64_t a, int64_t e) {
 // ONNX Mod with fmod = 0 (integers only): the remainder takes the divisor's sign (Python %).
 int64_t floorMod(int64_t a, int64_t b) {
   if (b == 0) throw RuntimeError("integer modulo by zero");
-  if (b == -1) return 0;  // INT64_MIN % -1 overflows
+  if (b == -1) return 0; // INT64_MIN % -1 overflows
   int64_t r = a % b;
   return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
 }
@@ -63,16 +63,21 @@ const Binary kBinary[] = {
     {"sub", [](double a, double b) { return a - b; }, wrapSub, false, kAllTypes, 0},
     {"mul", [](double a, double b) { return a * b; }, wrapMul, false, kAllTypes, 0},
     {"div", [](double a, double b) { return a / b; }, truncDiv, false, kAllTypes, 0},
-    {"equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a == b; }, true, kAllTypes, 0},
+    {"equal", [](double a, double b) { return a == b ? 1.0 : 0.0; },
+     [](int64_t a, int64_t b) -> int64_t { return a == b; }, true, kAllTypes, 0},
     {"pow", [](double a, double b) { return std::pow(a, b); }, intPow, false, kWideTypes, kNumericTypes},
     {"max", fmaxNan, [](int64_t a, int64_t b) { return std::max(a, b); }, false, kNumericTypes, 0},
     {"min", fminNan, [](int64_t a, int64_t b) { return std::min(a, b); }, false, kNumericTypes, 0},
     {"and", nullptr, [](int64_t a, int64_t b) -> int64_t { return a != 0 && b != 0; }, false, kBoolTypes, 0},
     {"or", nullptr, [](int64_t a, int64_t b) -> int64_t { return a != 0 || b != 0; }, false, kBoolTypes, 0},
-    {"less", [](double a, double b) { return a < b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a < b; }, true, kNumericTypes, 0},
-    {"less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a <= b; }, true, kNumericTypes, 0},
-    {"greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a > b; }, true, kNumericTypes, 0},
-    {"greater_equal", [](double a, double b) { return a >= b ? 1.0 : 0.0; }, [](int64_t a, int64_t b) -> int64_t { return a >= b; }, true, kNumericTypes, 0},
+    {"less", [](double a, double b) { return a < b ? 1.0 : 0.0; },
+     [](int64_t a, int64_t b) -> int64_t { return a < b; }, true, kNumericTypes, 0},
+    {"less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; },
+     [](int64_t a, int64_t b) -> int64_t { return a <= b; }, true, kNumericTypes, 0},
+    {"greater", [](double a, double b) { return a > b ? 1.0 : 0.0; },
+     [](int64_t a, int64_t b) -> int64_t { return a > b; }, true, kNumericTypes, 0},
+    {"greater_equal", [](double a, double b) { return a >= b ? 1.0 : 0.0; },
+     [](int64_t a, int64_t b) -> int64_t { return a >= b; }, true, kNumericTypes, 0},
     {"xor", nullptr, [](int64_t a, int64_t b) -> int64_t { return (a != 0) != (b != 0); }, false, kBoolTypes, 0},
     {"mod", nullptr, floorMod, false, kIntegerTypes, 0},
     {"fmod", [](double a, double b) { return std::fmod(a, b); }, truncMod, false, kNumericTypes, 0},
@@ -82,18 +87,24 @@ void runBinary(const Binary &op, std::vector<Operand> &ins, std::vector<Operand>
   checkArity(op.name, ins, outs, 2);
   Operand &out = outs[0];
   checkAdmits(op.name, ins[0], op.types);
-  if (op.exponent) checkAdmits(op.name, ins[1], op.exponent);
-  else checkSameDType(op.name, ins[0], ins[1]);
-  if (op.boolResult) checkDType(op.name, out, DType::Bool);
-  else checkSameDType(op.name, ins[0], out);
+  if (op.exponent)
+    checkAdmits(op.name, ins[1], op.exponent);
+  else
+    checkSameDType(op.name, ins[0], ins[1]);
+  if (op.boolResult)
+    checkDType(op.name, out, DType::Bool);
+  else
+    checkSameDType(op.name, ins[0], out);
   checkBroadcast(op.name, ins[0], out);
   checkBroadcast(op.name, ins[1], out);
   const bool fl = isFloat(ins[0].dtype) || isFloat(ins[1].dtype);
   try {
     forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
       int64_t ea = at(ins[0], idx), eb = at(ins[1], idx), eo = at(out, idx);
-      if (fl) storeD(out, eo, op.f(loadD(ins[0], ea), loadD(ins[1], eb)));
-      else storeI(out, eo, op.i(loadI(ins[0], ea), loadI(ins[1], eb)));
+      if (fl)
+        storeD(out, eo, op.f(loadD(ins[0], ea), loadD(ins[1], eb)));
+      else
+        storeI(out, eo, op.i(loadI(ins[0], ea), loadI(ins[1], eb)));
     });
   } catch (const RuntimeError &e) {
     fail(op.name, e.what());
@@ -104,10 +115,10 @@ using FloatFn1 = double (*)(double);
 using IntFn1 = int64_t (*)(int64_t);
 struct Unary {
   const char *name;
-  FloatFn1 f;       ///< float inputs; also integer inputs when `i` is null (result truncated)
-  IntFn1 i;         ///< integer and bool inputs
-  bool boolResult;  ///< output is bool instead of the input dtype
-  TypeSet types;    ///< dtypes admitted for the input
+  FloatFn1 f;      ///< float inputs; also integer inputs when `i` is null (result truncated)
+  IntFn1 i;        ///< integer and bool inputs
+  bool boolResult; ///< output is bool instead of the input dtype
+  TypeSet types;   ///< dtypes admitted for the input
 };
 
 const Unary kUnary[] = {
@@ -123,14 +134,19 @@ const Unary kUnary[] = {
     {"not", nullptr, [](int64_t x) -> int64_t { return x == 0; }, false, kBoolTypes},
     {"isnan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }, nullptr, true, kFloatTypes},
     // NaN stays NaN in relu and sign (every comparison with it is false).
-    {"relu", [](double x) { return x < 0 ? 0.0 : x; }, [](int64_t x) -> int64_t { return x < 0 ? 0 : x; }, false, kSignedTypes},
-    {"abs", [](double x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; }, false, kNumericTypes},
+    {"relu", [](double x) { return x < 0 ? 0.0 : x; }, [](int64_t x) -> int64_t { return x < 0 ? 0 : x; }, false,
+     kSignedTypes},
+    {"abs", [](double x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; }, false,
+     kNumericTypes},
     {"log", [](double x) { return std::log(x); }, nullptr, false, kFloatTypes},
     {"floor", [](double x) { return std::floor(x); }, nullptr, false, kFloatTypes},
     {"ceil", [](double x) { return std::ceil(x); }, nullptr, false, kFloatTypes},
     // Halves round to even (the default rounding mode), as ONNX Round specifies.
     {"round", [](double x) { return std::nearbyint(x); }, nullptr, false, kFloatTypes},
-    {"sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }, [](int64_t x) -> int64_t { return (x > 0) - (x < 0); }, false, kNumericTypes},
+    {"sign", [](double x) { return x > 0   ? 1.0
+                                   : x < 0 ? -1.0
+                                           : x; },
+     [](int64_t x) -> int64_t { return (x > 0) - (x < 0); }, false, kNumericTypes},
 };
 
 void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -138,15 +154,19 @@ void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &
   const Operand &in = ins[0];
   Operand &out = outs[0];
   checkAdmits(op.name, in, op.types);
-  if (op.boolResult) checkDType(op.name, out, DType::Bool);
-  else checkSameDType(op.name, in, out);
+  if (op.boolResult)
+    checkDType(op.name, out, DType::Bool);
+  else
+    checkSameDType(op.name, in, out);
   checkBroadcast(op.name, in, out);
   const bool viaFloat = isFloat(in.dtype) || !op.i;
   try {
     forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
       int64_t ei = at(in, idx), eo = at(out, idx);
-      if (viaFloat) storeD(out, eo, op.f(loadD(in, ei)));
-      else storeI(out, eo, op.i(loadI(in, ei)));
+      if (viaFloat)
+        storeD(out, eo, op.f(loadD(in, ei)));
+      else
+        storeI(out, eo, op.i(loadI(in, ei)));
     });
   } catch (const RuntimeError &e) {
     fail(op.name, e.what());
@@ -159,7 +179,8 @@ void kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
   checkDType("where", ins[0], DType::Bool);
   checkSameDType("where", ins[1], out);
   checkSameDType("where", ins[2], out);
-  for (const Operand &in : ins) checkBroadcast("where", in, out);
+  for (const Operand &in : ins)
+    checkBroadcast("where", in, out);
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     bool c = loadI(ins[0], at(ins[0], idx)) != 0;
     const Operand &src = c ? ins[1] : ins[2];
@@ -179,18 +200,23 @@ void kCast(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
       copyElement(out, eo, in, ei);
     } else if (fromFloat) {
       double v = loadF(in, ei);
-      if (toFloat) storeF(out, eo, v);
-      else if (out.dtype == DType::Bool) storeI(out, eo, v != 0.0);
-      else storeI(out, eo, floatToInteger(v, out.dtype));
+      if (toFloat)
+        storeF(out, eo, v);
+      else if (out.dtype == DType::Bool)
+        storeI(out, eo, v != 0.0);
+      else
+        storeI(out, eo, floatToInteger(v, out.dtype));
     } else {
       int64_t v = loadI(in, ei);
-      if (out.dtype == DType::F32) rawStore<float>(out, eo, static_cast<float>(v));
-      else if (toFloat) storeF(out, eo, static_cast<double>(v));
-      else storeI(out, eo, v);
+      if (out.dtype == DType::F32)
+        rawStore<float>(out, eo, static_cast<float>(v));
+      else if (toFloat)
+        storeF(out, eo, static_cast<double>(v));
+      else
+        storeI(out, eo, v);
     }
   });
 }
-
 
 // LeakyRelu: out = x < 0 ? alpha * x : x with alpha = fimm[0], in double, rounded once.
 void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
@@ -208,7 +234,7 @@ void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
   });
 }
 
-}  // namespace
+} // namespace
 
 double (*floatBinaryFn(const std::string &name))(double, double) {
   for (const Binary &b : kBinary)
@@ -224,12 +250,16 @@ double (*floatUnaryFn(const std::string &name))(double) {
 
 void addElementwiseKernels(KernelTable &table) {
   for (const Binary &b : kBinary)
-    table[b.name] = [&b](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) { runBinary(b, ins, outs); };
+    table[b.name] = [&b](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+      runBinary(b, ins, outs);
+    };
   for (const Unary &u : kUnary)
-    table[u.name] = [&u](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) { runUnary(u, ins, outs); };
+    table[u.name] = [&u](std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
+      runUnary(u, ins, outs);
+    };
   table["where"] = kWhere;
   table["cast"] = kCast;
   table["leaky_relu"] = kLeakyRelu;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

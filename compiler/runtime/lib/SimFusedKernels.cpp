@@ -13,10 +13,14 @@ const char *const kName = "fused_elementwise";
 /// `v` rounded to `t` and read back as a double: what a store of `v` then a load give.
 double roundTo(DType t, double v) {
   switch (t) {
-  case DType::F32: return static_cast<float>(v);
-  case DType::F16: return halfToFloat(doubleToHalf(v));
-  case DType::BF16: return bf16ToFloat(doubleToBF16(v));
-  default: return v;
+  case DType::F32:
+    return static_cast<float>(v);
+  case DType::F16:
+    return halfToFloat(doubleToHalf(v));
+  case DType::BF16:
+    return bf16ToFloat(doubleToBF16(v));
+  default:
+    return v;
   }
 }
 
@@ -43,8 +47,10 @@ void kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, co
     const int64_t code = args.attrs[kFusedStepImms * j];
     const std::string op = fusedOpName(code);
     Step &s = steps[j];
-    if (fusedOpArity(code) == 2) s.binary = floatBinaryFn(op);
-    else s.unary = floatUnaryFn(op);
+    if (fusedOpArity(code) == 2)
+      s.binary = floatBinaryFn(op);
+    else
+      s.unary = floatUnaryFn(op);
     if (!s.binary && !s.unary) fail(kName, "unsupported: step " + std::to_string(j) + " op '" + op + "' on sim");
     s.a = args.attrs[kFusedStepImms * j + 1];
     s.b = args.attrs[kFusedStepImms * j + 2];
@@ -52,7 +58,8 @@ void kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, co
   const size_t n = ins.size();
   std::vector<double> vals(n + steps.size());
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
-    for (size_t i = 0; i < n; ++i) vals[i] = loadF(ins[i], at(ins[i], idx));
+    for (size_t i = 0; i < n; ++i)
+      vals[i] = loadF(ins[i], at(ins[i], idx));
     for (size_t j = 0; j < steps.size(); ++j) {
       const Step &s = steps[j];
       const double v = s.binary ? s.binary(vals[s.a], vals[s.b]) : s.unary(vals[s.a]);
@@ -62,8 +69,8 @@ void kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, co
   });
 }
 
-}  // namespace
+} // namespace
 
 void addFusedKernels(KernelTable &table) { table[kName] = kFusedElementwise; }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

@@ -6,8 +6,8 @@ namespace {
 
 // arg_max / arg_min along imm[1]; imm[2] = select_last_index. A NaN counts as the extreme (the
 // first NaN wins, or the last one with select_last_index), as numpy's argmax / argmin.
-void argExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins,
-                std::vector<Operand> &outs, const KernelArgs &args) {
+void argExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins, std::vector<Operand> &outs,
+                const KernelArgs &args) {
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];
@@ -46,8 +46,12 @@ void argExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins,
   });
 }
 
-void kArgMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { argExtreme("arg_max", true, i, o, a); }
-void kArgMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { argExtreme("arg_min", false, i, o, a); }
+void kArgMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  argExtreme("arg_max", true, i, o, a);
+}
+void kArgMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  argExtreme("arg_min", false, i, o, a);
+}
 
 // one_hot: ins indices (numeric; floats truncated toward zero), values [off, on]; imm[1] = the
 // depth axis of out (non-negative). out[.., j, ..] = on where j == index (a negative index counts
@@ -82,7 +86,7 @@ void kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   });
 }
 
-}  // namespace
+} // namespace
 
 void addIndexKernels(KernelTable &table) {
   table["arg_max"] = kArgMax;
@@ -90,4 +94,4 @@ void addIndexKernels(KernelTable &table) {
   table["one_hot"] = kOneHot;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

@@ -45,8 +45,7 @@ void addIndexKernels(KernelTable &table);
 /// True when an accumulating kernel on dtype `t` rounds every step to fp32: the ElementType
 /// precision mode (SimDevice.h) and an f32, f16 or bf16 operand.
 inline bool fp32Steps(DType t) {
-  return currentPrecision() == SimPrecision::ElementType &&
-         (t == DType::F32 || t == DType::F16 || t == DType::BF16);
+  return currentPrecision() == SimPrecision::ElementType && (t == DType::F32 || t == DType::F16 || t == DType::BF16);
 }
 
 /// One arithmetic step of an accumulating kernel: rounded to fp32 when `f32`, else left in double.
@@ -56,6 +55,7 @@ inline double step(bool f32, double v) { return f32 ? static_cast<double>(static
 
 // The kernel contract shared with the hip device: dtype sets, checks and their messages.
 inline const std::string &operandLabel(const Operand &o) { return o.label; }
+using kernel::axisAttr;
 using kernel::bit;
 using kernel::checkAdmits;
 using kernel::checkArity;
@@ -65,7 +65,6 @@ using kernel::checkSameDType;
 using kernel::checkShape;
 using kernel::fail;
 using kernel::flagAttr;
-using kernel::axisAttr;
 using kernel::isFloat;
 using kernel::kAllTypes;
 using kernel::kBoolTypes;
@@ -82,11 +81,9 @@ inline void checkReadable(const Operand &o, int64_t e) {
   const uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);
   for (size_t k = 0; k < o.elementSize; ++k) {
     if (st[k] == SimDevice::kWritten) continue;
-    throw RuntimeError(std::string(st[k] == SimDevice::kDead ? "use after free: "
-                                                             : "read of never-written memory: ") +
+    throw RuntimeError(std::string(st[k] == SimDevice::kDead ? "use after free: " : "read of never-written memory: ") +
                        o.label + " element " + std::to_string(e) +
-                       (st[k] == SimDevice::kDead ? " lies in a deallocated region"
-                                                  : " was never written"));
+                       (st[k] == SimDevice::kDead ? " lies in a deallocated region" : " was never written"));
   }
 }
 
@@ -108,50 +105,79 @@ template <typename T> T rawLoad(const Operand &o, int64_t e) {
   return v;
 }
 
-template <typename T> void rawStore(Operand &o, int64_t e, T v) {
-  std::memcpy(writable(o, e), &v, sizeof(T));
-}
+template <typename T> void rawStore(Operand &o, int64_t e, T v) { std::memcpy(writable(o, e), &v, sizeof(T)); }
 
 inline double loadF(const Operand &o, int64_t e) {
   switch (o.dtype) {
-  case DType::F32: return rawLoad<float>(o, e);
-  case DType::F64: return rawLoad<double>(o, e);
-  case DType::F16: return halfToFloat(rawLoad<uint16_t>(o, e));
-  case DType::BF16: return bf16ToFloat(rawLoad<uint16_t>(o, e));
-  default: return static_cast<double>(0);
+  case DType::F32:
+    return rawLoad<float>(o, e);
+  case DType::F64:
+    return rawLoad<double>(o, e);
+  case DType::F16:
+    return halfToFloat(rawLoad<uint16_t>(o, e));
+  case DType::BF16:
+    return bf16ToFloat(rawLoad<uint16_t>(o, e));
+  default:
+    return static_cast<double>(0);
   }
 }
 
 inline int64_t loadI(const Operand &o, int64_t e) {
   switch (o.dtype) {
-  case DType::I8: return rawLoad<int8_t>(o, e);
-  case DType::U8: return rawLoad<uint8_t>(o, e);
-  case DType::I32: return rawLoad<int32_t>(o, e);
-  case DType::I64: return rawLoad<int64_t>(o, e);
-  case DType::Bool: return rawLoad<uint8_t>(o, e) != 0;
-  default: return 0;
+  case DType::I8:
+    return rawLoad<int8_t>(o, e);
+  case DType::U8:
+    return rawLoad<uint8_t>(o, e);
+  case DType::I32:
+    return rawLoad<int32_t>(o, e);
+  case DType::I64:
+    return rawLoad<int64_t>(o, e);
+  case DType::Bool:
+    return rawLoad<uint8_t>(o, e) != 0;
+  default:
+    return 0;
   }
 }
 
 inline void storeF(Operand &o, int64_t e, double v) {
   switch (o.dtype) {
-  case DType::F32: rawStore<float>(o, e, static_cast<float>(v)); break;
-  case DType::F64: rawStore<double>(o, e, v); break;
-  case DType::F16: rawStore<uint16_t>(o, e, doubleToHalf(v)); break;
-  case DType::BF16: rawStore<uint16_t>(o, e, doubleToBF16(v)); break;
-  default: break;
+  case DType::F32:
+    rawStore<float>(o, e, static_cast<float>(v));
+    break;
+  case DType::F64:
+    rawStore<double>(o, e, v);
+    break;
+  case DType::F16:
+    rawStore<uint16_t>(o, e, doubleToHalf(v));
+    break;
+  case DType::BF16:
+    rawStore<uint16_t>(o, e, doubleToBF16(v));
+    break;
+  default:
+    break;
   }
 }
 
 // Two's-complement wrap to the output width (numpy/ONNX integer semantics).
 inline void storeI(Operand &o, int64_t e, int64_t v) {
   switch (o.dtype) {
-  case DType::I8: rawStore<int8_t>(o, e, static_cast<int8_t>(v)); break;
-  case DType::U8: rawStore<uint8_t>(o, e, static_cast<uint8_t>(v)); break;
-  case DType::I32: rawStore<int32_t>(o, e, static_cast<int32_t>(v)); break;
-  case DType::I64: rawStore<int64_t>(o, e, v); break;
-  case DType::Bool: rawStore<uint8_t>(o, e, v != 0 ? 1 : 0); break;
-  default: break;
+  case DType::I8:
+    rawStore<int8_t>(o, e, static_cast<int8_t>(v));
+    break;
+  case DType::U8:
+    rawStore<uint8_t>(o, e, static_cast<uint8_t>(v));
+    break;
+  case DType::I32:
+    rawStore<int32_t>(o, e, static_cast<int32_t>(v));
+    break;
+  case DType::I64:
+    rawStore<int64_t>(o, e, v);
+    break;
+  case DType::Bool:
+    rawStore<uint8_t>(o, e, v != 0 ? 1 : 0);
+    break;
+  default:
+    break;
   }
 }
 
@@ -162,10 +188,22 @@ inline int64_t floatToInteger(double v, DType to) {
   double t = std::trunc(v);
   double lo, hi;
   switch (to) {
-  case DType::I8: lo = -128; hi = 127; break;
-  case DType::U8: lo = 0; hi = 255; break;
-  case DType::I32: lo = -2147483648.0; hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  case DType::I8:
+    lo = -128;
+    hi = 127;
+    break;
+  case DType::U8:
+    lo = 0;
+    hi = 255;
+    break;
+  case DType::I32:
+    lo = -2147483648.0;
+    hi = 2147483647.0;
+    break;
+  default:
+    lo = -9223372036854775808.0;
+    hi = 9223372036854775807.0;
+    break;
   }
   if (t <= lo) return to == DType::I64 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(lo);
   if (t >= hi) return to == DType::I64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi);
@@ -174,13 +212,13 @@ inline int64_t floatToInteger(double v, DType to) {
 
 inline void copyElement(Operand &dst, int64_t de, const Operand &src, int64_t se) {
   checkReadable(src, se);
-  std::memmove(writable(dst, de), src.data + se * static_cast<int64_t>(src.elementSize),
-              src.elementSize);
+  std::memmove(writable(dst, de), src.data + se * static_cast<int64_t>(src.elementSize), src.elementSize);
 }
 
 inline int64_t numElements(const std::vector<int64_t> &shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape)
+    n *= s;
   return n;
 }
 
@@ -212,20 +250,31 @@ inline double loadD(const Operand &o, int64_t e) {
 }
 
 inline void storeZero(Operand &o, int64_t e) {
-  if (isFloat(o.dtype)) storeF(o, e, 0.0);
-  else storeI(o, e, 0);
+  if (isFloat(o.dtype))
+    storeF(o, e, 0.0);
+  else
+    storeI(o, e, 0);
 }
 
 // Stores a double into any dtype: floats round once, integers truncate toward zero (ONNX Cast).
 inline void storeD(Operand &o, int64_t e, double v) {
-  if (isFloat(o.dtype)) storeF(o, e, v);
-  else if (o.dtype == DType::Bool) storeI(o, e, v != 0.0);
-  else storeI(o, e, floatToInteger(v, o.dtype));
+  if (isFloat(o.dtype))
+    storeF(o, e, v);
+  else if (o.dtype == DType::Bool)
+    storeI(o, e, v != 0.0);
+  else
+    storeI(o, e, floatToInteger(v, o.dtype));
 }
 
-inline int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 // NaN-propagating max/min (numpy maximum/minimum, the ONNX reference semantics).
 inline double fmaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
@@ -246,9 +295,9 @@ template <typename F> void forEachLine(const std::vector<int64_t> &shape, size_t
 // Wraps a negative index and checks it against a dim of size n.
 inline int64_t checkIndex(int64_t k, int64_t n, size_t axis) {
   if (k < -n || k >= n)
-    throw RuntimeError("index " + std::to_string(k) + " out of range for axis " +
-                       std::to_string(axis) + " of size " + std::to_string(n));
+    throw RuntimeError("index " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of size " +
+                       std::to_string(n));
   return k < 0 ? k + n : k;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

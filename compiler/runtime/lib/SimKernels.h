@@ -20,20 +20,19 @@ struct Operand {
   int64_t offset = 0;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
-  std::string label;  ///< "in 1 (buffer #4)" for messages
+  std::string label; ///< "in 1 (buffer #4)" for messages
 };
 
 /// True when `name` has a sim implementation.
 bool hasKernel(const std::string &name);
-/// Runs kernel `name` in `precision` (kernels read it through currentPrecision()); throws RuntimeError ("kernel 'name': ...") on shape/dtype mismatches,
-/// dtypes the kernel does not admit ("unsupported: ..."), bad attributes, data errors (integer
-/// division by zero, index out of range, reduce_max of an empty extent) and unwritten or dead
-/// reads.
-void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs,
-               const KernelArgs &args, SimPrecision precision = SimPrecision::Exact);
+/// Runs kernel `name` in `precision` (kernels read it through currentPrecision()); throws RuntimeError ("kernel 'name':
+/// ...") on shape/dtype mismatches, dtypes the kernel does not admit ("unsupported: ..."), bad attributes, data errors
+/// (integer division by zero, index out of range, reduce_max of an empty extent) and unwritten or dead reads.
+void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
+               SimPrecision precision = SimPrecision::Exact);
 /// Precision of the kernel running on this thread (Exact outside runKernel).
 SimPrecision currentPrecision();
 /// Element-by-element copy between equal-sized views of one dtype (the strided copy kernel).
 void stridedCopy(Operand &dst, const Operand &src);
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

@@ -14,9 +14,8 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   checkSameDType("matmul", a, out);
   const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
   if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
-    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " +
-                       formatDims(a.sizes) + " x " + formatDims(b.sizes) + " -> " +
-                       formatDims(out.sizes));
+    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " + formatDims(a.sizes) + " x " +
+                       formatDims(b.sizes) + " -> " + formatDims(out.sizes));
   const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
   const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
   bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
@@ -24,8 +23,8 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
     for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
       ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
   if (!ok)
-    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " +
-                       formatDims(out.sizes) + " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " + formatDims(out.sizes) +
+                       " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
   // Offset of the [M, K] / [K, N] / [M, N] matrix of `x` for batch index bi (right-aligned).
   auto matrix = [](const Operand &x, const std::vector<int64_t> &bi) {
     int64_t off = x.offset;
@@ -35,8 +34,8 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
     return off;
   };
   const bool fl = isFloat(out.dtype), f32 = fp32Steps(out.dtype);
-  const int64_t am = a.strides[ra - 2], ak = a.strides[ra - 1], bk = b.strides[rb - 2],
-                bn = b.strides[rb - 1], om = out.strides[ro - 2], on = out.strides[ro - 1];
+  const int64_t am = a.strides[ra - 2], ak = a.strides[ra - 1], bk = b.strides[rb - 2], bn = b.strides[rb - 1],
+                om = out.strides[ro - 2], on = out.strides[ro - 1];
   forEachIndex(batch, [&](const std::vector<int64_t> &bi) {
     const int64_t ea = matrix(a, bi), eb = matrix(b, bi), eo = matrix(out, bi);
     for (int64_t m = 0; m < M; ++m)
@@ -46,11 +45,15 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
         for (int64_t k = 0; k < K; ++k) {
           const int64_t ia = ea + m * am + k * ak, ib = eb + k * bk + n * bn;
           // ElementType: a fused multiply-add into an fp32 accumulator (cuBLAS's fp32 compute).
-          if (fl) fs = step(f32, fs + loadF(a, ia) * loadF(b, ib));
-          else is = wrapAdd(is, wrapMul(loadI(a, ia), loadI(b, ib)));
+          if (fl)
+            fs = step(f32, fs + loadF(a, ia) * loadF(b, ib));
+          else
+            is = wrapAdd(is, wrapMul(loadI(a, ia), loadI(b, ib)));
         }
-        if (fl) storeF(out, eo + m * om + n * on, fs);
-        else storeI(out, eo + m * om + n * on, is);
+        if (fl)
+          storeF(out, eo + m * om + n * on, fs);
+        else
+          storeI(out, eo + m * om + n * on, is);
       }
   });
 }
@@ -76,23 +79,27 @@ void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vecto
       mx = fmaxNan(mx, v);
     }
     double sum = 0;
-    for (double v : e) sum = step(f32, sum + step(f32, std::exp(step(f32, v - mx))));
+    for (double v : e)
+      sum = step(f32, sum + step(f32, std::exp(step(f32, v - mx))));
     const double logSum = step(f32, std::log(sum));
     for (int64_t j = 0; j < n; ++j) {
       const double v = step(f32, e[static_cast<size_t>(j)] - mx);
-      storeF(out, alongAxis(out, idx, axis, j),
-             log ? v - logSum : step(f32, std::exp(v)) / sum);
+      storeF(out, alongAxis(out, idx, axis, j), log ? v - logSum : step(f32, std::exp(v)) / sum);
     }
   });
 }
 
-void kSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("softmax", false, i, o, a); }
-void kLogSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { softmax("log_softmax", true, i, o, a); }
+void kSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  softmax("softmax", false, i, o, a);
+}
+void kLogSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  softmax("log_softmax", true, i, o, a);
+}
 
 void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
-    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " +
-                           std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " + std::to_string(ins.size()) +
+                           " and " + std::to_string(outs.size()));
   const Operand &x = ins[0];
   Operand &out = outs[0];
   checkAdmits("layer_norm", x, kFloatTypes);
@@ -119,15 +126,15 @@ void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
     };
     size_t k = 0;
     double mean = 0, var = 0;
-    forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
-      mean = step(f32, mean + (v[k++] = loadF(x, at(x, full(ii)))));
-    });
+    forEachIndex(
+        inner, [&](const std::vector<int64_t> &ii) { mean = step(f32, mean + (v[k++] = loadF(x, at(x, full(ii))))); });
     mean = step(f32, mean / static_cast<double>(count));
     for (double a : v) {
       const double d = step(f32, a - mean);
       var = step(f32, var + step(f32, d * d));
     }
-    const double inv = step(f32, 1.0 / step(f32, std::sqrt(step(f32, step(f32, var / static_cast<double>(count)) + eps))));
+    const double inv =
+        step(f32, 1.0 / step(f32, std::sqrt(step(f32, step(f32, var / static_cast<double>(count)) + eps))));
     k = 0;
     forEachIndex(inner, [&](const std::vector<int64_t> &ii) {
       const std::vector<int64_t> &f = full(ii);
@@ -140,8 +147,8 @@ void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
 
 enum class Reduction { Sum, Mean, Max, Min, Prod, L2, SumSquare, LogSumExp };
 
-void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
-            std::vector<Operand> &outs, const KernelArgs &args) {
+void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins, std::vector<Operand> &outs,
+            const KernelArgs &args) {
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
   Operand &out = outs[0];
@@ -154,8 +161,8 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   if (!args.scalars.empty()) {
     // Axes known only at run time: one 0/1 flag per input axis.
     if (!args.attrs.empty() || args.scalars.size() != rank)
-      fail(kernel, "expects either axes in imm or one 0/1 flag scalar per input axis (" +
-                       std::to_string(rank) + "), not both");
+      fail(kernel,
+           "expects either axes in imm or one 0/1 flag scalar per input axis (" + std::to_string(rank) + "), not both");
     axes.clear();
     for (size_t d = 0; d < rank; ++d) {
       if (args.scalars[d] != 0 && args.scalars[d] != 1)
@@ -166,8 +173,7 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t a = axes[k];
     if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= axes[k - 1]))
-      fail(kernel, "axes " + formatDims(axes) + " must be strictly increasing in [0, " +
-                       std::to_string(rank) + ")");
+      fail(kernel, "axes " + formatDims(axes) + " must be strictly increasing in [0, " + std::to_string(rank) + ")");
     extent[static_cast<size_t>(a)] = in.sizes[static_cast<size_t>(a)];
     expect[static_cast<size_t>(a)] = 1;
   }
@@ -175,7 +181,7 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
   const int64_t count = numElements(extent);
   // L2 and LogSumExp go through double for every dtype (an integer result truncates toward zero).
   const bool viaDouble = isFloat(in.dtype) || kind == Reduction::L2 || kind == Reduction::LogSumExp;
-  const bool f32 = fp32Steps(in.dtype);  // integers accumulate exactly in either mode
+  const bool f32 = fp32Steps(in.dtype); // integers accumulate exactly in either mode
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &o) {
     if (count == 0) {
       if (extremum) throw RuntimeError(std::string(kernel) + " over an empty extent " + formatDims(extent));
@@ -183,62 +189,104 @@ void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins,
         if (kind == Reduction::Mean || kind == Reduction::LogSumExp)
           throw RuntimeError(std::string("integer ") + kernel + " over an empty extent " + formatDims(extent));
       }
-      const double empty = kind == Reduction::Prod ? 1.0
-                           : kind == Reduction::Mean ? std::nan("")
+      const double empty = kind == Reduction::Prod        ? 1.0
+                           : kind == Reduction::Mean      ? std::nan("")
                            : kind == Reduction::LogSumExp ? -std::numeric_limits<double>::infinity()
                                                           : 0.0;
       return storeD(out, at(out, o), empty);
     }
     std::vector<int64_t> idx(rank);
     const double inf = std::numeric_limits<double>::infinity();
-    double facc = kind == Reduction::Max ? -inf : kind == Reduction::Min ? inf
-                  : kind == Reduction::Prod ? 1.0 : 0.0;
-    int64_t iacc = kind == Reduction::Max ? std::numeric_limits<int64_t>::min()
-                   : kind == Reduction::Min ? std::numeric_limits<int64_t>::max()
-                   : kind == Reduction::Prod ? 1 : 0;
+    double facc = kind == Reduction::Max ? -inf : kind == Reduction::Min ? inf : kind == Reduction::Prod ? 1.0 : 0.0;
+    int64_t iacc = kind == Reduction::Max    ? std::numeric_limits<int64_t>::min()
+                   : kind == Reduction::Min  ? std::numeric_limits<int64_t>::max()
+                   : kind == Reduction::Prod ? 1
+                                             : 0;
     forEachIndex(extent, [&](const std::vector<int64_t> &r) {
-      for (size_t d = 0; d < rank; ++d) idx[d] = o[d] + r[d];
+      for (size_t d = 0; d < rank; ++d)
+        idx[d] = o[d] + r[d];
       const int64_t e = at(in, idx);
       if (viaDouble) {
         const double v = loadD(in, e);
         switch (kind) {
-        case Reduction::Max: facc = fmaxNan(facc, v); break;
-        case Reduction::Min: facc = fminNan(facc, v); break;
-        case Reduction::Prod: facc = step(f32, facc * v); break;
-        case Reduction::L2: case Reduction::SumSquare: facc = step(f32, facc + step(f32, v * v)); break;
-        case Reduction::LogSumExp: facc = step(f32, facc + step(f32, std::exp(v))); break;
-        default: facc = step(f32, facc + v); break;
+        case Reduction::Max:
+          facc = fmaxNan(facc, v);
+          break;
+        case Reduction::Min:
+          facc = fminNan(facc, v);
+          break;
+        case Reduction::Prod:
+          facc = step(f32, facc * v);
+          break;
+        case Reduction::L2:
+        case Reduction::SumSquare:
+          facc = step(f32, facc + step(f32, v * v));
+          break;
+        case Reduction::LogSumExp:
+          facc = step(f32, facc + step(f32, std::exp(v)));
+          break;
+        default:
+          facc = step(f32, facc + v);
+          break;
         }
       } else {
         const int64_t v = loadI(in, e);
         switch (kind) {
-        case Reduction::Max: iacc = std::max(iacc, v); break;
-        case Reduction::Min: iacc = std::min(iacc, v); break;
-        case Reduction::Prod: iacc = wrapMul(iacc, v); break;
-        case Reduction::SumSquare: iacc = wrapAdd(iacc, wrapMul(v, v)); break;
-        default: iacc = wrapAdd(iacc, v); break;
+        case Reduction::Max:
+          iacc = std::max(iacc, v);
+          break;
+        case Reduction::Min:
+          iacc = std::min(iacc, v);
+          break;
+        case Reduction::Prod:
+          iacc = wrapMul(iacc, v);
+          break;
+        case Reduction::SumSquare:
+          iacc = wrapAdd(iacc, wrapMul(v, v));
+          break;
+        default:
+          iacc = wrapAdd(iacc, v);
+          break;
         }
       }
     });
     if (kind == Reduction::Mean) {
       facc /= static_cast<double>(count);
-      iacc /= count;  // integer mean truncates toward zero
+      iacc /= count; // integer mean truncates toward zero
     }
     if (kind == Reduction::L2) facc = std::sqrt(facc);
     if (kind == Reduction::LogSumExp) facc = std::log(facc);
-    if (viaDouble) storeD(out, at(out, o), facc);
-    else storeI(out, at(out, o), iacc);
+    if (viaDouble)
+      storeD(out, at(out, o), facc);
+    else
+      storeI(out, at(out, o), iacc);
   });
 }
 
-void kReduceSum(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum", Reduction::Sum, i, o, a); }
-void kReduceMean(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_mean", Reduction::Mean, i, o, a); }
-void kReduceMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_max", Reduction::Max, i, o, a); }
-void kReduceMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_min", Reduction::Min, i, o, a); }
-void kReduceProd(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_prod", Reduction::Prod, i, o, a); }
-void kReduceL2(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_l2", Reduction::L2, i, o, a); }
-void kReduceSumSquare(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_sum_square", Reduction::SumSquare, i, o, a); }
-void kReduceLogSumExp(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) { reduce("reduce_log_sum_exp", Reduction::LogSumExp, i, o, a); }
+void kReduceSum(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_sum", Reduction::Sum, i, o, a);
+}
+void kReduceMean(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_mean", Reduction::Mean, i, o, a);
+}
+void kReduceMax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_max", Reduction::Max, i, o, a);
+}
+void kReduceMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_min", Reduction::Min, i, o, a);
+}
+void kReduceProd(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_prod", Reduction::Prod, i, o, a);
+}
+void kReduceL2(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_l2", Reduction::L2, i, o, a);
+}
+void kReduceSumSquare(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_sum_square", Reduction::SumSquare, i, o, a);
+}
+void kReduceLogSumExp(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs &a) {
+  reduce("reduce_log_sum_exp", Reduction::LogSumExp, i, o, a);
+}
 
 void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   checkArity("cumsum", ins, outs, 1);
@@ -282,8 +330,7 @@ void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
   });
 }
 
-
-}  // namespace
+} // namespace
 
 void addMathKernels(KernelTable &table) {
   table["matmul"] = kMatmul;
@@ -301,4 +348,4 @@ void addMathKernels(KernelTable &table) {
   table["cumsum"] = kCumsum;
 }
 
-}  // namespace dq::rt::sim
+} // namespace dq::rt::sim

@@ -19,7 +19,7 @@ bool contains(const std::string &s, const std::string &part) { return s.find(par
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-}  // namespace
+} // namespace
 
 TEST(DataDependentKernels, CountAndNonzero) {
   SimDevice d;
@@ -36,9 +36,11 @@ TEST(DataDependentKernels, CountAndNonzero) {
 TEST(DataDependentKernels, CompressTopKTile) {
   SimDevice d;
   // rows 0 and 2 of [[1,2],[3,4],[5,6]].
-  EXPECT_EQ(run<float>(d, "compress", {in<float>(d, DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6}), in<uint8_t>(d, DType::Bool, {3}, {1, 0, 1})},
-                       DType::F32, {2, 2}, {{0}, {}, {}}),
-            (std::vector<float>{1, 2, 5, 6}));
+  EXPECT_EQ(
+      run<float>(d, "compress",
+                 {in<float>(d, DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6}), in<uint8_t>(d, DType::Bool, {3}, {1, 0, 1})},
+                 DType::F32, {2, 2}, {{0}, {}, {}}),
+      (std::vector<float>{1, 2, 5, 6}));
   // largest 2 of [3, 1, 3, 2]: values 3, 3 at indices 0, 2 (ties keep the lower index).
   BufferView x = in<float>(d, DType::F32, {4}, {3, 1, 3, 2});
   BufferView v = blank(d, DType::F32, {2}), i = blank(d, DType::I64, {2});
@@ -64,28 +66,35 @@ TEST(DataDependentKernels, PadModes) {
   // reflect begin 2, out 7: [3, 2, 1, 2, 3, 2, 1]; edge begin 1, out 6: [1, 1, 2, 3, 3, 3].
   EXPECT_EQ(run<float>(d, "pad", {x}, DType::F32, {7}, {{1}, {}, {2}}), (std::vector<float>{3, 2, 1, 2, 3, 2, 1}));
   EXPECT_EQ(run<float>(d, "pad", {x}, DType::F32, {6}, {{2}, {}, {1}}), (std::vector<float>{1, 1, 2, 3, 3, 3}));
-  EXPECT_EQ(errorOf([&] { run<float>(d, "pad", {in<float>(d, DType::F32, {0}, {})}, DType::F32, {2}, {{2}, {}, {1}}); }),
-            "kernel 'pad': mode 'edge' cannot pad an axis of extent 0");
+  EXPECT_EQ(
+      errorOf([&] { run<float>(d, "pad", {in<float>(d, DType::F32, {0}, {})}, DType::F32, {2}, {{2}, {}, {1}}); }),
+      "kernel 'pad': mode 'edge' cannot pad an axis of extent 0");
 }
 
 TEST(DataDependentKernels, ScattersReduceAndRejectDuplicates) {
   SimDevice d;
   BufferView data = in<float>(d, DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6});
   // add at row 1 twice: [3 + 1 + 1, 4 + 2 + 2] = [5, 8].
-  EXPECT_EQ(run<float>(d, "scatter_nd", {data, in<int64_t>(d, DType::I64, {2, 1}, {1, -2}), in<float>(d, DType::F32, {2, 2}, {1, 2, 1, 2})},
-                       DType::F32, {3, 2}, {{1}, {}, {}}),
-            (std::vector<float>{1, 2, 5, 8, 5, 6}));
+  EXPECT_EQ(
+      run<float>(d, "scatter_nd",
+                 {data, in<int64_t>(d, DType::I64, {2, 1}, {1, -2}), in<float>(d, DType::F32, {2, 2}, {1, 2, 1, 2})},
+                 DType::F32, {3, 2}, {{1}, {}, {}}),
+      (std::vector<float>{1, 2, 5, 8, 5, 6}));
   EXPECT_TRUE(contains(errorOf([&] {
-                         run<float>(d, "scatter_nd", {data, in<int64_t>(d, DType::I64, {2, 1}, {1, 1}), in<float>(d, DType::F32, {2, 2}, {0, 0, 0, 0})},
+                         run<float>(d, "scatter_nd",
+                                    {data, in<int64_t>(d, DType::I64, {2, 1}, {1, 1}),
+                                     in<float>(d, DType::F32, {2, 2}, {0, 0, 0, 0})},
                                     DType::F32, {3, 2}, {{0}, {}, {}});
                        }),
                        "with reduction 'none' (undefined in ONNX)"));
   // scatter_elements axis 1, max: (0, 1) = max(2, 7) = 7; (1, 0) = max(3, -1) = 3.
-  EXPECT_EQ(run<float>(d, "scatter_elements", {data, in<int64_t>(d, DType::I64, {2, 1}, {1, 0}), in<float>(d, DType::F32, {2, 1}, {7, -1})},
+  EXPECT_EQ(run<float>(d, "scatter_elements",
+                       {data, in<int64_t>(d, DType::I64, {2, 1}, {1, 0}), in<float>(d, DType::F32, {2, 1}, {7, -1})},
                        DType::F32, {3, 2}, {{1, 3}, {}, {}}),
             (std::vector<float>{1, 7, 3, 4, 5, 6}));
   EXPECT_EQ(errorOf([&] {
-              run<float>(d, "scatter_elements", {data, in<int64_t>(d, DType::I64, {1, 1}, {2}), in<float>(d, DType::F32, {1, 1}, {0})},
+              run<float>(d, "scatter_elements",
+                         {data, in<int64_t>(d, DType::I64, {1, 1}, {2}), in<float>(d, DType::F32, {1, 1}, {0})},
                          DType::F32, {3, 2}, {{1, 0}, {}, {}});
             }),
             "kernel 'scatter_elements': index 2 out of range for axis 1 of size 2");

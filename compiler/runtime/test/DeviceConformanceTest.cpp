@@ -36,11 +36,11 @@ TEST_P(DeviceConformance, TransfersAreCountedByKindAndDirection) {
   BufferView b = blank(d, DType::F32, {2, 3});
   d.memcpy(b.buffer, 0, a.buffer, 0, 24);
   BufferView cols = blank(d, DType::F32, {2, 1});
-  d.copy2D(cols.buffer, 0, 4, a.buffer, 8, 12, 4, 2);  // last column: 3, 6
+  d.copy2D(cols.buffer, 0, 4, a.buffer, 8, 12, 4, 2); // last column: 3, 6
   BufferView rev = blank(d, DType::F32, {2, 3});
   BufferView flipped = a;
   flipped.offset = 5;
-  flipped.strides = {-3, -1};  // [[6,5,4],[3,2,1]]
+  flipped.strides = {-3, -1}; // [[6,5,4],[3,2,1]]
   d.copyStrided(rev, flipped);
   d.synchronize();
   const Counters c = d.counters();
@@ -92,7 +92,7 @@ TEST_P(DeviceConformance, KernelLaunchAndReadback) {
   d.launch("add", {a, b}, {out}, {});
   int64_t v = 0;
   d.readback(&v, out.buffer, 3 * 8, 8);
-  EXPECT_EQ(v, 24);  // out[1][1] = 4 + 20
+  EXPECT_EQ(v, 24); // out[1][1] = 4 + 20
   EXPECT_EQ(d.counters().kernelLaunches, 1u);
   EXPECT_EQ(d.counters().scalarReadbacks, 1u);
 }
@@ -125,7 +125,7 @@ TEST_P(DeviceConformance, DeviceWritesReachTheHostOnlyAtASynchronization) {
   d.memcpy(staging.buffer, 0, a.buffer, 0, 8);
   err = errorOf([&] { d.hostLoad(&v, staging.buffer, 0, 8); });
   EXPECT_NE(err.find("unsynchronized read"), std::string::npos) << err;
-  d.readback(&v, a.buffer, 0, 8);  // a readback synchronizes too
+  d.readback(&v, a.buffer, 0, 8); // a readback synchronizes too
   d.hostLoad(&v, staging.buffer, 0, 8);
   EXPECT_EQ(v, 5);
 

@@ -17,10 +17,10 @@ inline BufferView put(Device &d, const HostTensor &t, MemSpace space = MemSpace:
 }
 
 /// New never-written allocation viewed as dtype[dims].
-inline BufferView blank(Device &d, DType t, const std::vector<int64_t> &dims,
-                        MemSpace space = MemSpace::Device) {
+inline BufferView blank(Device &d, DType t, const std::vector<int64_t> &dims, MemSpace space = MemSpace::Device) {
   int64_t n = 1;
-  for (int64_t x : dims) n *= x;
+  for (int64_t x : dims)
+    n *= x;
   BufferHandle h = d.allocate(space, static_cast<uint64_t>(n) * dtypeSize(t), AllocPurpose::Buffer);
   return contiguousView(h, t, dims);
 }
@@ -33,15 +33,14 @@ template <typename T> std::vector<T> get(Device &d, const BufferView &v) {
 }
 
 /// Uploads `v` as a new dtype[dims] device buffer (T must have the dtype's size).
-template <typename T>
-BufferView in(Device &d, DType t, std::vector<int64_t> dims, const std::vector<T> &v) {
+template <typename T> BufferView in(Device &d, DType t, std::vector<int64_t> dims, const std::vector<T> &v) {
   return put(d, HostTensor::fromValues<T>(t, std::move(dims), v));
 }
 
 /// Launches `kernel` into a new outType[outDims] buffer and returns its elements as T.
 template <typename T>
-std::vector<T> run(Device &d, const std::string &kernel, const std::vector<BufferView> &ins,
-                   DType outType, std::vector<int64_t> outDims, const KernelArgs &args = {}) {
+std::vector<T> run(Device &d, const std::string &kernel, const std::vector<BufferView> &ins, DType outType,
+                   std::vector<int64_t> outDims, const KernelArgs &args = {}) {
   BufferView out = blank(d, outType, outDims);
   d.launch(kernel, ins, {out}, args);
   return get<T>(d, out);
@@ -57,4 +56,4 @@ template <typename F> std::string errorOf(F &&f) {
   return "<no error>";
 }
 
-}  // namespace dq::rt::test
+} // namespace dq::rt::test

@@ -17,15 +17,17 @@ namespace {
 // Round constants, so every expected value below is a hand calculation.
 DeviceTimeModel roundModel() {
   DeviceTimeModel m;
-  m.kernelLaunchUs = 2;        // 2000 ns per launch
-  m.deviceMemoryGBps = 1000;   // 1e12 bytes/s: 1000 bytes per ns
-  for (double &r : m.vectorTflops) r = 1;  // 1000 operations per ns
-  for (double &r : m.matmulTflops) r = 1;
-  m.pinnedLinkGBps = 50;       // 50 bytes per ns
+  m.kernelLaunchUs = 2;      // 2000 ns per launch
+  m.deviceMemoryGBps = 1000; // 1e12 bytes/s: 1000 bytes per ns
+  for (double &r : m.vectorTflops)
+    r = 1; // 1000 operations per ns
+  for (double &r : m.matmulTflops)
+    r = 1;
+  m.pinnedLinkGBps = 50; // 50 bytes per ns
   m.pinnedLatencyUs = 3;
-  m.pageableLinkGBps = 10;     // 10 bytes per ns
+  m.pageableLinkGBps = 10; // 10 bytes per ns
   m.pageableLatencyUs = 10;
-  m.d2dCopyGBps = 500;         // 500 bytes per ns
+  m.d2dCopyGBps = 500; // 500 bytes per ns
   m.d2dLatencyUs = 1;
   m.synchronizeUs = 4;
   return m;
@@ -50,7 +52,7 @@ std::vector<HostTensor> addInputs() {
   return {HostTensor::fromValues<float>(DType::F32, {1000}, std::vector<float>(1000, 1.5f))};
 }
 
-}  // namespace
+} // namespace
 
 TEST(DeviceTimeModel, ElementwiseLaunchIsMemoryBound) {
   // add on two f32[1000] into f32[1000]: 3 views x 4000 bytes = 12000 bytes at 1000 bytes/ns = 12 ns;
@@ -110,12 +112,12 @@ TEST(DeviceTimeModel, SimDeviceAccumulatesEveryEvent) {
   SimDevice d;
   d.setTimeModel(roundModel());
   BufferView x = put(d, HostTensor::fromValues<float>(DType::F32, {1000}, std::vector<float>(1000, 2.0f)));
-  EXPECT_EQ(d.counters().modelledDeviceNs, 10400u);  // upload of 4000 bytes: 10000 + 400
+  EXPECT_EQ(d.counters().modelledDeviceNs, 10400u); // upload of 4000 bytes: 10000 + 400
   BufferView y = blank(d, DType::F32, {1000});
-  d.launch("add", {x, x}, {y}, {});                  // 2012, as ElementwiseLaunchIsMemoryBound
+  d.launch("add", {x, x}, {y}, {}); // 2012, as ElementwiseLaunchIsMemoryBound
   BufferView z = blank(d, DType::F32, {1000});
-  d.memcpy(z.buffer, 0, y.buffer, 0, 4000);          // d2d 1008
-  d.synchronize();                                   // 4000
+  d.memcpy(z.buffer, 0, y.buffer, 0, 4000); // d2d 1008
+  d.synchronize();                          // 4000
   EXPECT_EQ(d.counters().modelledDeviceNs, 10400u + 2012u + 1008u + 4000u);
   auto item = [&] {
     for (const auto &[name, value] : d.counters().items())

@@ -56,7 +56,8 @@ Program countingDecoder() {
   b.kernel("concat", {past, freshKv}, {present}, {2});
   b.ret({logits, present});
   std::vector<float> rows(V * V, 0.0f);
-  for (int64_t r = 0; r < V; ++r) rows[static_cast<size_t>(r * V + (r + 1) % V)] = 1.0f;
+  for (int64_t r = 0; r < V; ++r)
+    rows[static_cast<size_t>(r * V + (r + 1) % V)] = 1.0f;
   b.program.constantData.resize(rows.size() * 4);
   std::memcpy(b.program.constantData.data(), rows.data(), rows.size() * 4);
   b.program.constants.push_back({DType::F32, {V, V}, 0, rows.size() * 4});
@@ -73,7 +74,7 @@ std::string runTool(const std::string &args, const std::string &dir, int &code) 
   return ss.str();
 }
 
-}  // namespace
+} // namespace
 
 TEST(DqBench, GenerateLoopKeepsKvOnTheDeviceAndFollowsTheArgmax) {
   Program prog = countingDecoder();
@@ -87,13 +88,13 @@ TEST(DqBench, GenerateLoopKeepsKvOnTheDeviceAndFollowsTheArgmax) {
   EXPECT_EQ(run.tokens, (std::vector<int64_t>{3, 4, 0, 1, 2, 3}));
   ASSERT_EQ(run.stepCounters.size(), 5u);
   for (const Counters &c : run.stepCounters) {
-    EXPECT_EQ(c.h2dBytes, 0u);  // ids and past already on the device, the table resident
-    EXPECT_EQ(c.d2hBytes, 0u);  // the step returns nothing to the host; the token is read after
+    EXPECT_EQ(c.h2dBytes, 0u); // ids and past already on the device, the table resident
+    EXPECT_EQ(c.d2hBytes, 0u); // the step returns nothing to the host; the token is read after
     EXPECT_EQ(c.kernelLaunches, 3u);
   }
-  EXPECT_EQ(run.prefillCounters.h2dBytes, static_cast<uint64_t>(V * V * 4));  // the table, once
+  EXPECT_EQ(run.prefillCounters.h2dBytes, static_cast<uint64_t>(V * V * 4)); // the table, once
   EXPECT_EQ(resident.constantBytes(), static_cast<uint64_t>(V * V * 4));
-  EXPECT_EQ(dev.liveAllocations(), 1u);  // only the resident table is left
+  EXPECT_EQ(dev.liveAllocations(), 1u); // only the resident table is left
 }
 
 TEST(DqBench, GenerateCommandPrintsTokensTimingsAndLimits) {
@@ -101,18 +102,20 @@ TEST(DqBench, GenerateCommandPrintsTokensTimingsAndLimits) {
   std::system(("mkdir -p " + dir).c_str());
   writeProgram(countingDecoder(), dir + "/c.dqp");
   int code = 0;
-  std::string out = runTool("generate " + dir + "/c.dqp --device sim --prompt-len 4 --gen-tokens 5 --warmup 1 "
-                            "--reps 2 --seed 1 --copy-mib 1 --copy-reps 2 --launches 50 --name counting",
+  std::string out = runTool("generate " + dir +
+                                "/c.dqp --device sim --prompt-len 4 --gen-tokens 5 --warmup 1 "
+                                "--reps 2 --seed 1 --copy-mib 1 --copy-reps 2 --launches 50 --name counting",
                             dir, code);
   ASSERT_EQ(code, 0) << out;
   const std::vector<int64_t> prompt = dq::bench::promptTokens(V, 4, 1);
   std::string expect = "\"tokens\":[";
-  for (int k = 0; k < 5; ++k) expect += (k ? "," : "") + std::to_string((prompt.back() + 1 + k) % V);
+  for (int k = 0; k < 5; ++k)
+    expect += (k ? "," : "") + std::to_string((prompt.back() + 1 + k) % V);
   EXPECT_NE(out.find(expect + "]"), std::string::npos) << out;
   for (const char *key : {"\"model\":\"counting\"", "\"prompt_len\":4", "\"gen_tokens\":5", "\"reps\":2",
                           "\"tokens_same_every_rep\":true", "\"constant_bytes\":100", "\"weight_bytes_per_token\":100",
-                          "\"launches_per_token\":4.000000", "\"h2d_bytes\":0.000000", "\"binding\":",
-                          "\"fraction_of_binding\":", "\"peak_device_bytes\":", "\"peak_host_bytes\":"})
+                          "\"launches_per_token\":4.000000", "\"h2d_bytes\":0.000000",
+                          "\"binding\":", "\"fraction_of_binding\":", "\"peak_device_bytes\":", "\"peak_host_bytes\":"})
     EXPECT_NE(out.find(key), std::string::npos) << key << " in " << out;
   // TPS needs two tokens; a missing program is an input error.
   EXPECT_EQ(runTool("generate " + dir + "/c.dqp --gen-tokens 1", dir, code).size() > 0 && code == 2, true);

@@ -33,7 +33,7 @@ Ran runTool(const std::string &args, const std::string &dir) {
   return r;
 }
 
-}  // namespace
+} // namespace
 
 TEST(DqRun, RunsAProgramWithNpyFilesAndReportsJson) {
   const std::string dir = testing::TempDir() + "dq_run_test";
@@ -56,9 +56,8 @@ TEST(DqRun, RunsAProgramWithNpyFilesAndReportsJson) {
   writeProgram(b.program, dir + "/p.dqp");
   writeNpy(dir + "/x.npy", HostTensor::fromValues<float>(DType::F32, {3}, {1, 2, 3.5f}));
 
-  Ran r = runTool(dir + "/p.dqp --device sim --input " + dir + "/x.npy --output-dir " + dir +
-                      "/out --reps 3 --warmup 1",
-                  dir);
+  Ran r = runTool(
+      dir + "/p.dqp --device sim --input " + dir + "/x.npy --output-dir " + dir + "/out --reps 3 --warmup 1", dir);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(readNpy(dir + "/out/output_0.npy").values<float>(), (std::vector<float>{2, 4, 7}));
   EXPECT_NE(r.out.find("\"device\":\"sim\""), std::string::npos) << r.out;

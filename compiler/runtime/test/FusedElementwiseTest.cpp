@@ -23,7 +23,8 @@ bool contains(const std::string &s, const std::string &part) { return s.find(par
 
 int64_t count(const std::vector<int64_t> &dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    n *= d;
   return n;
 }
 
@@ -56,7 +57,8 @@ BufferView place(Device &d, DType t, const Leaf &leaf, const std::vector<double>
   BufferView v = contiguousView(h, t, leaf.dims);
   if (leaf.strided) {
     v.offset = 1;
-    for (int64_t &s : v.strides) s *= 2;
+    for (int64_t &s : v.strides)
+      s *= 2;
   }
   return v;
 }
@@ -80,7 +82,8 @@ std::vector<uint8_t> bytesOf(Device &d, const BufferView &v) {
   std::vector<int64_t> idx(v.sizes.size(), 0);
   for (int64_t k = 0; k < v.numElements(); ++k) {
     int64_t e = v.offset;
-    for (size_t i = 0; i < idx.size(); ++i) e += idx[i] * v.strides[i];
+    for (size_t i = 0; i < idx.size(); ++i)
+      e += idx[i] * v.strides[i];
     out.insert(out.end(), all.begin() + e * es, all.begin() + (e + 1) * es);
     for (size_t i = idx.size(); i-- > 0;) {
       if (++idx[i] < v.sizes[i]) break;
@@ -99,8 +102,8 @@ struct TestStep {
 /// Runs `steps` over `leaves` unfused (one kernel per step) and fused into a strided output on
 /// a fresh device of `precision`; expects byte-identical outputs.
 void expectFusedEqualsUnfused(SimPrecision precision, DType t, const std::vector<Leaf> &leaves,
-                              const std::vector<TestStep> &steps, const std::vector<int64_t> &outDims,
-                              uint32_t seed, const std::string &what) {
+                              const std::vector<TestStep> &steps, const std::vector<int64_t> &outDims, uint32_t seed,
+                              const std::string &what) {
   SCOPED_TRACE(what + " " + dtypeName(t) + (precision == SimPrecision::Exact ? " sim" : " sim-elem"));
   SimDevice d(precision);
   std::mt19937 rng(seed);
@@ -109,7 +112,8 @@ void expectFusedEqualsUnfused(SimPrecision precision, DType t, const std::vector
   std::vector<std::vector<int64_t>> shapes;
   for (const Leaf &leaf : leaves) {
     std::vector<double> values(static_cast<size_t>(count(leaf.dims)));
-    for (double &v : values) v = (rng() % 4 == 0 ? -1 : 1) * u(rng);
+    for (double &v : values)
+      v = (rng() % 4 == 0 ? -1 : 1) * u(rng);
     views.push_back(place(d, t, leaf, values));
     shapes.push_back(leaf.dims);
   }
@@ -132,12 +136,14 @@ void expectFusedEqualsUnfused(SimPrecision precision, DType t, const std::vector
   const std::vector<uint8_t> want = bytesOf(d, views.back());
   // The fused output is strided too: it must land at the right elements.
   const int64_t on = count(outDims);
-  BufferHandle oh = d.allocate(MemSpace::Device, static_cast<uint64_t>(2 * on + 1) * dtypeSize(t), AllocPurpose::Buffer);
+  BufferHandle oh =
+      d.allocate(MemSpace::Device, static_cast<uint64_t>(2 * on + 1) * dtypeSize(t), AllocPurpose::Buffer);
   const std::vector<uint8_t> zeros(static_cast<size_t>(2 * on + 1) * dtypeSize(t), 0);
-  d.upload(oh, 0, zeros.data(), zeros.size());  // the gaps are read back with the view
+  d.upload(oh, 0, zeros.data(), zeros.size()); // the gaps are read back with the view
   BufferView out = contiguousView(oh, t, outDims);
   out.offset = 1;
-  for (int64_t &s : out.strides) s *= 2;
+  for (int64_t &s : out.strides)
+    s *= 2;
   std::vector<BufferView> ins(views.begin(), views.begin() + n);
   d.launch("fused_elementwise", ins, {out}, {imm, {}, {}});
   EXPECT_EQ(bytesOf(d, out), want);
@@ -146,7 +152,7 @@ void expectFusedEqualsUnfused(SimPrecision precision, DType t, const std::vector
 const std::vector<TestStep> kRmsTail = {{"add", 0, 1}, {"sqrt", 4, -1}, {"div", 2, 5}, {"mul", 6, 3}};
 const std::vector<TestStep> kSilu = {{"sigmoid", 0, -1}, {"mul", 0, 2}, {"mul", 3, 1}};
 
-}  // namespace
+} // namespace
 
 TEST(FusedElementwise, RmsNormTailEqualsTheUnfusedKernelsBitForBit) {
   // leaves mean [4, 1], eps [] (0-d), x [4, 6] strided, weight [6] strided.
@@ -180,7 +186,7 @@ TEST(FusedElementwise, EveryOpCodeEqualsItsKernelBitForBit) {
       for (SimPrecision p : {SimPrecision::Exact, SimPrecision::ElementType})
         expectFusedEqualsUnfused(p, t, leaves, steps, {3, 5}, 13 + static_cast<uint32_t>(code), op);
   }
-  EXPECT_EQ(codes, 23);  // add .. min (7 binary), neg .. sign (16 unary)
+  EXPECT_EQ(codes, 23); // add .. min (7 binary), neg .. sign (16 unary)
 }
 
 TEST(FusedElementwise, RoundsEveryStepToTheElementType) {
@@ -192,8 +198,8 @@ TEST(FusedElementwise, RoundsEveryStepToTheElementType) {
     SimDevice d(p);
     BufferView x = in<uint16_t>(d, DType::F16, {2}, {doubleToHalf(2048), doubleToHalf(2050)});
     BufferView one = in<uint16_t>(d, DType::F16, {1}, {doubleToHalf(1)});
-    auto y = dq::rt::test::run<uint16_t>(d, "fused_elementwise", {x, one}, DType::F16, {2},
-                                          {{0, 0, 1, 1, 2, 0}, {}, {}});
+    auto y =
+        dq::rt::test::run<uint16_t>(d, "fused_elementwise", {x, one}, DType::F16, {2}, {{0, 0, 1, 1, 2, 0}, {}, {}});
     EXPECT_EQ(halfToFloat(y[0]), 0.0f) << d.name();
     EXPECT_EQ(halfToFloat(y[1]), 2.0f) << d.name();
   }
@@ -205,19 +211,19 @@ TEST(FusedElementwise, KernelRejectsBadOperandsAndPrograms) {
   auto launch = [&](std::vector<BufferView> ins, DType outType, std::vector<int64_t> imm) {
     return errorOf([&] { dq::rt::test::run<float>(d, "fused_elementwise", ins, outType, {2}, {imm, {}, {}}); });
   };
-  EXPECT_TRUE(contains(launch({x()}, DType::F32, {99, 0, -1}), "kernel 'fused_elementwise': step 0: unknown op code 99"));
+  EXPECT_TRUE(
+      contains(launch({x()}, DType::F32, {99, 0, -1}), "kernel 'fused_elementwise': step 0: unknown op code 99"));
   EXPECT_TRUE(contains(launch({x()}, DType::F32, {8, 1, -1}),
                        "step 0: operand a = 1 is not a leaf or an earlier step (1 leaves, step 0)"));
   EXPECT_TRUE(contains(launch({x()}, DType::F32, {8, 0, 0}), "unary 'sqrt' takes operand b = -1, has 0"));
   EXPECT_TRUE(contains(launch({x()}, DType::F32, {8, 0}), "3 immediates"));
-  EXPECT_TRUE(contains(launch({x(), in<uint16_t>(d, DType::F16, {2}, {0, 0})}, DType::F32, {0, 0, 1}),
-                       "in 1"));
-  EXPECT_TRUE(contains(launch({in<int32_t>(d, DType::I32, {2}, {1, 2})}, DType::I32, {7, 0, -1}),
-                       "unsupported: "));
+  EXPECT_TRUE(contains(launch({x(), in<uint16_t>(d, DType::F16, {2}, {0, 0})}, DType::F32, {0, 0, 1}), "in 1"));
+  EXPECT_TRUE(contains(launch({in<int32_t>(d, DType::I32, {2}, {1, 2})}, DType::I32, {7, 0, -1}), "unsupported: "));
   std::vector<BufferView> nine(9, x());
   EXPECT_TRUE(contains(launch(nine, DType::F32, {0, 0, 1}), "takes 1 to 8 inputs, has 9"));
   std::vector<int64_t> seventeen;
-  for (int j = 0; j < 17; ++j) seventeen.insert(seventeen.end(), {7, j, -1});
+  for (int j = 0; j < 17; ++j)
+    seventeen.insert(seventeen.end(), {7, j, -1});
   EXPECT_TRUE(contains(launch({x()}, DType::F32, seventeen), "has 17 steps, at most 16 allowed"));
 }
 
@@ -227,7 +233,7 @@ TEST(FusedElementwise, LoaderNamesTheInstructionOfABadProgram) {
   b.addOutput("y", DType::F32, {2});
   int32_t x = b.input(0);
   int32_t y = b.allocOutput(0, DType::F32, {b.index(2)});
-  b.kernel("fused_elementwise", {x}, {y}, {0, 0, 1});  // add(leaf 0, step 0): reads itself
+  b.kernel("fused_elementwise", {x}, {y}, {0, 0, 1}); // add(leaf 0, step 0): reads itself
   b.ret({y});
   std::string err = errorOf([&] { validateProgram(b.program, "prog.dqp"); });
   EXPECT_TRUE(contains(err, "prog.dqp: instruction ")) << err;

@@ -36,19 +36,19 @@ TEST(GenerateMetrics, RejectsTooFewTokensAndBackwardsClocks) {
 
 TEST(GenerateMetrics, LimitsAndTheBindingOne) {
   DecodeLimits l;
-  l.weightBytesPerToken = 1.7e9;     // 0.85 B fp16 parameters
-  l.copyBytesPerSecond = 4.25e12;    // 4250 GB/s
+  l.weightBytesPerToken = 1.7e9;  // 0.85 B fp16 parameters
+  l.copyBytesPerSecond = 4.25e12; // 4250 GB/s
   l.launchesPerToken = 500;
-  l.launchSeconds = 2e-6;            // 2 us per launch
-  EXPECT_DOUBLE_EQ(l.bandwidthLimitTps(), 2500.0);         // 4.25e12 / 1.7e9
-  EXPECT_DOUBLE_EQ(l.launchLimitTps(), 1000.0);            // 1 / (500 * 2e-6)
+  l.launchSeconds = 2e-6;                          // 2 us per launch
+  EXPECT_DOUBLE_EQ(l.bandwidthLimitTps(), 2500.0); // 4.25e12 / 1.7e9
+  EXPECT_DOUBLE_EQ(l.launchLimitTps(), 1000.0);    // 1 / (500 * 2e-6)
   EXPECT_EQ(l.binding(), "launch");
   EXPECT_DOUBLE_EQ(l.bindingLimitTps(), 1000.0);
   EXPECT_DOUBLE_EQ(l.fractionOfBinding(250.0), 0.25);
-  l.launchSeconds = 0.5e-6;  // launch limit 4000 tokens/s: bandwidth binds
+  l.launchSeconds = 0.5e-6; // launch limit 4000 tokens/s: bandwidth binds
   EXPECT_EQ(l.binding(), "bandwidth");
   EXPECT_DOUBLE_EQ(l.fractionOfBinding(1250.0), 0.5);
-  l.weightBytesPerToken = 0;  // nothing measured: no limit, no fraction
+  l.weightBytesPerToken = 0; // nothing measured: no limit, no fraction
   l.launchesPerToken = 0;
   EXPECT_TRUE(std::isinf(l.bindingLimitTps()));
   EXPECT_DOUBLE_EQ(l.fractionOfBinding(10.0), 0.0);

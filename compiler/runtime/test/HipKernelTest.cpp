@@ -32,15 +32,24 @@ double elementAsDouble(const HostTensor &t, size_t i) {
     return v;
   };
   switch (t.dtype) {
-  case DType::F32: return rd(float{});
-  case DType::F64: return rd(double{});
-  case DType::F16: return halfToFloat(rd(uint16_t{}));
-  case DType::BF16: return bf16ToFloat(rd(uint16_t{}));
-  case DType::I8: return rd(int8_t{});
-  case DType::U8: return rd(uint8_t{});
-  case DType::I32: return rd(int32_t{});
-  case DType::I64: return static_cast<double>(rd(int64_t{}));
-  case DType::Bool: return rd(uint8_t{});
+  case DType::F32:
+    return rd(float{});
+  case DType::F64:
+    return rd(double{});
+  case DType::F16:
+    return halfToFloat(rd(uint16_t{}));
+  case DType::BF16:
+    return bf16ToFloat(rd(uint16_t{}));
+  case DType::I8:
+    return rd(int8_t{});
+  case DType::U8:
+    return rd(uint8_t{});
+  case DType::I32:
+    return rd(int32_t{});
+  case DType::I64:
+    return static_cast<double>(rd(int64_t{}));
+  case DType::Bool:
+    return rd(uint8_t{});
   }
   return 0;
 }
@@ -49,15 +58,33 @@ void setElement(HostTensor &t, size_t i, double v) {
   uint8_t *p = t.bytes.data() + i * dtypeSize(t.dtype);
   auto wr = [&](auto x) { std::memcpy(p, &x, sizeof x); };
   switch (t.dtype) {
-  case DType::F32: wr(static_cast<float>(v)); break;
-  case DType::F64: wr(v); break;
-  case DType::F16: wr(doubleToHalf(v)); break;
-  case DType::BF16: wr(doubleToBF16(v)); break;
-  case DType::I8: wr(static_cast<int8_t>(v)); break;
-  case DType::U8: wr(static_cast<uint8_t>(v)); break;
-  case DType::I32: wr(static_cast<int32_t>(v)); break;
-  case DType::I64: wr(static_cast<int64_t>(v)); break;
-  case DType::Bool: wr(static_cast<uint8_t>(v != 0)); break;
+  case DType::F32:
+    wr(static_cast<float>(v));
+    break;
+  case DType::F64:
+    wr(v);
+    break;
+  case DType::F16:
+    wr(doubleToHalf(v));
+    break;
+  case DType::BF16:
+    wr(doubleToBF16(v));
+    break;
+  case DType::I8:
+    wr(static_cast<int8_t>(v));
+    break;
+  case DType::U8:
+    wr(static_cast<uint8_t>(v));
+    break;
+  case DType::I32:
+    wr(static_cast<int32_t>(v));
+    break;
+  case DType::I64:
+    wr(static_cast<int64_t>(v));
+    break;
+  case DType::Bool:
+    wr(static_cast<uint8_t>(v != 0));
+    break;
   }
 }
 
@@ -70,18 +97,19 @@ struct In {
   DType dtype;
   std::vector<int64_t> dims;
   Gen gen = Gen::Normal;
-  int64_t indexRange = 0;  ///< Gen::Index: values in [-indexRange, indexRange)
+  int64_t indexRange = 0; ///< Gen::Index: values in [-indexRange, indexRange)
 };
 
 /// A buffer holding `logical` under `layout`, filled entirely, and the view onto it.
 struct Placed {
   HostTensor storage;
-  BufferView view;  // buffer filled in by place()
+  BufferView view; // buffer filled in by place()
 };
 
 int64_t numel(const std::vector<int64_t> &d) {
   int64_t n = 1;
-  for (int64_t x : d) n *= x;
+  for (int64_t x : d)
+    n *= x;
   return n;
 }
 
@@ -99,9 +127,11 @@ Placed layoutOf(const HostTensor &logical, int layout) {
   if (layout == 2) storageDims.assign(d.rbegin(), d.rend());
   p.storage = HostTensor(logical.dtype, {numel(storageDims)});
   // Fill with a recognisable non-zero pattern, then place the values.
-  for (size_t i = 0; i < static_cast<size_t>(numel(storageDims)); ++i) setElement(p.storage, i, 7);
+  for (size_t i = 0; i < static_cast<size_t>(numel(storageDims)); ++i)
+    setElement(p.storage, i, 7);
   std::vector<int64_t> cstr(r, 1);
-  for (size_t i = r; i-- > 1;) cstr[i - 1] = cstr[i] * storageDims[i];
+  for (size_t i = r; i-- > 1;)
+    cstr[i - 1] = cstr[i] * storageDims[i];
   if (layout == 0 || layout == 3) p.view.strides = cstr;
   if (layout == 1) {
     p.view.strides = cstr;
@@ -109,7 +139,8 @@ Placed layoutOf(const HostTensor &logical, int layout) {
     p.view.offset = 1;
   }
   if (layout == 2)
-    for (size_t i = 0; i < r; ++i) p.view.strides[i] = cstr[r - 1 - i];
+    for (size_t i = 0; i < r; ++i)
+      p.view.strides[i] = cstr[r - 1 - i];
   if (layout == 3 && d[0] > 1) {
     p.view.offset = (d[0] - 1) * p.view.strides[0];
     p.view.strides[0] = -p.view.strides[0];
@@ -117,7 +148,8 @@ Placed layoutOf(const HostTensor &logical, int layout) {
   std::vector<int64_t> idx(r, 0);
   for (int64_t k = 0; k < numel(d); ++k) {
     int64_t e = p.view.offset;
-    for (size_t i = 0; i < r; ++i) e += idx[i] * p.view.strides[i];
+    for (size_t i = 0; i < r; ++i)
+      e += idx[i] * p.view.strides[i];
     std::memcpy(p.storage.bytes.data() + e * dtypeSize(logical.dtype),
                 logical.bytes.data() + k * dtypeSize(logical.dtype), dtypeSize(logical.dtype));
     for (size_t i = r; i-- > 0;) {
@@ -135,7 +167,8 @@ HostTensor gatherLogical(const HostTensor &storage, const BufferView &view) {
   std::vector<int64_t> idx(r, 0);
   for (int64_t k = 0; k < numel(view.sizes); ++k) {
     int64_t e = view.offset;
-    for (size_t i = 0; i < r; ++i) e += idx[i] * view.strides[i];
+    for (size_t i = 0; i < r; ++i)
+      e += idx[i] * view.strides[i];
     std::memcpy(t.bytes.data() + k * dtypeSize(view.dtype), storage.bytes.data() + e * dtypeSize(view.dtype),
                 dtypeSize(view.dtype));
     for (size_t i = r; i-- > 0;) {
@@ -154,11 +187,21 @@ HostTensor random(const In &in, std::mt19937 &rng) {
     double v = 0;
     const bool fl = isFloatT(in.dtype);
     switch (in.gen) {
-    case Gen::Normal: v = in.dtype == DType::Bool ? coin(rng) : fl ? u(rng) : in.dtype == DType::U8 ? nonneg(rng) : small(rng); break;
-    case Gen::Positive: v = fl ? pos(rng) : one(rng); break;
-    case Gen::NonZero: v = (in.dtype == DType::U8 || coin(rng) ? 1 : -1) * (fl ? pos(rng) : one(rng)); break;
-    case Gen::SmallNonNeg: v = nonneg(rng); break;
-    case Gen::Index: v = std::uniform_int_distribution<int64_t>(-in.indexRange, in.indexRange - 1)(rng); break;
+    case Gen::Normal:
+      v = in.dtype == DType::Bool ? coin(rng) : fl ? u(rng) : in.dtype == DType::U8 ? nonneg(rng) : small(rng);
+      break;
+    case Gen::Positive:
+      v = fl ? pos(rng) : one(rng);
+      break;
+    case Gen::NonZero:
+      v = (in.dtype == DType::U8 || coin(rng) ? 1 : -1) * (fl ? pos(rng) : one(rng));
+      break;
+    case Gen::SmallNonNeg:
+      v = nonneg(rng);
+      break;
+    case Gen::Index:
+      v = std::uniform_int_distribution<int64_t>(-in.indexRange, in.indexRange - 1)(rng);
+      break;
     }
     setElement(t, i, v);
   }
@@ -177,12 +220,14 @@ BufferView place(Device &d, const Placed &p) {
 HostTensor runOn(Device &d, const std::string &kernel, const std::vector<Placed> &ins, const Placed &out,
                  const KernelArgs &args) {
   std::vector<BufferView> iv;
-  for (const Placed &p : ins) iv.push_back(place(d, p));
+  for (const Placed &p : ins)
+    iv.push_back(place(d, p));
   BufferView ov = place(d, out);
   d.launch(kernel, iv, {ov}, args);
   HostTensor storage(out.storage.dtype, out.storage.dims);
   d.download(storage.bytes.data(), ov.buffer, 0, storage.bytes.size());
-  for (const BufferView &v : iv) d.free(v.buffer);
+  for (const BufferView &v : iv)
+    d.free(v.buffer);
   d.free(ov.buffer);
   return gatherLogical(storage, out.view);
 }
@@ -195,15 +240,17 @@ protected:
 
   /// Runs `kernel` on sim and hip for each layout and compares. `terms`: accumulated terms per
   /// output element (for the Accumulate tolerance).
-  void compare(const std::string &kernel, const std::vector<In> &ins, DType outType,
-               std::vector<int64_t> outDims, const KernelArgs &args, Tol tol, int64_t terms = 1) {
+  void compare(const std::string &kernel, const std::vector<In> &ins, DType outType, std::vector<int64_t> outDims,
+               const KernelArgs &args, Tol tol, int64_t terms = 1) {
     std::mt19937 rng(1234);
     std::vector<HostTensor> values;
-    for (const In &in : ins) values.push_back(random(in, rng));
+    for (const In &in : ins)
+      values.push_back(random(in, rng));
     for (int layout = 0; layout < 4; ++layout) {
       SCOPED_TRACE(kernel + " layout " + std::to_string(layout));
       std::vector<Placed> placed;
-      for (const HostTensor &v : values) placed.push_back(layoutOf(v, layout));
+      for (const HostTensor &v : values)
+        placed.push_back(layoutOf(v, layout));
       Placed out = layoutOf(HostTensor(outType, outDims), (layout + 1) % 4);
       SimDevice sim;
       HostTensor want = runOn(sim, kernel, placed, out, args);
@@ -226,10 +273,10 @@ protected:
           }
           continue;
         }
-        const double ulp = outType == DType::F32 ? std::ldexp(1.0, -22)
-                           : outType == DType::F16 ? std::ldexp(1.0, -9)
+        const double ulp = outType == DType::F32    ? std::ldexp(1.0, -22)
+                           : outType == DType::F16  ? std::ldexp(1.0, -9)
                            : outType == DType::BF16 ? std::ldexp(1.0, -6)
-                                                     : 1e-15;
+                                                    : 1e-15;
         double limit = ulp * std::fabs(w) + 1e-30;
         if (tol == Tol::Accumulate)
           limit = outType == DType::F32   ? 1e-5 * (std::fabs(w) + 1) * std::sqrt(static_cast<double>(terms))
@@ -256,10 +303,10 @@ KernelArgs attrs(std::vector<int64_t> a, std::vector<double> f = {}, std::vector
 
 HostTensor f32Values() { return HostTensor::fromValues<float>(DType::F32, {3}, {1, 2, 3}); }
 
-const DType F32 = DType::F32, F64 = DType::F64, F16 = DType::F16, BF16 = DType::BF16, I8 = DType::I8,
-            U8 = DType::U8, I32 = DType::I32, I64 = DType::I64, BOOL = DType::Bool;
+const DType F32 = DType::F32, F64 = DType::F64, F16 = DType::F16, BF16 = DType::BF16, I8 = DType::I8, U8 = DType::U8,
+            I32 = DType::I32, I64 = DType::I64, BOOL = DType::Bool;
 
-}  // namespace
+} // namespace
 
 TEST_F(HipKernels, BinaryArithmeticBroadcastsOverEveryDType) {
   for (const char *k : {"add", "sub", "mul", "max", "min"})
@@ -279,7 +326,8 @@ TEST_F(HipKernels, PowComparisonsAndLogic) {
     for (DType t : {F32, I32, I64, U8})
       compare(k, {{t, {3, 1, 5}}, {t, {4, 5}}}, BOOL, {3, 4, 5}, {}, Tol::Exact);
   compare("equal", {{BOOL, {4, 5}}, {BOOL, {4, 5}}}, BOOL, {4, 5}, {}, Tol::Exact);
-  for (const char *k : {"and", "or"}) compare(k, {{BOOL, {3, 1}}, {BOOL, {3, 7}}}, BOOL, {3, 7}, {}, Tol::Exact);
+  for (const char *k : {"and", "or"})
+    compare(k, {{BOOL, {3, 1}}, {BOOL, {3, 7}}}, BOOL, {3, 7}, {}, Tol::Exact);
 }
 
 TEST_F(HipKernels, UnaryKernels) {
@@ -287,12 +335,13 @@ TEST_F(HipKernels, UnaryKernels) {
     for (DType t : {F32, F64, F16, BF16})
       compare(k, {{t, {5, 7}, std::string(k) == "sqrt" ? Gen::Positive : Gen::Normal}}, t, {5, 7}, {},
               Tol::Elementwise);
-  compare("sqrt", {{F32, {5, 7}}}, F32, {5, 7}, {}, Tol::Elementwise);  // NaN for negatives
-  for (DType t : {I8, I32, I64}) compare("neg", {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Exact);
+  compare("sqrt", {{F32, {5, 7}}}, F32, {5, 7}, {}, Tol::Elementwise); // NaN for negatives
+  for (DType t : {I8, I32, I64})
+    compare("neg", {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Exact);
   compare("erf", {{I32, {5, 7}}}, I32, {5, 7}, {}, Tol::Exact);
   compare("not", {{BOOL, {5, 7}}}, BOOL, {5, 7}, {}, Tol::Exact);
   compare("isnan", {{F32, {5, 7}}}, BOOL, {5, 7}, {}, Tol::Exact);
-  compare("exp", {{F32, {5, 1}}}, F32, {5, 7}, {}, Tol::Elementwise);  // broadcast in -> out
+  compare("exp", {{F32, {5, 1}}}, F32, {5, 7}, {}, Tol::Elementwise); // broadcast in -> out
 }
 
 TEST_F(HipKernels, DataMovement) {
@@ -338,8 +387,8 @@ TEST_F(HipKernels, DataDependentAndShapeInputOps) {
   compare("pad", {{I64, {3, 4}}}, I64, {7, 9}, attrs({1}, {}, {2, 3}), Tol::Exact);
   compare("pad", {{F16, {3, 4}}}, F16, {4, 6}, attrs({2}, {}, {1, 1}), Tol::Exact);
   // add and mul with random (possibly repeated) indices: both devices apply them in row-major order.
-  compare("scatter_elements", {{F32, {3, 4}}, {I64, {2, 4}, Gen::Index, 3}, {F32, {2, 4}}}, F32, {3, 4},
-          attrs({0, 1}), Tol::Exact);
+  compare("scatter_elements", {{F32, {3, 4}}, {I64, {2, 4}, Gen::Index, 3}, {F32, {2, 4}}}, F32, {3, 4}, attrs({0, 1}),
+          Tol::Exact);
   compare("scatter_nd", {{F32, {4, 3}}, {I64, {2, 1}, Gen::Index, 4}, {F32, {2, 3}}}, F32, {4, 3}, attrs({2}),
           Tol::Exact);
 }
@@ -373,15 +422,16 @@ TEST_F(HipKernels, Matmul) {
     setenv("DQ_HIP_SMALL_MATMUL", small, 1);
     hip = createDevice("hip");
     unsetenv("DQ_HIP_SMALL_MATMUL");
-    compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate, 16);
+    compare("matmul", {{F32, {1, 4, 4, 1, 16}}, {F32, {1, 4, 1, 16, 9}}}, F32, {1, 4, 4, 1, 9}, {}, Tol::Accumulate,
+            16);
     compare("matmul", {{F16, {2, 3, 2, 16}}, {F16, {2, 1, 16, 24}}}, F16, {2, 3, 2, 24}, {}, Tol::Accumulate, 16);
     compare("matmul", {{F32, {3, 2, 5, 7}}, {F32, {7, 4}}}, F32, {3, 2, 5, 4}, {}, Tol::Accumulate, 7);
     compare("matmul", {{F64, {2, 2, 3, 5}}, {F64, {2, 1, 5, 4}}}, F64, {2, 2, 3, 4}, {}, Tol::Accumulate, 5);
     compare("matmul", {{BF16, {3, 2, 6}}, {BF16, {3, 6, 5}}}, BF16, {3, 2, 5}, {}, Tol::Accumulate, 6);
-    compare("matmul", {{F16, {1, 4, 4, 1, 64}}, {F16, {1, 4, 1, 64, 200}}}, F16, {1, 4, 4, 1, 200}, {},
-            Tol::Accumulate, 64);
-    compare("matmul", {{F16, {1, 4, 4, 1, 200}}, {F16, {1, 4, 1, 200, 64}}}, F16, {1, 4, 4, 1, 64}, {},
-            Tol::Accumulate, 200);
+    compare("matmul", {{F16, {1, 4, 4, 1, 64}}, {F16, {1, 4, 1, 64, 200}}}, F16, {1, 4, 4, 1, 200}, {}, Tol::Accumulate,
+            64);
+    compare("matmul", {{F16, {1, 4, 4, 1, 200}}, {F16, {1, 4, 1, 200, 64}}}, F16, {1, 4, 4, 1, 64}, {}, Tol::Accumulate,
+            200);
   }
   hip = createDevice("hip");
   // One activation row times a [1, K, N] weight, through the BLAS here, then through the decode
@@ -392,12 +442,12 @@ TEST_F(HipKernels, Matmul) {
     setenv("DQ_HIP_GEMV", gemv, 1);
     hip = createDevice("hip");
     unsetenv("DQ_HIP_GEMV");
-  compare("matmul", {{F16, {1, 1, 2048}}, {F16, {1, 2048, 512}}}, F16, {1, 1, 512}, {}, Tol::Accumulate, 2048);
-  compare("matmul", {{F16, {1, 1, 64}}, {F16, {1, 64, 4096}}}, F16, {1, 1, 4096}, {}, Tol::Accumulate, 64);
-  compare("matmul", {{BF16, {1, 1, 300}}, {BF16, {1, 300, 40}}}, BF16, {1, 1, 40}, {}, Tol::Accumulate, 300);
-  compare("matmul", {{F32, {1, 1, 1000}}, {F32, {1, 1000, 132}}}, F32, {1, 1, 132}, {}, Tol::Accumulate, 1000);
-  compare("matmul", {{F32, {1, 1, 5}}, {F32, {1, 5, 4}}}, F32, {1, 1, 4}, {}, Tol::Accumulate, 5);
-  compare("matmul", {{F16, {1, 1, 9}}, {F16, {1, 9, 12}}}, F16, {1, 1, 12}, {}, Tol::Accumulate, 9);
+    compare("matmul", {{F16, {1, 1, 2048}}, {F16, {1, 2048, 512}}}, F16, {1, 1, 512}, {}, Tol::Accumulate, 2048);
+    compare("matmul", {{F16, {1, 1, 64}}, {F16, {1, 64, 4096}}}, F16, {1, 1, 4096}, {}, Tol::Accumulate, 64);
+    compare("matmul", {{BF16, {1, 1, 300}}, {BF16, {1, 300, 40}}}, BF16, {1, 1, 40}, {}, Tol::Accumulate, 300);
+    compare("matmul", {{F32, {1, 1, 1000}}, {F32, {1, 1000, 132}}}, F32, {1, 1, 132}, {}, Tol::Accumulate, 1000);
+    compare("matmul", {{F32, {1, 1, 5}}, {F32, {1, 5, 4}}}, F32, {1, 1, 4}, {}, Tol::Accumulate, 5);
+    compare("matmul", {{F16, {1, 1, 9}}, {F16, {1, 9, 12}}}, F16, {1, 1, 12}, {}, Tol::Accumulate, 9);
   }
 }
 
@@ -407,8 +457,8 @@ TEST_F(HipKernels, NormalizationsAndScans) {
   compare("softmax", {{F32, {2, 1000}}}, F32, {2, 1000}, attrs({1}), Tol::Accumulate, 1000);
   compare("softmax", {{F16, {3, 7}}}, F16, {3, 7}, attrs({0}), Tol::Accumulate, 3);
   compare("softmax", {{F64, {3, 7}}}, F64, {3, 7}, attrs({1}), Tol::Accumulate, 7);
-  compare("layer_norm", {{F32, {2, 3, 8}}, {F32, {8}}, {F32, {8}}}, F32, {2, 3, 8}, attrs({2}, {1e-5}),
-          Tol::Accumulate, 8);
+  compare("layer_norm", {{F32, {2, 3, 8}}, {F32, {8}}, {F32, {8}}}, F32, {2, 3, 8}, attrs({2}, {1e-5}), Tol::Accumulate,
+          8);
   compare("layer_norm", {{F32, {2, 3, 8}}, {F32, {3, 8}}}, F32, {2, 3, 8}, attrs({-2}, {1e-3}), Tol::Accumulate, 24);
   compare("layer_norm", {{F32, {4, 768}}, {F32, {768}}, {F32, {768}}}, F32, {4, 768}, attrs({1}, {1e-12}),
           Tol::Accumulate, 768);
@@ -441,7 +491,8 @@ TEST_F(HipKernels, ElementwiseAndReductionTail) {
     for (DType t : {F32, F64, F16, BF16})
       compare(k, {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Elementwise);
   for (const char *k : {"relu", "abs", "sign"})
-    for (DType t : {I8, I32, I64}) compare(k, {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Exact);
+    for (DType t : {I8, I32, I64})
+      compare(k, {{t, {5, 7}}}, t, {5, 7}, {}, Tol::Exact);
   compare("abs", {{U8, {5, 7}}}, U8, {5, 7}, {}, Tol::Exact);
   compare("log", {{F32, {5, 7}, Gen::Positive}}, F32, {5, 7}, {}, Tol::Elementwise);
   compare("leaky_relu", {{F32, {5, 7}}}, F32, {5, 7}, attrs({}, {0.1}), Tol::Elementwise);
@@ -508,7 +559,8 @@ TEST_F(HipKernels, FusedElementwiseEqualsTheUnfusedKernelsBitForBit) {
     for (const Case &c : cases) {
       std::mt19937 rng(99);
       std::vector<HostTensor> vals;
-      for (const In &in : c.leaves) vals.push_back(random(in, rng));
+      for (const In &in : c.leaves)
+        vals.push_back(random(in, rng));
       std::vector<int64_t> imm;
       for (const Step &s : c.steps) {
         const bool binary = s.b >= 0;
@@ -525,7 +577,8 @@ TEST_F(HipKernels, FusedElementwiseEqualsTheUnfusedKernelsBitForBit) {
         imm.insert(imm.end(), {fusedOpCode(s.op), s.a, s.b});
       }
       std::vector<Placed> leaves;
-      for (size_t i = 0; i < c.leaves.size(); ++i) leaves.push_back(layoutOf(vals[i], 1));
+      for (size_t i = 0; i < c.leaves.size(); ++i)
+        leaves.push_back(layoutOf(vals[i], 1));
       const HostTensor &want = vals.back();
       HostTensor got = runOn(*hip, "fused_elementwise", leaves, layoutOf(HostTensor(t, want.dims), 3), attrs(imm));
       EXPECT_EQ(got.bytes, want.bytes) << c.steps[0].op << " chain, " << dtypeName(t);
@@ -537,7 +590,8 @@ TEST_F(HipKernels, FusedElementwiseEqualsTheUnfusedKernelsBitForBit) {
 // scan's rule a NaN beats every number, so the answer is 300, or 700 with select_last_index.
 TEST_F(HipKernels, ArgMaxLongLineKeepsTheScanOrder) {
   std::vector<float> v(1000);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 9 == 8 ? 7 : i % 5);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(i % 9 == 8 ? 7 : i % 5);
   std::vector<Placed> noNaN{layoutOf(HostTensor::fromValues<float>(F32, {1000}, v), 0)};
   Placed out = layoutOf(HostTensor(I64, {1}), 0);
   EXPECT_EQ(runOn(*hip, "arg_max", noNaN, out, attrs({0, 0})).values<int64_t>()[0], 8);
@@ -554,11 +608,12 @@ TEST_F(HipKernels, ErrorsMatchTheSim) {
                   std::vector<int64_t> outDims, const KernelArgs &args) {
     std::string msgs[2];
     SimDevice sim;
-    std::unique_ptr<Device> fresh = createDevice("hip");  // same buffer numbers as the fresh sim
+    std::unique_ptr<Device> fresh = createDevice("hip"); // same buffer numbers as the fresh sim
     Device *devs[2] = {&sim, fresh.get()};
     for (int i = 0; i < 2; ++i) {
       std::vector<Placed> placed;
-      for (const HostTensor &v : ins) placed.push_back(layoutOf(v, 0));
+      for (const HostTensor &v : ins)
+        placed.push_back(layoutOf(v, 0));
       Placed out = layoutOf(HostTensor(outType, outDims), 0);
       msgs[i] = errorOf([&] { runOn(*devs[i], kernel, placed, out, args); });
     }
@@ -601,6 +656,5 @@ TEST_F(HipKernels, HostMappedMemoryIsVisibleToKernelsAndPageableIsNot) {
   EXPECT_EQ(v[0], -1.0f);
   EXPECT_EQ(v[2], -3.0f);
   BufferView pageable = dq::rt::test::put(d, f32Values(), MemSpace::Host);
-  EXPECT_NE(errorOf([&] { d.launch("neg", {pageable}, {out}, {}); }).find("pageable host memory"),
-            std::string::npos);
+  EXPECT_NE(errorOf([&] { d.launch("neg", {pageable}, {out}, {}); }).find("pageable host memory"), std::string::npos);
 }

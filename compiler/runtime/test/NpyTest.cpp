@@ -31,13 +31,14 @@ std::vector<uint8_t> npyFile(std::string header, const std::vector<uint8_t> &dat
 
 bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
-}  // namespace
+} // namespace
 
 TEST(Npy, ReadsWhatNumpyWrites) {
   // numpy.save of np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32).
   std::vector<uint8_t> data;
   for (int32_t v : {1, 2, 3, 4, 5, 6})
-    for (int b = 0; b < 4; ++b) data.push_back(static_cast<uint8_t>(v >> (8 * b)));
+    for (int b = 0; b < 4; ++b)
+      data.push_back(static_cast<uint8_t>(v >> (8 * b)));
   HostTensor t = parseNpy(npyFile("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data), "a.npy");
   EXPECT_EQ(t.dtype, DType::I32);
   EXPECT_EQ(t.dims, (std::vector<int64_t>{2, 3}));
@@ -56,9 +57,10 @@ TEST(Npy, ReadsWhatNumpyWrites) {
 TEST(Npy, RoundTripsEveryNpyDType) {
   for (DType t : {DType::F32, DType::F64, DType::F16, DType::I8, DType::U8, DType::I32, DType::I64, DType::Bool}) {
     HostTensor x(t, {2, 3});
-    for (size_t i = 0; i < x.bytes.size(); ++i) x.bytes[i] = t == DType::Bool ? (i % 2) : static_cast<uint8_t>(i * 7 + 1);
+    for (size_t i = 0; i < x.bytes.size(); ++i)
+      x.bytes[i] = t == DType::Bool ? (i % 2) : static_cast<uint8_t>(i * 7 + 1);
     std::vector<uint8_t> bytes = serializeNpy(x);
-    EXPECT_EQ((bytes.size() - x.bytes.size()) % 64, 0u);  // header padded to 64 bytes
+    EXPECT_EQ((bytes.size() - x.bytes.size()) % 64, 0u); // header padded to 64 bytes
     HostTensor y = parseNpy(bytes, "x.npy");
     EXPECT_EQ(y.dtype, t);
     EXPECT_EQ(y.dims, x.dims);
@@ -85,8 +87,8 @@ TEST(Npy, RefusesWhatItDoesNotRead) {
                        "truncated npy data: f32[2] needs 8 bytes, the file has 4"));
   EXPECT_TRUE(contains(err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", {0, 0, 0, 0, 9}),
                        "1 unexpected trailing bytes"));
-  EXPECT_TRUE(contains(err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"),
-                       "not a simple dtype"));
+  EXPECT_TRUE(
+      contains(err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"), "not a simple dtype"));
   EXPECT_TRUE(contains(errorOf([] { serializeNpy(HostTensor(DType::BF16, {1})); }), "bf16 has no npy type"));
   EXPECT_TRUE(contains(errorOf([] { readNpy("/nonexistent/x.npy"); }), "/nonexistent/x.npy: cannot open"));
 }

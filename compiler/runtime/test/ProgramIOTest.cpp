@@ -61,7 +61,8 @@ void rechecksum(std::vector<uint8_t> &bytes) {
     h ^= bytes[i];
     h *= 0x100000001b3ull;
   }
-  for (int k = 0; k < 8; ++k) bytes[bytes.size() - 8 + static_cast<size_t>(k)] = static_cast<uint8_t>(h >> (8 * k));
+  for (int k = 0; k < 8; ++k)
+    bytes[bytes.size() - 8 + static_cast<size_t>(k)] = static_cast<uint8_t>(h >> (8 * k));
 }
 
 size_t find(const std::vector<uint8_t> &bytes, const std::string &needle) {
@@ -79,7 +80,7 @@ template <typename F> std::string errorOf(F &&f) {
   return "<no error>";
 }
 
-}  // namespace
+} // namespace
 
 TEST(ProgramIO, RoundTripKeepsEveryField) {
   const Program p = sample();
@@ -135,12 +136,14 @@ TEST(ProgramIO, RejectsBadMagicAndVersion) {
   ProgramBytes bytes = serializeProgram(sample());
   std::vector<uint8_t> magic = bytes.program;
   magic[0] = 'X';
-  EXPECT_NE(errorOf([&] { deserializeProgram(magic, bytes.sidecar, "m.dqp"); }).find("m.dqp: not a dqp program (bad magic)"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([&] { deserializeProgram(magic, bytes.sidecar, "m.dqp"); }).find("m.dqp: not a dqp program (bad magic)"),
+      std::string::npos);
   std::vector<uint8_t> version = bytes.program;
-  version[4] = 3;  // little-endian u32 version 2 -> 3
-  EXPECT_NE(errorOf([&] { deserializeProgram(version, bytes.sidecar, "v.dqp"); })
-                .find("v.dqp: format version 3, this runtime reads version 2"),
+  version[4] = 3; // little-endian u32 version 2 -> 3
+  EXPECT_NE(errorOf([&] {
+              deserializeProgram(version, bytes.sidecar, "v.dqp");
+            }).find("v.dqp: format version 3, this runtime reads version 2"),
             std::string::npos);
 }
 
@@ -164,7 +167,7 @@ TEST(ProgramIO, RejectsBadSidecar) {
   spit(path + ".bin", std::vector<uint8_t>(side.begin(), side.begin() + 6));
   std::string err = errorOf([&] { readProgram(path); });
   EXPECT_NE(err.find(path + ".bin: sidecar has 6 bytes but constant 0 needs bytes [0, 8)"), std::string::npos) << err;
-  side[0] ^= 0xFF;  // same size, other content
+  side[0] ^= 0xFF; // same size, other content
   spit(path + ".bin", side);
   err = errorOf([&] { readProgram(path); });
   EXPECT_NE(err.find(path + ".bin: sidecar checksum differs"), std::string::npos) << err;
@@ -175,11 +178,11 @@ TEST(ProgramIO, RejectsBadSidecar) {
 
 TEST(ProgramIO, RejectsOutOfRangeRegister) {
   Program p = sample();
-  p.numBufferRegs = 0x13572468;  // a marker to find in the bytes
+  p.numBufferRegs = 0x13572468; // a marker to find in the bytes
   ProgramBytes bytes = serializeProgram(p);
   uint8_t marker[4] = {0x68, 0x24, 0x57, 0x13};
   size_t at = find(bytes.program, std::string(reinterpret_cast<char *>(marker), 4));
-  bytes.program[at] = 2;  // numBufferRegs = 2, but the program uses b2
+  bytes.program[at] = 2; // numBufferRegs = 2, but the program uses b2
   std::memset(&bytes.program[at + 1], 0, 3);
   rechecksum(bytes.program);
   std::string err = errorOf([&] { deserializeProgram(bytes.program, bytes.sidecar, "r.dqp"); });
@@ -201,18 +204,17 @@ TEST(ProgramIO, RejectsUnknownOpcodeAndKernel) {
   size_t loc = find(op, "LOCMARK");
   size_t opcodeAt = loc - 4 /*loc len*/ - 3 /*"add"*/ - 4 /*name len*/ - 2 /*dtype, space*/ - 2;
   ASSERT_EQ(op[opcodeAt], static_cast<uint8_t>(Opcode::Kernel));
-  op[opcodeAt] = 0xE7;  // 999
+  op[opcodeAt] = 0xE7; // 999
   op[opcodeAt + 1] = 0x03;
   rechecksum(op);
   std::string err = errorOf([&] { deserializeProgram(op, bytes.sidecar, "o.dqp"); });
   EXPECT_NE(err.find("o.dqp: instruction 4: unknown opcode 999"), std::string::npos) << err;
 
   std::vector<uint8_t> kernel = bytes.program;
-  kernel[loc - 4 - 1] = 'x';  // "add" -> "adx"
+  kernel[loc - 4 - 1] = 'x'; // "add" -> "adx"
   rechecksum(kernel);
   err = errorOf([&] { deserializeProgram(kernel, bytes.sidecar, "k.dqp"); });
-  EXPECT_NE(err.find("k.dqp: instruction 4 (Kernel 'adx') at LOCMARK: unknown kernel name 'adx'"),
-            std::string::npos)
+  EXPECT_NE(err.find("k.dqp: instruction 4 (Kernel 'adx') at LOCMARK: unknown kernel name 'adx'"), std::string::npos)
       << err;
 }
 

@@ -15,7 +15,8 @@ bool contains(const std::string &s, const std::string &part) { return s.find(par
 
 std::vector<float> iota16() {
   std::vector<float> v(16);
-  for (int i = 0; i < 16; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (int i = 0; i < 16; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>(i);
   return v;
 }
 
@@ -62,7 +63,7 @@ RunOptions named() {
   return o;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Runtime, ReviewerCaseRightValuesWhenShapesAgree) {
   SimDevice d;
@@ -83,7 +84,7 @@ TEST(Runtime, ReviewerCaseStopsWithoutWritingWhenShapesDisagree) {
   BufferHandle outBuf = 0;
   RunOptions o = named();
   o.outputAllocator = [&](Device &dev, const OutputRequest &req) {
-    EXPECT_EQ(req.dims, (std::vector<int64_t>{4, 4}));  // the precise external shape
+    EXPECT_EQ(req.dims, (std::vector<int64_t>{4, 4})); // the precise external shape
     outBuf = dev.allocate(MemSpace::HostMapped, req.bytes, AllocPurpose::Buffer);
     std::vector<float> sentinel(16, -7.0f);
     dev.upload(outBuf, 0, sentinel.data(), 64);
@@ -97,7 +98,7 @@ TEST(Runtime, ReviewerCaseStopsWithoutWritingWhenShapesDisagree) {
   std::vector<float> after(16);
   d.download(after.data(), outBuf, 0, 64);
   EXPECT_EQ(after, std::vector<float>(16, -7.0f));
-  EXPECT_EQ(d.liveAllocations(), 1u);  // only the caller's buffer; the run released its own
+  EXPECT_EQ(d.liveAllocations(), 1u); // only the caller's buffer; the run released its own
 }
 
 TEST(Runtime, ReviewerCaseDynamicVariantRequestsAB) {
@@ -153,7 +154,7 @@ TEST(Runtime, HostInstructionsOnDeviceMemoryTrapNamingTheInstruction) {
                        "p.dqp: instruction 2 (LoadScalar) at Slice_3: host load touches device memory (buffer #1)"));
 
   b.program.code[2].op = Opcode::StoreScalar;
-  b.program.code[2].s = {zero, zero};  // store 0 at index 0
+  b.program.code[2].s = {zero, zero}; // store 0 at index 0
   EXPECT_TRUE(contains(errorOf([&] { runProgram(b.program, d, in, named()); }),
                        "p.dqp: instruction 2 (StoreScalar) at Slice_3: host store touches device memory"));
 
@@ -188,8 +189,8 @@ TEST(Runtime, HostScratchStagingIsLegal) {
   SimDevice d;
   RunResult r = runProgram(b.program, d, {}, named());
   EXPECT_EQ(r.outputs[0].values<int64_t>(), std::vector<int64_t>{42});
-  EXPECT_EQ(r.counters.h2dTransfers, 1u);   // the staging copy
-  EXPECT_EQ(r.counters.d2hTransfers, 1u);   // the output read back by the runtime
+  EXPECT_EQ(r.counters.h2dTransfers, 1u); // the staging copy
+  EXPECT_EQ(r.counters.d2hTransfers, 1u); // the output read back by the runtime
   EXPECT_EQ(r.counters.hostStores, 1u);
 }
 
@@ -224,16 +225,15 @@ Program poolProgram(bool deallocFirst, bool secondRegion) {
   b.ret({y});
   return b.program;
 }
-}  // namespace
+} // namespace
 
 TEST(Runtime, PoolRegionsAreCheckedForLifetime) {
   SimDevice d;
   RunResult r = runProgram(poolProgram(false, false), d, {}, named());
-  EXPECT_EQ(r.outputs[0].values<float>(), std::vector<float>(4, 3.0f));  // 1.5 + 1.5
+  EXPECT_EQ(r.outputs[0].values<float>(), std::vector<float>(4, 3.0f)); // 1.5 + 1.5
   EXPECT_EQ(r.counters.poolBytes, 64u);
   std::string err = errorOf([&] { runProgram(poolProgram(true, false), d, {}, named()); });
-  EXPECT_TRUE(contains(err, "(Kernel 'add') at test:10: kernel 'add': use after free: in "))
-      << err;
+  EXPECT_TRUE(contains(err, "(Kernel 'add') at test:10: kernel 'add': use after free: in ")) << err;
   err = errorOf([&] { runProgram(poolProgram(false, true), d, {}, named()); });
   EXPECT_TRUE(contains(err, "pool region [8, 24) overlaps the live region [0, 16) created by instruction 6")) << err;
   EXPECT_EQ(d.liveAllocations(), 0u);
@@ -253,7 +253,7 @@ TEST(Runtime, UninitializedAndOutOfBoundsViewsTrap) {
   Builder v;
   v.addOutput("y", DType::F32, {3});
   int32_t src = v.alloc(DType::F32, {4});
-  int32_t view = v.view(src, v.index(2), {v.index(3)}, {v.index(1)});  // elements 2..4 of 4
+  int32_t view = v.view(src, v.index(2), {v.index(3)}, {v.index(1)}); // elements 2..4 of 4
   v.ret({view});
   err = errorOf([&] { runProgram(v.program, d, {}, named()); });
   EXPECT_TRUE(contains(err, "(View) at test:5: out of bounds: view with offset 2, sizes [3], strides [1] "
@@ -286,16 +286,17 @@ TEST(Runtime, CopyKindsAreValidatedAndCounted) {
   SimDevice d;
   RunResult r = runProgram(program(CopyKind::Memcpy, CopyKind::Copy2D, CopyKind::Strided), d, in, named());
   EXPECT_EQ(r.outputs[0].values<float>(), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(r.outputs[1].values<float>(), (std::vector<float>{1, 2, 3, 5, 6, 7}));      // columns 1..3
-  EXPECT_EQ(r.outputs[2].values<float>(), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));  // x^T
+  EXPECT_EQ(r.outputs[1].values<float>(), (std::vector<float>{1, 2, 3, 5, 6, 7}));       // columns 1..3
+  EXPECT_EQ(r.outputs[2].values<float>(), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7})); // x^T
   EXPECT_EQ(r.counters.memcpyCopies, 1u);
   EXPECT_EQ(r.counters.copy2dCopies, 1u);
   EXPECT_EQ(r.counters.stridedCopies, 1u);
   EXPECT_EQ(r.counters.d2dTransfers, 3u);
-  EXPECT_EQ(r.counters.h2dTransfers, 1u);  // the input
-  EXPECT_EQ(r.counters.d2hTransfers, 3u);  // the three outputs
+  EXPECT_EQ(r.counters.h2dTransfers, 1u); // the input
+  EXPECT_EQ(r.counters.d2hTransfers, 3u); // the three outputs
   // A kind the layout does not allow is refused.
-  std::string err = errorOf([&] { runProgram(program(CopyKind::Memcpy, CopyKind::Memcpy, CopyKind::Strided), d, in, named()); });
+  std::string err =
+      errorOf([&] { runProgram(program(CopyKind::Memcpy, CopyKind::Memcpy, CopyKind::Strided), d, in, named()); });
   EXPECT_TRUE(contains(err, "(Copy) at test:14: copy kind memcpy needs both views contiguous")) << err;
   err = errorOf([&] { runProgram(program(CopyKind::Memcpy, CopyKind::Copy2D, CopyKind::Copy2D), d, in, named()); });
   EXPECT_TRUE(contains(err, "copy kind copy2d needs contiguous rows at a constant pitch; source strides [1,4]")) << err;
@@ -320,14 +321,15 @@ TEST(Runtime, Copy2DRowsSpanSeveralInnerDimsAndSkipUnitDims) {
   b.copy(e, empty, CopyKind::Copy2D);
   b.ret({y, e});
   std::vector<float> values(24);
-  for (int i = 0; i < 24; ++i) values[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (int i = 0; i < 24; ++i)
+    values[static_cast<size_t>(i)] = static_cast<float>(i);
   std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {3, 4, 2}, values)};
   SimDevice d;
   RunResult r = runProgram(b.program, d, in, named());
   EXPECT_EQ(r.outputs[0].values<float>(),
             (std::vector<float>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 18, 19, 20, 21, 22, 23}));
   EXPECT_TRUE(r.outputs[1].values<float>().empty());
-  EXPECT_EQ(r.counters.copy2dCopies, 1u);  // the empty copy issues no device work at all
+  EXPECT_EQ(r.counters.copy2dCopies, 1u); // the empty copy issues no device work at all
 }
 
 TEST(Runtime, ReturningAViewCopiesIntoTheOutput) {
@@ -343,7 +345,7 @@ TEST(Runtime, ReturningAViewCopiesIntoTheOutput) {
   RunResult r = runProgram(b.program, d, {HostTensor::fromValues<int32_t>(DType::I32, {3}, {1, 2, 3})}, named());
   EXPECT_EQ(r.outputs[0].values<int32_t>(), (std::vector<int32_t>{3, 2, 1}));
   EXPECT_EQ(r.counters.stridedCopies, 1u);
-  EXPECT_EQ(r.counters.outputCopies, 1u);  // never allocated through the allocator: copied, counted
+  EXPECT_EQ(r.counters.outputCopies, 1u); // never allocated through the allocator: copied, counted
 }
 
 // y = x + x written into an output allocated as `allocDims`, then returned as a view with
@@ -355,13 +357,16 @@ Program allocatedThenReturnedAs(const std::vector<int64_t> &allocDims, const std
   b.addOutput("y", DType::F32, std::vector<int64_t>(retDims.size(), -1));
   int32_t x = b.input(0);
   std::vector<int32_t> dims;
-  for (int64_t d : allocDims) dims.push_back(b.index(d));
+  for (int64_t d : allocDims)
+    dims.push_back(b.index(d));
   int32_t out = b.allocOutput(0, DType::F32, dims);
   int32_t flat = b.view(out, b.index(0), {b.index(6)}, {b.index(1)});
   b.kernel("add", {x, x}, {flat});
   std::vector<int32_t> sizes, strides;
-  for (int64_t d : retDims) sizes.push_back(b.index(d));
-  for (int64_t s : retStrides) strides.push_back(b.index(s));
+  for (int64_t d : retDims)
+    sizes.push_back(b.index(d));
+  for (int64_t s : retStrides)
+    strides.push_back(b.index(s));
   b.ret({b.view(out, b.index(offset), sizes, strides)});
   return b.program;
 }
@@ -373,7 +378,8 @@ TEST(Runtime, AnAllocatedOutputReturnedWithOtherDimsIsAnError) {
   std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {6}, {1, 2, 3, 4, 5, 6})};
   std::string err = errorOf([&] { runProgram(allocatedThenReturnedAs({6, 1}, {2, 3}, {3, 1}), d, in, named()); });
   EXPECT_TRUE(contains(err, "output 0 'y' was allocated through the output allocator as f32[6,1] but is "
-                            "returned as f32[2,3]")) << err;
+                            "returned as f32[2,3]"))
+      << err;
   // The same bytes returned with the requested dims are fine and not copied.
   RunResult r = runProgram(allocatedThenReturnedAs({2, 3}, {2, 3}, {3, 1}), d, in, named());
   EXPECT_EQ(r.outputs[0].values<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
@@ -387,7 +393,8 @@ TEST(Runtime, AnAllocatedOutputReturnedWithAnotherLayoutIsAnError) {
   std::vector<HostTensor> in = {HostTensor::fromValues<float>(DType::F32, {6}, {1, 2, 3, 4, 5, 6})};
   std::string err = errorOf([&] { runProgram(allocatedThenReturnedAs({3, 2}, {3, 2}, {1, 3}), d, in, named()); });
   EXPECT_TRUE(contains(err, "output 0 'y' was allocated through the output allocator as f32[3,2] (contiguous, "
-                            "offset 0) but is returned as a view with offset 0 and strides [1,3]")) << err;
+                            "offset 0) but is returned as a view with offset 0 and strides [1,3]"))
+      << err;
 }
 
 TEST(Runtime, ScalarArithmetic) {
@@ -423,8 +430,13 @@ TEST(Runtime, ScalarArithmetic) {
     return b.program;
   };
   SimDevice d;
-  RunResult r = runProgram(program({{"divsi", {-7, 2}}, {"floordiv", {-7, 2}}, {"ceildiv", {-7, 2}},
-                                    {"ceildiv", {7, 2}}, {"remsi", {-7, 2}}, {"min", {-7, 2}}, {"le", {-7, 2}}}),
+  RunResult r = runProgram(program({{"divsi", {-7, 2}},
+                                    {"floordiv", {-7, 2}},
+                                    {"ceildiv", {-7, 2}},
+                                    {"ceildiv", {7, 2}},
+                                    {"remsi", {-7, 2}},
+                                    {"min", {-7, 2}},
+                                    {"le", {-7, 2}}}),
                            d, {}, named());
   EXPECT_EQ(r.outputs[0].values<int64_t>(), (std::vector<int64_t>{-3, -4, -3, 4, -1, -7, 1, 2}));
   EXPECT_TRUE(contains(errorOf([&] { runProgram(program({{"floordiv", {1, 0}}}), d, {}, named()); }),
@@ -446,9 +458,10 @@ TEST(Runtime, AssertAndUnsetRegistersFail) {
   SimDevice d;
   EXPECT_TRUE(contains(errorOf([&] { runProgram(b.program, d, {}, named()); }),
                        "instruction 1 (Assert 'Reshape_2: -1 cannot be inferred') at test:1: assertion failed"));
-  b.program.code[1].s = {b.newS()};  // s2: never written
+  b.program.code[1].s = {b.newS()}; // s2: never written
   EXPECT_TRUE(contains(errorOf([&] { runProgram(b.program, d, {}, named()); }),
-                       "instruction 1 (Assert 'Reshape_2: -1 cannot be inferred') at test:1: scalar register s2 is read before it is written"));
+                       "instruction 1 (Assert 'Reshape_2: -1 cannot be inferred') at test:1: scalar register s2 is "
+                       "read before it is written"));
 }
 
 // A fuzz finding: dq-lower-copies picked memcpy for a copy that is empty at run time (sizes [0],
@@ -459,7 +472,7 @@ TEST(BufferViewTest, AViewOfNoElementIsContiguousWhateverItsStrides) {
   v.strides = {2};
   EXPECT_TRUE(v.isContiguous());
   v.sizes = {3};
-  EXPECT_FALSE(v.isContiguous());  // three elements two apart
+  EXPECT_FALSE(v.isContiguous()); // three elements two apart
   v.sizes = {1, 0};
   v.strides = {7, 5};
   EXPECT_TRUE(v.isContiguous());

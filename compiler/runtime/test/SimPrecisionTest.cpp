@@ -14,7 +14,7 @@ namespace {
 // 2^-24: half an ulp of 1.0f. 1 + 2^-24 is a tie between 1 and 1 + 2^-23 that rounds to even (1).
 const float kHalfUlp = std::ldexp(1.0f, -24);
 
-}  // namespace
+} // namespace
 
 TEST(SimPrecision, DeviceNamesAndDefault) {
   EXPECT_EQ(createDevice("sim")->name(), "sim");
@@ -27,10 +27,10 @@ TEST(SimPrecision, MatmulAccumulatesInFp32OnlyInElementTypeMode) {
   // 1 (even), twice, so 1.
   for (SimPrecision p : {SimPrecision::Exact, SimPrecision::ElementType}) {
     SimDevice d(p);
-    auto y = run<float>(d, "matmul",
-                        {in<float>(d, DType::F32, {1, 3}, {1, kHalfUlp, kHalfUlp}),
-                         in<float>(d, DType::F32, {3, 1}, {1, 1, 1})},
-                        DType::F32, {1, 1});
+    auto y = run<float>(
+        d, "matmul",
+        {in<float>(d, DType::F32, {1, 3}, {1, kHalfUlp, kHalfUlp}), in<float>(d, DType::F32, {3, 1}, {1, 1, 1})},
+        DType::F32, {1, 1});
     EXPECT_EQ(y[0], p == SimPrecision::Exact ? 1.0f + 2 * kHalfUlp : 1.0f) << d.name();
   }
 }
@@ -58,9 +58,8 @@ TEST(SimPrecision, F64AndIntegersAreTheSameInBothModes) {
                        KernelArgs{{0}, {}, {}});
   EXPECT_EQ(y[0], 1.0 + 2 * h);
   // i64 sums stay exact: 2^40 + 1 + 1.
-  auto i = run<int64_t>(elem, "reduce_sum",
-                        {in<int64_t>(elem, DType::I64, {3}, {int64_t{1} << 40, 1, 1})}, DType::I64, {1},
-                        KernelArgs{{0}, {}, {}});
+  auto i = run<int64_t>(elem, "reduce_sum", {in<int64_t>(elem, DType::I64, {3}, {int64_t{1} << 40, 1, 1})}, DType::I64,
+                        {1}, KernelArgs{{0}, {}, {}});
   EXPECT_EQ(i[0], (int64_t{1} << 40) + 2);
 }
 

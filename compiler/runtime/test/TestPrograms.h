@@ -28,7 +28,8 @@ struct Builder {
   }
   std::vector<int32_t> indices(const std::vector<int64_t> &vs) {
     std::vector<int32_t> out;
-    for (int64_t v : vs) out.push_back(index(v));
+    for (int64_t v : vs)
+      out.push_back(index(v));
     return out;
   }
   int32_t input(int64_t n) {
@@ -59,8 +60,7 @@ struct Builder {
     i.imm.insert(i.imm.end(), staticDims.begin(), staticDims.end());
     return b;
   }
-  int32_t view(int32_t src, int32_t offset, const std::vector<int32_t> &sizes,
-               const std::vector<int32_t> &strides) {
+  int32_t view(int32_t src, int32_t offset, const std::vector<int32_t> &sizes, const std::vector<int32_t> &strides) {
     int32_t b = newB();
     Instr &i = emit(Opcode::View);
     i.b = {b, src};
@@ -70,9 +70,9 @@ struct Builder {
     i.imm = {static_cast<int64_t>(sizes.size())};
     return b;
   }
-  void kernel(const std::string &name, const std::vector<int32_t> &ins,
-              const std::vector<int32_t> &outs, const std::vector<int64_t> &attrs = {},
-              const std::vector<double> &fattrs = {}, const std::vector<int32_t> &scalars = {}) {
+  void kernel(const std::string &name, const std::vector<int32_t> &ins, const std::vector<int32_t> &outs,
+              const std::vector<int64_t> &attrs = {}, const std::vector<double> &fattrs = {},
+              const std::vector<int32_t> &scalars = {}) {
     Instr &i = emit(Opcode::Kernel);
     i.name = name;
     i.b = ins;
@@ -99,4 +99,4 @@ struct Builder {
   }
 };
 
-}  // namespace dq::rt::test
+} // namespace dq::rt::test

@@ -83,8 +83,7 @@ onnx::ModelProto oneNodeModel(const std::string &opType, int inputDtype) {
 
 TEST(OnnxImport, ShapeOpsImportsAsGenericOps) {
   onnx::ModelProto model;
-  if (!std::filesystem::exists(shapeOpsModel()))
-    GTEST_SKIP() << shapeOpsModel() << " not present";
+  if (!std::filesystem::exists(shapeOpsModel())) GTEST_SKIP() << shapeOpsModel() << " not present";
   ASSERT_TRUE(loadModel(shapeOpsModel(), model));
   MLIRContext ctx;
   std::string error;
@@ -95,8 +94,7 @@ TEST(OnnxImport, ShapeOpsImportsAsGenericOps) {
   auto func = *module->getOps<func::FuncOp>().begin();
   // x: [b, n, 8] with dim_params b and n -> tensor<?x?x8xf32>.
   EXPECT_EQ(func.getFunctionType().getInputs()[0],
-            RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, 8},
-                                  Float32Type::get(&ctx)));
+            RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, 8}, Float32Type::get(&ctx)));
   EXPECT_EQ(func.getArgAttrOfType<StringAttr>(0, "dq.name").getValue(), "x");
   ASSERT_EQ(func.getNumResults(), 2u);
   EXPECT_EQ(func.getResultAttrOfType<StringAttr>(1, "dq.name").getValue(), "e");
@@ -106,16 +104,14 @@ TEST(OnnxImport, ShapeOpsImportsAsGenericOps) {
   bool named = false;
   func.walk([&](Operation *op) {
     if (op->getName().getStringRef() == "onnx.Reshape")
-      if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-        named |= loc.getName() == "/Reshape";
+      if (auto loc = dyn_cast<NameLoc>(op->getLoc())) named |= loc.getName() == "/Reshape";
   });
   EXPECT_TRUE(named);
 }
 
 TEST(OnnxImport, ShapeOpsConvertsWithoutReadback) {
   onnx::ModelProto model;
-  if (!std::filesystem::exists(shapeOpsModel()))
-    GTEST_SKIP() << shapeOpsModel() << " not present";
+  if (!std::filesystem::exists(shapeOpsModel())) GTEST_SKIP() << shapeOpsModel() << " not present";
   ASSERT_TRUE(loadModel(shapeOpsModel(), model));
   MLIRContext ctx;
   std::string error;
@@ -140,8 +136,7 @@ TEST(OnnxImport, ShapeOpsConvertsWithoutReadback) {
 TEST(OnnxImport, RefusesStringInput) {
   MLIRContext ctx;
   std::string error;
-  auto module = dq::importOnnxModel(ctx, oneNodeModel("Identity", onnx::TensorProto::STRING),
-                                    error);
+  auto module = dq::importOnnxModel(ctx, oneNodeModel("Identity", onnx::TensorProto::STRING), error);
   EXPECT_FALSE(module);
   EXPECT_NE(error.find("unsupported: input 'x'"), std::string::npos) << error;
   EXPECT_NE(error.find("STRING"), std::string::npos) << error;
@@ -151,8 +146,8 @@ TEST(OnnxImport, RefusesStringInput) {
 TEST(OnnxImport, RefusesSequenceInput) {
   onnx::ModelProto model = oneNodeModel("Identity", onnx::TensorProto::FLOAT);
   auto *in = model.mutable_graph()->mutable_input(0);
-  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
-      ->set_elem_type(onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
   MLIRContext ctx;
   std::string error;
   EXPECT_FALSE(dq::importOnnxModel(ctx, model, error));
@@ -162,8 +157,7 @@ TEST(OnnxImport, RefusesSequenceInput) {
 TEST(OnnxImport, DimParamExpressionsAreDynamic) {
   MLIRContext ctx;
   std::string error;
-  auto module = dq::importOnnxModel(ctx, oneNodeModel("Identity", onnx::TensorProto::FLOAT16),
-                                    error);
+  auto module = dq::importOnnxModel(ctx, oneNodeModel("Identity", onnx::TensorProto::FLOAT16), error);
   ASSERT_TRUE(module) << error;
   auto func = *module->getOps<func::FuncOp>().begin();
   EXPECT_EQ(func.getFunctionType().getInputs()[0],
@@ -173,15 +167,13 @@ TEST(OnnxImport, DimParamExpressionsAreDynamic) {
 TEST(OnnxImport, UnknownOpImportsButConversionNamesTheNode) {
   MLIRContext ctx;
   std::string error;
-  auto module = dq::importOnnxModel(ctx, oneNodeModel("Softmax", onnx::TensorProto::FLOAT),
-                                    error);
+  auto module = dq::importOnnxModel(ctx, oneNodeModel("Softmax", onnx::TensorProto::FLOAT), error);
   ASSERT_TRUE(module) << error;
   EXPECT_EQ(countOps(*module, "onnx.Softmax"), 1);
   bool ok = true;
   std::string diags = convert(ctx, *module, ok);
   EXPECT_FALSE(ok);
-  EXPECT_NE(diags.find("unsupported: ONNX op 'Softmax' in node 'node0'"), std::string::npos)
-      << diags;
+  EXPECT_NE(diags.find("unsupported: ONNX op 'Softmax' in node 'node0'"), std::string::npos) << diags;
 }
 
 TEST(OnnxImport, RefusesUnloadedExternalData) {
@@ -194,8 +186,7 @@ TEST(OnnxImport, RefusesUnloadedExternalData) {
   MLIRContext ctx;
   std::string error;
   EXPECT_FALSE(dq::importOnnxModel(ctx, model, error));
-  EXPECT_NE(error.find("initializer 'w': external data was not loaded"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("initializer 'w': external data was not loaded"), std::string::npos) << error;
 }
 
 } // namespace

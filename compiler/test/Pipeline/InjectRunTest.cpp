@@ -19,8 +19,11 @@ const std::string kInputs = DQ_TEST_INPUTS;
 /// The memref passes in production order; `promote` and `copies` are the two passes' options.
 std::string memrefPasses(const std::string &promote, const std::string &copies) {
   return "builtin.module(func.func(dq-use-output-allocator, dq-materialize-host-scalars, "
-         "dq-optimize-memrefs, dq-promote-strided-operands" + promote + ", dq-pool-allocs, "
-         "dq-lower-copies" + copies + "))";
+         "dq-optimize-memrefs, dq-promote-strided-operands" +
+         promote +
+         ", dq-pool-allocs, "
+         "dq-lower-copies" +
+         copies + "))";
 }
 
 /// Compiles `file` with `pipeline` and runs it on sim; returns the float output or the error.
@@ -29,8 +32,7 @@ std::pair<std::vector<float>, std::string> run(const std::string &file, const st
   dq::CompileOptions options;
   options.pipeline = pipeline;
   dq::CompileResult r = dq::compileMlirFile(kInputs + "/" + file, options);
-  if (!r.ok)
-    return {{}, "compile: " + r.error};
+  if (!r.ok) return {{}, "compile: " + r.error};
   try {
     dq::rt::SimDevice device;
     dq::rt::RunResult run = dq::rt::runProgram(r.program, device, {x});
@@ -72,9 +74,8 @@ TEST(InjectRun, PromoteBeforeReuseGivesTheSameValues) {
   // The order knob changes the IR (the temporary may share a buffer) but not the values: the
   // liveness the reuse pass uses already covers the temporaries (docs/fuzz/knobs.md).
   HostTensor x = iota({3, 4}, 12);
-  const std::string reordered =
-      "builtin.module(func.func(dq-use-output-allocator, dq-materialize-host-scalars, "
-      "dq-promote-strided-operands, dq-optimize-memrefs, dq-pool-allocs, dq-lower-copies))";
+  const std::string reordered = "builtin.module(func.func(dq-use-output-allocator, dq-materialize-host-scalars, "
+                                "dq-promote-strided-operands, dq-optimize-memrefs, dq-pool-allocs, dq-lower-copies))";
   auto knob = run("strided_transpose.mlir", reordered, x);
   ASSERT_EQ(knob.second, "");
   EXPECT_EQ(knob.first, (std::vector<float>{1, 5, 9, 2, 6, 10}));

@@ -23,15 +23,13 @@ std::vector<char> readBytes(const std::filesystem::path &p) {
 
 size_t count(const std::string &text, const std::string &needle) {
   size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos;
-       pos = text.find(needle, pos + needle.size()))
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size()))
     ++n;
   return n;
 }
 
 std::filesystem::path scratchDir(const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("dq-pipeline-test-" + name + "-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("dq-pipeline-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -47,9 +45,8 @@ TEST(Pipeline, DynqualOptReproducesTheArtifactFromItsRecordedSpec) {
   // The spec is read back from the artifact, not taken from the compiler's result.
   dq::rt::Program loaded = dq::rt::readProgram((dir / "compiler.dqp").string());
   ASSERT_EQ(loaded.pipelineSpec.find('\''), std::string::npos);
-  std::string command = std::string(DQ_OPT_PATH) + " '" + kShapeGraph + "' --pass-pipeline='" +
-                        loaded.pipelineSpec + "' --emit-dqp='" + (dir / "opt.dqp").string() +
-                        "' -o /dev/null";
+  std::string command = std::string(DQ_OPT_PATH) + " '" + kShapeGraph + "' --pass-pipeline='" + loaded.pipelineSpec +
+                        "' --emit-dqp='" + (dir / "opt.dqp").string() + "' -o /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
 
   std::vector<char> a = readBytes(dir / "compiler.dqp"), b = readBytes(dir / "opt.dqp");
@@ -65,8 +62,8 @@ TEST(Pipeline, NamedProductionPipelineMatchesTheCompiler) {
   dq::CompileResult compiled = dq::compileMlirFile(kShapeGraph, options);
   ASSERT_TRUE(compiled.ok) << compiled.error;
   auto dir = scratchDir("named");
-  std::string command = std::string(DQ_OPT_PATH) + " '" + kShapeGraph +
-                        "' --dq-production -o '" + (dir / "out.mlir").string() + "'";
+  std::string command =
+      std::string(DQ_OPT_PATH) + " '" + kShapeGraph + "' --dq-production -o '" + (dir / "out.mlir").string() + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::vector<char> opt = readBytes(dir / "out.mlir");
   // dynqual-opt ends its output with one extra newline.
@@ -154,11 +151,18 @@ TEST(Pipeline, TimingListsEveryPass) {
     names.push_back(t.pass);
     EXPECT_GE(t.ms, 0.0) << t.pass;
   }
-  std::vector<std::string> expected = {
-      "dq-convert-onnx", "canonicalize", "cse", "dq-fuse-elementwise", "one-shot-bufferize",
-      "dq-use-output-allocator",
-      "dq-materialize-host-scalars", "dq-optimize-memrefs", "dq-promote-strided-operands",
-      "dq-pool-allocs", "dq-lower-copies", "dq-emit-program"};
+  std::vector<std::string> expected = {"dq-convert-onnx",
+                                       "canonicalize",
+                                       "cse",
+                                       "dq-fuse-elementwise",
+                                       "one-shot-bufferize",
+                                       "dq-use-output-allocator",
+                                       "dq-materialize-host-scalars",
+                                       "dq-optimize-memrefs",
+                                       "dq-promote-strided-operands",
+                                       "dq-pool-allocs",
+                                       "dq-lower-copies",
+                                       "dq-emit-program"};
   EXPECT_EQ(names, expected);
 }
 
@@ -174,9 +178,7 @@ TEST(Pipeline, ErrorsAreOneLine) {
   options.pipeline = "builtin.module(func.func(dq-use-output-allocator))";
   dq::CompileResult unlowered = dq::compileMlirFile(kInputs + "/copies.mlir", options);
   EXPECT_FALSE(unlowered.ok);
-  EXPECT_NE(unlowered.error.find("unsupported in program emission: memref.copy"),
-            std::string::npos)
-      << unlowered.error;
+  EXPECT_NE(unlowered.error.find("unsupported in program emission: memref.copy"), std::string::npos) << unlowered.error;
 
   dq::CompileResult missing = dq::compileMlirFile(kInputs + "/does-not-exist.mlir", {});
   EXPECT_FALSE(missing.ok);

@@ -15,9 +15,8 @@ using dq::rt::HostTensor;
 
 const std::string kInputs = DQ_TEST_INPUTS;
 // The input files are already memref IR: only the memref passes run.
-const char *kMemrefPasses =
-    "builtin.module(func.func(dq-use-output-allocator, dq-materialize-host-scalars, "
-    "dq-optimize-memrefs, dq-promote-strided-operands, dq-pool-allocs, dq-lower-copies))";
+const char *kMemrefPasses = "builtin.module(func.func(dq-use-output-allocator, dq-materialize-host-scalars, "
+                            "dq-optimize-memrefs, dq-promote-strided-operands, dq-pool-allocs, dq-lower-copies))";
 
 dq::rt::Program compile(const std::string &file) {
   dq::CompileOptions options;
@@ -46,8 +45,7 @@ TEST(SimRun, ReviewerCaseProducesValuesWithAEqualsBEqualsFour) {
   for (size_t i = 0; i < 16; ++i)
     EXPECT_EQ(y[i], 2.0f * static_cast<float>(i)) << i; // y = x + x
   // The output buffer is the program's own result: no runtime copy.
-  EXPECT_EQ(run.counters.memcpyCopies + run.counters.copy2dCopies + run.counters.stridedCopies,
-            0u);
+  EXPECT_EQ(run.counters.memcpyCopies + run.counters.copy2dCopies + run.counters.stridedCopies, 0u);
 }
 
 TEST(SimRun, ReviewerCaseStopsOnTheAbiCastWithTwoByEight) {

@@ -13,28 +13,25 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+static llvm::cl::opt<std::string> emitDqp("emit-dqp",
+                                          llvm::cl::desc("after the pipeline, write the program artifact to FILE"),
+                                          llvm::cl::value_desc("FILE"), llvm::cl::init(""));
 static llvm::cl::opt<std::string>
-    emitDqp("emit-dqp", llvm::cl::desc("after the pipeline, write the program artifact to FILE"),
-            llvm::cl::value_desc("FILE"), llvm::cl::init(""));
-static llvm::cl::opt<std::string>
-    emitFormat("emit-format", llvm::cl::desc("artifact format for --emit-dqp: dqp or text"),
-               llvm::cl::init("dqp"));
+    emitFormat("emit-format", llvm::cl::desc("artifact format for --emit-dqp: dqp or text"), llvm::cl::init("dqp"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   mlir::dq::registerAllDQDialects(registry);
   mlir::dq::registerAllDQPassesAndPipelines();
-  std::string header =
-      mlir::registerCLIOptions("dynqual-opt: dq dialect and pass driver", registry);
+  std::string header = mlir::registerCLIOptions("dynqual-opt: dq dialect and pass driver", registry);
   auto [inputFile, outputFile] = mlir::parseCLIOptions(argc, argv, header);
 
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (!emitDqp.empty()) {
     mlir::MlirOptMainConfig base = config;
     config.setPassPipelineSetupFn([base](mlir::PassManager &pm) -> llvm::LogicalResult {
-      if (failed(base.setupPassPipeline(pm)))
-        return llvm::failure();
+      if (failed(base.setupPassPipeline(pm))) return llvm::failure();
       std::string spec;
       llvm::raw_string_ostream os(spec);
       pm.printAsTextualPipeline(os);
@@ -58,8 +55,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "dynqual-opt: " << error << "\n";
     return 1;
   }
-  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
-    return 1;
+  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config))) return 1;
   output->keep();
   return 0;
 }

@@ -25,8 +25,8 @@ const fs::path kCorpus = DYNQUAL_CORPUS_DIR;
 const std::string kSlice = (kCorpus / "slice_negative_step").string();
 const std::string kExpand = (kCorpus / "expand_where_shape").string();
 // Short schedule for a test: one look at 12 rounds, one sample per position.
-const std::vector<std::string> kQuick = {"--looks", "12", "--samples", "1", "--warmup", "0", "--no-db",
-                                         "--format", "json"};
+const std::vector<std::string> kQuick = {"--looks", "12",      "--samples", "1",   "--warmup",
+                                         "0",       "--no-db", "--format",  "json"};
 
 using command_test::Outcome;
 using command_test::run;
@@ -85,8 +85,8 @@ TEST(AbCommand, ClockIsThreadCpuOnSimAndWallWhenAsked) {
 }
 
 /// Skips the test when ort:cpu cannot run here (node or onnxruntime-node missing: exit 4).
-#define SKIP_WITHOUT_ORT(OUTCOME)                                                                          \
-  if ((OUTCOME).code == 4 && (OUTCOME).err.find("scripts/setup") != std::string::npos)                    \
+#define SKIP_WITHOUT_ORT(OUTCOME)                                                                                      \
+  if ((OUTCOME).code == 4 && (OUTCOME).err.find("scripts/setup") != std::string::npos)                                 \
   GTEST_SKIP() << (OUTCOME).err
 
 TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
@@ -101,7 +101,7 @@ TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
   EXPECT_GE(o.doc["measurement"]["pin_cpu"].get<int>(), 0);
   ASSERT_EQ(o.doc["comparisons"].size(), 1u);
   EXPECT_EQ(o.doc["comparisons"][0]["metric"], "cpu_time_ms");
-  ASSERT_EQ(o.doc["samples"].size(), 48u);  // 12 rounds x 4 ABBA steps x 1 repetition
+  ASSERT_EQ(o.doc["samples"].size(), 48u); // 12 rounds x 4 ABBA steps x 1 repetition
   // Samples are [model, arm, round, position, rep, ms, k]; round 1 (odd) starts with head.
   for (const auto& s : o.doc["samples"])
     if (s[2] == 1 && s[3] == 0)
@@ -114,7 +114,8 @@ TEST(AbCommand, OrtAaTimesTheRunnerProcessCpu) {
   EXPECT_EQ(p.doc["samples"].size(), 48u);
   // Without --looks, sample interleaving plans looks from 16 to 256 rounds and values a round by
   // the lower-half mean; a 1 s budget ends the run before the first look.
-  Outcome planned = run({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--budget", "1", "--no-db", "--format", "json"});
+  Outcome planned =
+      run({"ab", kSlice, "--a", "ort:cpu", "--b", "ort:cpu", "--budget", "1", "--no-db", "--format", "json"});
   ASSERT_FALSE(planned.doc.is_discarded()) << planned.err;
   EXPECT_EQ(planned.doc["policy"]["looks"], json::parse("[16,24,32,48,64,96,128,192,256]"));
   EXPECT_EQ(planned.doc["policy"]["round_value"], "lower-half-mean");
@@ -141,15 +142,14 @@ TEST(AbCommand, DqAgainstOrtStaysOnTheWallClock) {
   SKIP_WITHOUT_ORT(o);
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_EQ(o.doc["measurement"]["clock"], "wall");
-  ASSERT_EQ(o.doc["comparisons"].size(), 2u);  // the minimum and the mean, process interleaving
+  ASSERT_EQ(o.doc["comparisons"].size(), 2u); // the minimum and the mean, process interleaving
   EXPECT_EQ(o.doc["comparisons"][0]["metric"], "latency_ms");
 }
 
 TEST(AbCommand, InjectedSlowdownIsARegressionOnThatModelOnly) {
   // Busy work of 300 % of the model's median latency: head/base is about 4.
-  Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",
-                        "slice_negative_step=300"},
-                       kQuick));
+  Outcome o = run(
+      with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown", "slice_negative_step=300"}, kQuick));
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_EQ(o.code, 1) << o.err;
   const json* slow = comparison(o.doc, "slice_negative_step");
@@ -191,7 +191,7 @@ TEST(AbCommand, PassOrderComparisonRunsEndToEnd) {
   EXPECT_NE(o.code, 4) << o.err;
   ASSERT_EQ(o.doc["accuracy"].size(), 1u);
   EXPECT_TRUE(o.doc["accuracy"][0]["passed"].get<bool>()) << o.doc["accuracy"][0].dump();
-  EXPECT_EQ(o.doc["comparisons"].size(), 3u);  // minimum, mean, and the modelled time beside
+  EXPECT_EQ(o.doc["comparisons"].size(), 3u); // minimum, mean, and the modelled time beside
 }
 
 TEST(AbCommand, UsageAndInfrastructureErrorsHaveTheirExitCodes) {
@@ -217,8 +217,8 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
   // One folder for both arms: identical runtimes and programs, timed only when forced.
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--force-timing", "--db", db.string(), "--format", "json"});
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1", "--warmup",
+                   "0", "--force-timing", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
   EXPECT_GT(g.doc["run_id"].get<int64_t>(), 0);
@@ -234,8 +234,8 @@ TEST(GateCommand, PrebuiltBinariesRecordAndReanalyseToTheSameVerdicts) {
 TEST(BenchStats, SimulatesTheScheduleAndRoundValueTheCalibrationPlanned) {
   fs::path db = fs::temp_directory_path() / ("bench-stats-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
-  Outcome c = run({"calibrate", "--variant", "dq", kSlice, "--looks", "12", "--samples", "1", "--warmup", "0",
-                   "--db", db.string(), "--format", "json"});
+  Outcome c = run({"calibrate", "--variant", "dq", kSlice, "--looks", "12", "--samples", "1", "--warmup", "0", "--db",
+                   db.string(), "--format", "json"});
   ASSERT_FALSE(c.doc.is_discarded()) << c.err;
   // Any verdict will do (12 rounds of one sample on a loaded machine can even flag): only the stored
   // plan matters here, not an infrastructure or usage error.
@@ -259,16 +259,33 @@ TEST(GateCommand, CompileTimeGoesThroughTheStatisticsAndReanalyses) {
   fs::path db = fs::temp_directory_path() / ("gate-compile-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--compile-time", "--force-timing", "--metric", "measured", "--db", db.string(),
-                   "--format", "json"});
+  Outcome g = run({"gate",
+                   "--base-bin",
+                   bin,
+                   "--head-bin",
+                   bin,
+                   kSlice,
+                   "--looks",
+                   "12",
+                   "--samples",
+                   "1",
+                   "--warmup",
+                   "0",
+                   "--compile-time",
+                   "--force-timing",
+                   "--metric",
+                   "measured",
+                   "--db",
+                   db.string(),
+                   "--format",
+                   "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   // The run time (minimum), its mean, then the compile time, and the modelled time beside.
   ASSERT_EQ(g.doc["comparisons"].size(), 4u) << g.doc["comparisons"].dump();
   EXPECT_EQ(g.doc["comparisons"][1]["metric"], "cpu_time_ms.mean");
   EXPECT_EQ(g.doc["comparisons"][2]["metric"], "compile_cpu_ms");
   EXPECT_EQ(g.doc["comparisons"][2]["rounds"], 12);
-  EXPECT_EQ(g.doc["compile_samples"].size(), 24u);  // 12 rounds x 2 arms
+  EXPECT_EQ(g.doc["compile_samples"].size(), 24u); // 12 rounds x 2 arms
   // Which verdict a 12-round, one-sample A/A gets depends on the load of the machine (a loaded
   // ctest can flag it); that the stored samples give it again is what this test is about.
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"});
@@ -290,9 +307,9 @@ TEST(GateCommand, CompileTimeCountsInTheReachabilityWarning) {
   // 0.025 needs 2^(1-n) < 0.025, n >= 7 (2^-6 = 0.0156; 2^-5 = 0.031), so a look at 6 cannot
   // reject. Timed alone (0.05: n >= 6) the look at 6 could.
   std::string bin = fs::path(kBin).parent_path().string();
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "6", "--samples", "1",
-                   "--warmup", "0", "--compile-time", "--tail-value", "none", "--force-timing", "--metric", "measured", "--no-db",
-                   "--format", "json"});
+  Outcome g = run({"gate", "--base-bin",     bin,        "--head-bin", bin,       kSlice,           "--looks",
+                   "6",    "--samples",      "1",        "--warmup",   "0",       "--compile-time", "--tail-value",
+                   "none", "--force-timing", "--metric", "measured",   "--no-db", "--format",       "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   bool warned = false;
   for (const auto& w : g.doc["warnings"])
@@ -305,15 +322,22 @@ TEST(GateCommand, TakesEachArmsEnvironmentLikeAb) {
   fs::path db = fs::temp_directory_path() / ("gate-env-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--looks", "6", "--samples", "1",
-                   "--warmup", "0", "--a-env", "DYNQUAL_GATE_TEST=base", "--b-env", "DYNQUAL_GATE_TEST=head",
-                   "--db", db.string(), "--format", "json"});
+  Outcome g = run({"gate",      "--base-bin",
+                   bin,         "--head-bin",
+                   bin,         kSlice,
+                   "--looks",   "6",
+                   "--samples", "1",
+                   "--warmup",  "0",
+                   "--a-env",   "DYNQUAL_GATE_TEST=base",
+                   "--b-env",   "DYNQUAL_GATE_TEST=head",
+                   "--db",      db.string(),
+                   "--format",  "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_NE(g.code, 2) << g.err;
-  dynqual::process::ProcessResult q = dynqual::process::runChild(
-      {kBin, "db", "--db", db.string(), "query",
-       "SELECT key || '=' || value FROM run_params WHERE key LIKE '%_env' ORDER BY key"},
-      30);
+  dynqual::process::ProcessResult q =
+      dynqual::process::runChild({kBin, "db", "--db", db.string(), "query",
+                                  "SELECT key || '=' || value FROM run_params WHERE key LIKE '%_env' ORDER BY key"},
+                                 30);
   EXPECT_NE(q.out.find("base_env=DYNQUAL_GATE_TEST=base"), std::string::npos) << q.out << q.err;
   EXPECT_NE(q.out.find("head_env=DYNQUAL_GATE_TEST=head"), std::string::npos) << q.out << q.err;
   fs::remove(db);
@@ -329,14 +353,14 @@ TEST(GateCommand, DecidesOnTheModelledTimeOnSimByDefault) {
         return c["metric"].get<std::string>();
     return std::string("none");
   };
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--force-timing", "--samples", "1",
-                   "--warmup", "0", "--no-db", "--format", "json"});
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--force-timing", "--samples", "1", "--warmup",
+                   "0", "--no-db", "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
-  EXPECT_EQ(g.code, 0) << g.err;  // one binary: the modelled times are equal, exactly no change
+  EXPECT_EQ(g.code, 0) << g.err; // one binary: the modelled times are equal, exactly no change
   EXPECT_EQ(deciding(g.doc), "modelled_device_ms") << g.doc["comparisons"].dump();
-  Outcome t = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--force-timing", "--samples", "1",
-                   "--warmup", "0", "--looks", "4", "--inject-slowdown", "slice_negative_step=tail:0.3:25", "--no-db",
-                   "--format", "json"});
+  Outcome t =
+      run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--force-timing", "--samples", "1", "--warmup", "0",
+           "--looks", "4", "--inject-slowdown", "slice_negative_step=tail:0.3:25", "--no-db", "--format", "json"});
   ASSERT_FALSE(t.doc.is_discarded()) << t.err;
   EXPECT_NE(deciding(t.doc), "modelled_device_ms") << t.doc["comparisons"].dump();
   EXPECT_NE(deciding(t.doc), "none") << t.doc["comparisons"].dump();
@@ -348,15 +372,15 @@ TEST(GateCommand, LayoutsRelinkEachArmAndTheRunRecordsThem) {
   fs::path db = fs::temp_directory_path() / ("gate-layouts-" + std::to_string(getpid()) + ".db");
   fs::remove(db);
   std::string bin = fs::path(kBin).parent_path().string();
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing",
-                   "--looks", "4", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing", "--looks",
+                   "4", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_TRUE(g.code == 0 || g.code == 3) << g.err;
   EXPECT_NE(g.err.find("base runtime relinked in 2 layouts"), std::string::npos) << g.err;
-  dynqual::process::ProcessResult q = dynqual::process::runChild(
-      {kBin, "db", "--db", db.string(), "query",
-       "SELECT key || '=' || value FROM run_params WHERE key LIKE '%layout%' ORDER BY key"},
-      30);
+  dynqual::process::ProcessResult q =
+      dynqual::process::runChild({kBin, "db", "--db", db.string(), "query",
+                                  "SELECT key || '=' || value FROM run_params WHERE key LIKE '%layout%' ORDER BY key"},
+                                 30);
   std::map<std::string, std::string> p;
   std::istringstream lines(q.out);
   for (std::string l; std::getline(lines, l);)
@@ -364,7 +388,7 @@ TEST(GateCommand, LayoutsRelinkEachArmAndTheRunRecordsThem) {
       p[l.substr(0, eq)] = l.substr(eq + 1);
   EXPECT_EQ(p["layouts"], "2") << q.out << q.err;
   ASSERT_EQ(p["base_layout_sha256.L1"].size(), 64u) << q.out;
-  EXPECT_NE(p["base_layout_sha256.L1"], p["base_layout_sha256.L2"]);  // two layouts, two binaries
+  EXPECT_NE(p["base_layout_sha256.L1"], p["base_layout_sha256.L2"]); // two layouts, two binaries
   fs::remove(db);
 }
 
@@ -379,12 +403,12 @@ TEST(GateCommand, RoundRRunsOnLayoutRModK) {
                                    << std::string(64, 'b') << "')\n";
   setenv("DYNQUAL_LAYOUT_SCRIPT", (dir / "relink.py").c_str(), 1);
   std::string bin = fs::path(kBin).parent_path().string();
-  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing",
-                   "--looks", "4", "--samples", "1", "--warmup", "0", "--no-db", "--format", "json"});
+  Outcome g = run({"gate", "--base-bin", bin, "--head-bin", bin, kSlice, "--layouts", "2", "--force-timing", "--looks",
+                   "4", "--samples", "1", "--warmup", "0", "--no-db", "--format", "json"});
   unsetenv("DYNQUAL_LAYOUT_SCRIPT");
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   std::set<int> rounds;
-  for (const auto& s : g.doc["samples"])  // rows of samples_columns: model, arm, round, ...
+  for (const auto& s : g.doc["samples"]) // rows of samples_columns: model, arm, round, ...
     rounds.insert(s[2].get<int>());
   EXPECT_EQ(rounds, (std::set<int>{0})) << g.doc["samples"].dump();
   ASSERT_EQ(g.doc["accuracy"].size(), 1u);
@@ -397,9 +421,26 @@ TEST(AbCommand, AModelClosedEarlyStopsTakingRounds) {
   // slice_negative_step's head is 300 % slower: a regression at the first look (12 rounds). With
   // margin 0 no comparison can close as "no change", so expand_where_shape (A/A) stays open to 16
   // unless it is flagged. Every model's samples must stop at the round its comparison closed.
-  Outcome o = run({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--looks", "12,16", "--margin", "0",
-                   "--samples", "1", "--warmup", "0", "--inject-slowdown", "slice_negative_step=300", "--no-db",
-                   "--format", "json"});
+  Outcome o = run({"ab",
+                   kSlice,
+                   kExpand,
+                   "--a",
+                   "dq",
+                   "--b",
+                   "dq",
+                   "--looks",
+                   "12,16",
+                   "--margin",
+                   "0",
+                   "--samples",
+                   "1",
+                   "--warmup",
+                   "0",
+                   "--inject-slowdown",
+                   "slice_negative_step=300",
+                   "--no-db",
+                   "--format",
+                   "json"});
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   const json* slice = comparison(o.doc, "slice_negative_step");
   const json* expand = comparison(o.doc, "expand_where_shape");
@@ -407,7 +448,7 @@ TEST(AbCommand, AModelClosedEarlyStopsTakingRounds) {
   ASSERT_EQ((*slice)["verdict"], "regression") << slice->dump();
   EXPECT_EQ((*slice)["decided_at_rounds"], 12);
   std::map<std::string, int> rounds;
-  for (const auto& s : o.doc["samples"])  // columns: model, arm, round, ...
+  for (const auto& s : o.doc["samples"]) // columns: model, arm, round, ...
     rounds[s[0].get<std::string>()] = std::max(rounds[s[0].get<std::string>()], s[2].get<int>() + 1);
   EXPECT_EQ(rounds["slice_negative_step"], 12);
   int expandClosed = (*expand)["decided_at_rounds"].get<int>();

@@ -23,9 +23,8 @@ using testing_support::tempDir;
 namespace {
 
 process::ProcessResult deviceAb(const fs::path& plan, const fs::path& out) {
-  return process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out",
-                        out.string()},
-                       600);
+  return process::runChild(
+      {PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run", DQ_RUN_PATH, "--out", out.string()}, 600);
 }
 
 const json& comparisonOf(const json& doc, const std::string& model) {
@@ -57,8 +56,8 @@ protected:
     plan = root / "plan";
     out = root / "out";
     process::ProcessResult p = runDynqual({"ab", (root / "suite").string(), "--a", "dq:production@sim", "--b",
-                                     "dq:production@sim", "--looks", "10", "--samples", "3", "--warmup", "1",
-                                     "--inject-slowdown", "decoder_tiny=200", "--prepare-device", plan.string()});
+                                           "dq:production@sim", "--looks", "10", "--samples", "3", "--warmup", "1",
+                                           "--inject-slowdown", "decoder_tiny=200", "--prepare-device", plan.string()});
     prepareLog = p.out + p.err;
     prepareCode = p.exitCode;
     process::ProcessResult d = deviceAb(plan, out);
@@ -105,7 +104,7 @@ TEST_F(AbDevice, TheDeviceRoundsFindTheInjectedSlowdownAndAreRecorded) {
   std::string err;
   json doc = import(out, code, err, db);
   ASSERT_FALSE(doc.is_discarded()) << err;
-  EXPECT_EQ(code, 1) << err;  // a regression
+  EXPECT_EQ(code, 1) << err; // a regression
   EXPECT_EQ(doc["rounds"], 10);
   const json& slow = comparisonOf(doc, "decoder_tiny");
   EXPECT_EQ(slow["verdict"], "regression") << slow.dump();
@@ -134,12 +133,11 @@ TEST_F(AbDevice, AnAnalysisChangedAtImportIsExploratoryAndNeverFails) {
   json ab = json::parse(planned);
   EXPECT_EQ(ab["analysis"]["alpha"], 0.05);
   EXPECT_EQ(ab["analysis"]["margin"], 0.02);
-  EXPECT_EQ(ab["analysis"]["round_value"], "lower-half-mean");  // sample interleaving
+  EXPECT_EQ(ab["analysis"]["round_value"], "lower-half-mean"); // sample interleaving
   int code = -1;
   std::string err;
-  json doc = testing_support::runDynqualJson({"ab", "--import-device", out.string(), "--alpha", "0.2", "--margin",
-                                              "0.1"},
-                                             {}, code, err);
+  json doc = testing_support::runDynqualJson(
+      {"ab", "--import-device", out.string(), "--alpha", "0.2", "--margin", "0.1"}, {}, code, err);
   ASSERT_FALSE(doc.is_discarded()) << err;
   EXPECT_EQ(code, 3) << err;
   EXPECT_EQ(comparisonOf(doc, "decoder_tiny")["verdict"], "regression");
@@ -147,8 +145,8 @@ TEST_F(AbDevice, AnAnalysisChangedAtImportIsExploratoryAndNeverFails) {
   EXPECT_NE(doc["exploratory"][0].get<std::string>().find("alpha 0.2 (planned 0.05)"), std::string::npos);
   EXPECT_EQ(doc["verdict"].get<std::string>().rfind("EXPLORATORY", 0), 0u) << doc["verdict"];
   // Asking for what the plan fixed is not a change.
-  json same = testing_support::runDynqualJson({"ab", "--import-device", out.string(), "--alpha", "0.05"}, {}, code,
-                                              err);
+  json same =
+      testing_support::runDynqualJson({"ab", "--import-device", out.string(), "--alpha", "0.05"}, {}, code, err);
   ASSERT_FALSE(same.is_discarded()) << err;
   EXPECT_EQ(code, 1) << err;
   EXPECT_TRUE(same["exploratory"].empty());
@@ -157,10 +155,10 @@ TEST_F(AbDevice, AnAnalysisChangedAtImportIsExploratoryAndNeverFails) {
 TEST_F(AbDevice, ProcessInterleavingRunsAProcessPerPosition) {
   ASSERT_EQ(deviceCode, 0) << deviceLog;
   fs::path p = root / "plan-process", o = root / "out-process";
-  process::ProcessResult prep = runDynqual({"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
-                                      "--b", "dq:production@sim", "--interleave", "process", "--looks", "8",
-                                      "--samples", "2", "--inject-slowdown", "decoder_tiny=200", "--prepare-device",
-                                      p.string()});
+  process::ProcessResult prep =
+      runDynqual({"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim", "--b",
+                  "dq:production@sim", "--interleave", "process", "--looks", "8", "--samples", "2", "--inject-slowdown",
+                  "decoder_tiny=200", "--prepare-device", p.string()});
   ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
   process::ProcessResult dev = deviceAb(p, o);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
@@ -187,9 +185,20 @@ TEST_F(AbDevice, AnArmsEnvironmentReachesItsRuns) {
                          << " \"$@\" --busy-us 1000; fi\nexec " << DQ_RUN_PATH << " \"$@\"\n";
   fs::permissions(wrapper, fs::perms::owner_all);
   fs::path p = root / "plan-env", o = root / "out-env";
-  std::vector<std::string> prepare = {"ab", (root / "suite" / "decoder_tiny").string(), "--a", "dq:production@sim",
-                                      "--b", "dq:production@sim", "--b-env", "DQ_TEST_SLOW=1", "--looks", "8",
-                                      "--samples", "2", "--prepare-device", p.string()};
+  std::vector<std::string> prepare = {"ab",
+                                      (root / "suite" / "decoder_tiny").string(),
+                                      "--a",
+                                      "dq:production@sim",
+                                      "--b",
+                                      "dq:production@sim",
+                                      "--b-env",
+                                      "DQ_TEST_SLOW=1",
+                                      "--looks",
+                                      "8",
+                                      "--samples",
+                                      "2",
+                                      "--prepare-device",
+                                      p.string()};
   // One process runs both arms under sample interleaving: refused.
   process::ProcessResult sample = runDynqual(prepare);
   EXPECT_EQ(sample.exitCode, 2);
@@ -198,9 +207,8 @@ TEST_F(AbDevice, AnArmsEnvironmentReachesItsRuns) {
   prepare.insert(prepare.end() - 2, {"--interleave", "process"});
   process::ProcessResult prep = runDynqual(prepare);
   ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
-  process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--dq-run",
-                                        wrapper.string(), "--out", o.string()},
-                                       600);
+  process::ProcessResult dev = process::runChild(
+      {PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--dq-run", wrapper.string(), "--out", o.string()}, 600);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
   fs::path db = root / "env.db";
   int code = -1;
@@ -298,7 +306,8 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   EXPECT_NE(err.find("samples.jsonl:"), std::string::npos) << err;
   EXPECT_NE(err.find("arm 'middle'"), std::string::npos) << err;
 
-  process::ProcessResult cal = runDynqual({"calibrate", "--import-device", out.string(), "--db", (root / "cal.db").string()});
+  process::ProcessResult cal =
+      runDynqual({"calibrate", "--import-device", out.string(), "--db", (root / "cal.db").string()});
   EXPECT_EQ(cal.exitCode, 2);
   EXPECT_NE(cal.err.find("import it with dynqual ab"), std::string::npos) << cal.err;
 
@@ -317,14 +326,15 @@ TEST_F(AbDevice, BadInputIsRefusedWithTheFileNamed) {
   EXPECT_NE(oddRun["errors"].value("decoder_tiny", "").find("different inputs"), std::string::npos) << oddRun.dump();
   EXPECT_FALSE(oddRun["errors"].contains("collapse3_dynamic"));
 
-  process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
-                                        (root / "no-such-dq-run").string(), "--out", (root / "out-bad").string()},
-                                       60);
+  process::ProcessResult dev =
+      process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", plan.string(), "--dq-run",
+                         (root / "no-such-dq-run").string(), "--out", (root / "out-bad").string()},
+                        60);
   EXPECT_EQ(dev.exitCode, 2);
   EXPECT_NE(dev.err.find("not an executable file"), std::string::npos) << dev.err;
 
   process::ProcessResult r = runDynqual({"ab", (root / "suite").string(), "--a", "ort:cpu", "--b", "dq:production@sim",
-                                   "--prepare-device", (root / "plan-ort").string()});
+                                         "--prepare-device", (root / "plan-ort").string()});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("not a dq variant"), std::string::npos) << r.err;
 
@@ -346,10 +356,10 @@ TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlower
            fs::copy_options::recursive);
   std::ofstream(headSrc / "compiler" / "runtime" / "lib" / "Runtime.cpp", std::ios::app) << "// head\n";
   fs::path p = root / "plan-gate", o = root / "out-gate";
-  process::ProcessResult prep = runDynqual({"gate", (root / "suite" / "decoder_tiny").string(), "--base-bin",
-                                      binDir.string(), "--base-src", DYNQUAL_SOURCE_DIR, "--head-bin",
-                                      binDir.string(), "--head-src", headSrc.string(), "--looks", "8",
-                                      "--samples", "3", "--warmup", "1", "--prepare-device", p.string()});
+  process::ProcessResult prep =
+      runDynqual({"gate", (root / "suite" / "decoder_tiny").string(), "--base-bin", binDir.string(), "--base-src",
+                  DYNQUAL_SOURCE_DIR, "--head-bin", binDir.string(), "--head-src", headSrc.string(), "--looks", "8",
+                  "--samples", "3", "--warmup", "1", "--prepare-device", p.string()});
   ASSERT_EQ(prep.exitCode, 0) << prep.out << prep.err;
   json ab = json::parse(std::ifstream(p / "ab.json"));
   EXPECT_EQ(ab["kind"], "gate");
@@ -364,8 +374,8 @@ TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlower
   std::ofstream(slow) << "#!/bin/sh\nexec " << DQ_RUN_PATH << " \"$@\" --busy-us 1000\n";
   fs::permissions(slow, fs::perms::owner_all);
   process::ProcessResult dev = process::runChild({PYTHON3_PATH, DEVICE_AB_PY, "--plan", p.string(), "--base-dq-run",
-                                        DQ_RUN_PATH, "--head-dq-run", slow.string(), "--out", o.string()},
-                                       600);
+                                                  DQ_RUN_PATH, "--head-dq-run", slow.string(), "--out", o.string()},
+                                                 600);
   ASSERT_EQ(dev.exitCode, 0) << dev.out << dev.err;
   json result = json::parse(std::ifstream(o / "device-ab.json"));
   EXPECT_TRUE(result["serving_pairs"].get<bool>());
@@ -381,7 +391,7 @@ TEST_F(AbDevice, AGateWithTwoRuntimesSamplesTwoServingProcessesAndFindsTheSlower
     if (j["round"] == 1)
       round1.push_back(j["arm"].get<std::string>() + std::to_string(j["position"].get<int>()));
   }
-  EXPECT_EQ(n, 8 * 3 * 2);  // 8 rounds x 3 pairs x 2 arms
+  EXPECT_EQ(n, 8 * 3 * 2); // 8 rounds x 3 pairs x 2 arms
   EXPECT_EQ(round1, (std::vector<std::string>{"head0", "base1", "base2", "head3", "head0", "base1"}));
   int code = -1;
   std::string err;
@@ -417,7 +427,8 @@ TEST_F(AbDevice, DqRunServesOneTimedRunPerRequest) {
   EXPECT_TRUE(lines[0]["ready"].get<bool>());
   for (int k : {1, 2})
     EXPECT_GT(lines[k]["execute_ms"].get<double>(), 0) << lines[k].dump();
-  process::ProcessResult refused = process::runChild({DQ_RUN_PATH, "x.dqp", "--output-dir", "o", "--reps", "3", "--serve"}, 60);
+  process::ProcessResult refused =
+      process::runChild({DQ_RUN_PATH, "x.dqp", "--output-dir", "o", "--reps", "3", "--serve"}, 60);
   EXPECT_EQ(refused.exitCode, 2);
   EXPECT_NE(refused.err.find("--serve"), std::string::npos) << refused.err;
 }

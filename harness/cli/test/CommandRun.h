@@ -13,7 +13,7 @@ namespace command_test {
 
 struct Outcome {
   int code = -1;
-  nlohmann::json doc;  ///< stdout parsed; discarded when it is not JSON
+  nlohmann::json doc; ///< stdout parsed; discarded when it is not JSON
   std::string err, out;
 };
 

@@ -14,7 +14,8 @@ using namespace dynqual::test;
 
 /// y = Reshape(x + x, [-1]) over x[d0, 3]: a dynamic dim through elementwise and reshape.
 onnx::ModelProto addReshape() {
-  onnx::ModelProto m = emptyModel(17, {tensorValue("x", DType::Float, {-1, 3})}, {tensorValue("y", DType::Float, {-1})});
+  onnx::ModelProto m =
+      emptyModel(17, {tensorValue("x", DType::Float, {-1, 3})}, {tensorValue("y", DType::Float, {-1})});
   auto* shape = m.mutable_graph()->add_initializer();
   shape->set_name("shape");
   shape->set_data_type(static_cast<int32_t>(DType::Int64));
@@ -27,7 +28,8 @@ onnx::ModelProto addReshape() {
 
 /// y = Transpose(x) over x[d0, d1].
 onnx::ModelProto transpose() {
-  onnx::ModelProto m = emptyModel(17, {tensorValue("x", DType::Float, {-1, -1})}, {tensorValue("y", DType::Float, {-1, -1})});
+  onnx::ModelProto m =
+      emptyModel(17, {tensorValue("x", DType::Float, {-1, -1})}, {tensorValue("y", DType::Float, {-1, -1})});
   addNode(m, "Transpose", {"x"}, {"y"});
   return m;
 }

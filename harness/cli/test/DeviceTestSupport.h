@@ -15,7 +15,8 @@ namespace dynqual::testing_support {
 
 /// An empty folder under the temp directory, named after `what` and this process.
 inline std::filesystem::path tempDir(const std::string& what) {
-  std::filesystem::path p = std::filesystem::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
+  std::filesystem::path p =
+      std::filesystem::temp_directory_path() / ("dynqual-" + what + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;

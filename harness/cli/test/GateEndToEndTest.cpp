@@ -105,7 +105,7 @@ class GateEndToEnd : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     if (std::system("command -v ccache >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1") != 0)
-      return;  // each test skips
+      return; // each test skips
     std::string tmpl = (fs::temp_directory_path() / "dynqual-gate-e2e-XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     root_ = tmpl;
@@ -117,9 +117,9 @@ protected:
     write(repo_ / "wrap.sh", kWrap);
     write(repo_ / "config.h.in", "#define PART_SCALE 3\n");
     for (int i = 0; i < 20; ++i)
-      write(repo_ / "parts" / ("p" + std::to_string(i) + ".c"),
-            "#include \"config.h\"\nint part" + std::to_string(i) + "(int x) { return x * PART_SCALE + " +
-                std::to_string(i) + "; }\n");
+      write(repo_ / "parts" / ("p" + std::to_string(i) + ".c"), "#include \"config.h\"\nint part" + std::to_string(i) +
+                                                                    "(int x) { return x * PART_SCALE + " +
+                                                                    std::to_string(i) + "; }\n");
     write(repo_ / "runtime.c", "int runtime_step(int x) { return x + 1; }\n");
     write(repo_ / "compiler.txt", "");
     write(repo_ / "README.md", "fake project\n");
@@ -151,9 +151,15 @@ protected:
   }
 
   static Outcome gate(const std::string& base, const std::string& head, std::vector<std::string> extra) {
-    std::vector<std::string> args = {kBin, "gate", "--repo", repo_.string(), "--cache-dir", (root_ / "gate").string(),
-                                     "--base", base, "--head", head, "--looks", "12", "--samples", "1",
-                                     "--warmup", "0", "--format", "json"};
+    std::vector<std::string> args = {kBin,          "gate",
+                                     "--repo",      repo_.string(),
+                                     "--cache-dir", (root_ / "gate").string(),
+                                     "--base",      base,
+                                     "--head",      head,
+                                     "--looks",     "12",
+                                     "--samples",   "1",
+                                     "--warmup",    "0",
+                                     "--format",    "json"};
     args.insert(args.end(), extra.begin(), extra.end());
     dynqual::process::ProcessResult c = dynqual::process::runChild(args, 280);
     Outcome o{c.exitCode, json::parse(c.out, nullptr, false), c.out, c.err};
@@ -204,20 +210,23 @@ TEST_F(GateEndToEnd, OnlyADocChangedEveryModelIsIdenticalWithoutTiming) {
   ASSERT_EQ(o.doc["builds"].size(), 2u);
 
   // The hashes are stored with the run: --reanalyze shows the verdicts and hashes again, in every format.
-  dynqual::process::ProcessResult md = dynqual::process::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string()}, 60);
+  dynqual::process::ProcessResult md =
+      dynqual::process::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string()}, 60);
   EXPECT_EQ(md.exitCode, 0) << md.err;
   EXPECT_NE(md.err.find("identical to the stored verdicts"), std::string::npos) << md.err;
-  EXPECT_NE(md.out.find("| slice\\_negative\\_step | modelled\\_device\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.out.find(
+          "| slice\\_negative\\_step | modelled\\_device\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"),
+      std::string::npos)
       << md.out;
   EXPECT_NE(md.out.find("| dynqual-exec | " + rt["base"].get<std::string>().substr(0, 12)), std::string::npos)
       << md.out;
-  dynqual::process::ProcessResult ju = dynqual::process::runChild(
-      {kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "junit"}, 60);
+  dynqual::process::ProcessResult ju =
+      dynqual::process::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "junit"}, 60);
   EXPECT_NE(ju.out.find("failures=\"0\""), std::string::npos) << ju.out;
   EXPECT_NE(ju.out.find("name=\"expand_where_shape\"><system-out>identical"), std::string::npos) << ju.out;
-  dynqual::process::ProcessResult js = dynqual::process::runChild(
-      {kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"}, 60);
+  dynqual::process::ProcessResult js =
+      dynqual::process::runChild({kBin, "gate", "--reanalyze", "latest", "--db", db.string(), "--format", "json"}, 60);
   json again = json::parse(js.out, nullptr, false);
   ASSERT_FALSE(again.is_discarded()) << js.err;
   EXPECT_EQ(again["runtime_sha256"], o.doc["runtime_sha256"]);
@@ -231,7 +240,7 @@ TEST_F(GateEndToEnd, OnlyADocChangedEveryModelIsIdenticalWithoutTiming) {
   ASSERT_EQ(forced.doc["comparisons"].size(), 2u);
   for (const auto& c : forced.doc["comparisons"])
     EXPECT_NE(c["verdict"], "identical");
-  EXPECT_EQ(forced.doc["samples"].size(), 48u);  // 12 rounds x 4 ABBA positions x 1 sample
+  EXPECT_EQ(forced.doc["samples"].size(), 48u); // 12 rounds x 4 ABBA positions x 1 sample
 }
 
 TEST_F(GateEndToEnd, ARuntimeChangeTimesEveryModelAndTheHeadBuildHitsTheCache) {
@@ -248,8 +257,9 @@ TEST_F(GateEndToEnd, ARuntimeChangeTimesEveryModelAndTheHeadBuildHitsTheCache) {
   }
   // Only runtime.c was compiled again: 20 of 21 compiles hit (95.2 % >= 90 %).
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(o.err, m, std::regex("gate: head HEAD~1 \\([0-9a-f]+\\): built in [0-9.]+ s, ccache "
-                                                     "([0-9]+)/([0-9]+) compiles hit")))
+  ASSERT_TRUE(std::regex_search(o.err, m,
+                                std::regex("gate: head HEAD~1 \\([0-9a-f]+\\): built in [0-9.]+ s, ccache "
+                                           "([0-9]+)/([0-9]+) compiles hit")))
       << o.err;
   int hits = std::stoi(m[1]), compiles = std::stoi(m[2]);
   EXPECT_EQ(compiles, 21) << o.err;
@@ -293,8 +303,8 @@ TEST(ReproducibleArtifacts, CompilesOfOneModelFromDifferentFoldersAreIdentical) 
     fs::create_directories(cwd / "out");
     for (int i = 0; i < 4; ++i) {
       std::string out = "out/model" + std::to_string(i) + ".dqp";
-      std::string cmd = "cd '" + cwd.string() + "' && '" + kBin +
-                        "' compile expand_where_shape --pipeline production -o " + out;
+      std::string cmd =
+          "cd '" + cwd.string() + "' && '" + kBin + "' compile expand_where_shape --pipeline production -o " + out;
       ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
       programs.push_back(slurp(cwd / out));
       sidecars.push_back(slurp(cwd / (out + ".bin")));

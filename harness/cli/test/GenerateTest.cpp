@@ -79,7 +79,7 @@ void expectSameTokensAsReference(const modelgen::DecoderSpec& spec, DType kvType
   // A second generation reuses the resident constants and gives the same tokens.
   dq::bench::GenerationRun again = dq::bench::generate(resident, dev, layout, prompt, gen);
   EXPECT_EQ(again.tokens, run.tokens);
-  EXPECT_EQ(again.prefillCounters.h2dBytes, 0u);  // the constants stayed resident
+  EXPECT_EQ(again.prefillCounters.h2dBytes, 0u); // the constants stayed resident
   // Everything a generation allocated is freed; only the resident constants stay.
   EXPECT_EQ(dev.liveAllocations(), resident.constantCount());
   EXPECT_GT(resident.constantCount(), 0u);
@@ -135,8 +135,8 @@ TEST(Generate, ElementwiseFusionLaunchesFewerKernelsPerStepWithTheSameTokens) {
   uint64_t launches[2] = {0, 0};
   fs::path dir;
   for (int fused = 0; fused < 2; ++fused) {
-    fs::path artifact = compileToTemp(model, fused ? "decoder_fused" : "decoder_unfused",
-                                      fused ? "production" : unfused);
+    fs::path artifact =
+        compileToTemp(model, fused ? "decoder_fused" : "decoder_unfused", fused ? "production" : unfused);
     dir = artifact.parent_path();
     dq::rt::Program program = dq::rt::readProgram(artifact.string());
     dq::bench::DecoderLayout layout = dq::bench::decoderLayout(program);

@@ -46,31 +46,41 @@ fs::path historyDb(const std::string& name, int n, int at, double step) {
     char started[32];
     std::snprintf(started, sizeof started, "2026-01-01T00:%02d:%02dZ", i / 60, i % 60);
     const std::string& rev = i >= at ? kCommitB : kCommitA;
-    runs.push_back({{"key", name + std::to_string(i)},
-                    {"kind", "qualify"},
-                    {"status", "finished"},
-                    {"started_at", started},
-                    {"ended_at", started},
-                    {"command_line", "dynqual qualify"},
-                    {"device", "sim"},
-                    {"machine",
-                     {{"fingerprint", std::string(64, 'f')}, {"cpu_model", "Test CPU"}, {"cores", 2},
-                      {"memory_bytes", 1000}, {"os", "Linux"}, {"gpu_name", ""}, {"gpu_driver", ""}}},
-                    {"build",
-                     {{"key", "build-" + rev}, {"revision", rev}, {"dirty", false}, {"compiler_version", "g++"},
-                      {"dynqual_version", "0"}, {"artifacts", json::array()}}},
-                    {"base_build", nullptr},
-                    {"pipeline", {{"hash", std::string(64, 'e')}, {"spec", "production"}}},
-                    {"params", json::object()},
-                    {"cases",
-                     {{{"model", {{"name", kModel}, {"hash", "h"}}},
-                       {"dataset", nullptr},
-                       {"status", "passed"},
-                       {"error", ""},
-                       {"params", json::object()},
-                       {"accuracy", json::array()},
-                       {"samples", {{{"metric", "latency_ms"}, {"unit", "ms"}, {"values", {ms, ms * 1.001, ms * 0.999}}}}},
-                       {"counters", json::object()}}}}});
+    runs.push_back(
+        {{"key", name + std::to_string(i)},
+         {"kind", "qualify"},
+         {"status", "finished"},
+         {"started_at", started},
+         {"ended_at", started},
+         {"command_line", "dynqual qualify"},
+         {"device", "sim"},
+         {"machine",
+          {{"fingerprint", std::string(64, 'f')},
+           {"cpu_model", "Test CPU"},
+           {"cores", 2},
+           {"memory_bytes", 1000},
+           {"os", "Linux"},
+           {"gpu_name", ""},
+           {"gpu_driver", ""}}},
+         {"build",
+          {{"key", "build-" + rev},
+           {"revision", rev},
+           {"dirty", false},
+           {"compiler_version", "g++"},
+           {"dynqual_version", "0"},
+           {"artifacts", json::array()}}},
+         {"base_build", nullptr},
+         {"pipeline", {{"hash", std::string(64, 'e')}, {"spec", "production"}}},
+         {"params", json::object()},
+         {"cases",
+          {{{"model", {{"name", kModel}, {"hash", "h"}}},
+            {"dataset", nullptr},
+            {"status", "passed"},
+            {"error", ""},
+            {"params", json::object()},
+            {"accuracy", json::array()},
+            {"samples", {{{"metric", "latency_ms"}, {"unit", "ms"}, {"values", {ms, ms * 1.001, ms * 0.999}}}}},
+            {"counters", json::object()}}}}});
   }
   fs::path file = dir / (name + ".json");
   std::ofstream(file) << json{{"format", "dynqual-store"}, {"version", 1}, {"runs", runs}}.dump();
@@ -99,7 +109,7 @@ TEST(HistoryCommand, StepIsOneChangePointBetweenItsCommits) {
   EXPECT_EQ(c["index"], 15);
   EXPECT_EQ(c["commit_before"], kCommitA);
   EXPECT_EQ(c["commit_after"], kCommitB);
-  EXPECT_NEAR(c["change_percent"].get<double>(), 10.0, 0.5);  // the step, within the 0.5 % wobble
+  EXPECT_NEAR(c["change_percent"].get<double>(), 10.0, 0.5); // the step, within the 0.5 % wobble
   EXPECT_EQ(c["direction"], "worse");
   EXPECT_LT(c["p"].get<double>(), 0.001);
 
@@ -137,9 +147,10 @@ TEST(HistoryCommand, ConfirmedSlowdownExitsOne) {
   fs::path db = historyDb("confirm", 30, 15, 0.10);
   std::string bin = fs::path(kBin).parent_path().string();
   // Both commits map to this build; the injected slowdown makes the later one slower.
-  Outcome j = run({"history", "--db", db.string(), "--format", "json", "--confirm", "--bin-for", "aaaa=" + bin,
-                   "--bin-for", "bbbb=" + bin, "--suite", kCorpus.string(), "--looks", "12", "--samples", "1",
-                   "--warmup", "0", "--inject-slowdown", kModel + "=50"},
+  Outcome j = run({"history",           "--db",        db.string(), "--format",    "json",     "--confirm",
+                   "--bin-for",         "aaaa=" + bin, "--bin-for", "bbbb=" + bin, "--suite",  kCorpus.string(),
+                   "--looks",           "12",          "--samples", "1",           "--warmup", "0",
+                   "--inject-slowdown", kModel + "=50"},
                   300);
   ASSERT_FALSE(j.doc.is_discarded()) << j.out << j.err;
   const json& conf = j.doc["series"][0]["change_points"][0]["confirmation"];
@@ -159,7 +170,7 @@ TEST(HistoryCommand, UsageErrorsExitTwo) {
   fs::path db = historyDb("usage", 12, 12, 0);
   EXPECT_EQ(run({"history", "--db", db.string(), "--format", "xml"}).code, 2);
   EXPECT_EQ(run({"history", "--db", db.string(), "--bin-for", "nodir"}).code, 2);
-  EXPECT_EQ(run({"history", "--db", db.string(), "--window", "8"}).code, 2);  // fewer than two segments of 5
+  EXPECT_EQ(run({"history", "--db", db.string(), "--window", "8"}).code, 2); // fewer than two segments of 5
   // Too few runs for two segments is said in the output, not an error.
   Outcome few = run({"history", "--db", db.string(), "--min-segment", "10", "--format", "json"});
   EXPECT_EQ(few.code, 0) << few.err;

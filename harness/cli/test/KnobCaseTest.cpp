@@ -27,10 +27,14 @@ using namespace dynqual::test;
 
 dq::rt::DType toRt(DType t) {
   switch (t) {
-  case DType::Float: return dq::rt::DType::F32;
-  case DType::Int64: return dq::rt::DType::I64;
-  case DType::Bool: return dq::rt::DType::Bool;
-  default: throw std::runtime_error("KnobCaseTest: only float, int64 and bool tensors are used");
+  case DType::Float:
+    return dq::rt::DType::F32;
+  case DType::Int64:
+    return dq::rt::DType::I64;
+  case DType::Bool:
+    return dq::rt::DType::Bool;
+  default:
+    throw std::runtime_error("KnobCaseTest: only float, int64 and bool tensors are used");
   }
 }
 
@@ -59,7 +63,9 @@ Outcome compileAndRun(const onnx::ModelProto& model, const std::vector<Tensor>& 
     dq::rt::SimDevice device;
     dq::rt::RunResult run = dq::rt::runProgram(compiled.program, device, in);
     for (const dq::rt::HostTensor& h : run.outputs) {
-      DType t = h.dtype == dq::rt::DType::F32 ? DType::Float : h.dtype == dq::rt::DType::Bool ? DType::Bool : DType::Int64;
+      DType t = h.dtype == dq::rt::DType::F32    ? DType::Float
+                : h.dtype == dq::rt::DType::Bool ? DType::Bool
+                                                 : DType::Int64;
       o.outputs.emplace_back(t, h.dims, h.bytes);
     }
   } catch (const dq::rt::RuntimeError& e) {
@@ -125,7 +131,7 @@ struct Case {
   const char* knob;
   std::function<onnx::ModelProto()> model;
   std::vector<Tensor> inputs;
-  const char* symptom; ///< what the knob does to this case, checked in the failure text
+  const char* symptom;   ///< what the knob does to this case, checked in the failure text
   const char* form = ""; ///< names a second case of the same knob
 };
 
@@ -225,11 +231,18 @@ std::vector<Case> cases() {
       {"reshape-by-type-equality", reshapeSwap, {iotaF({2, 3})}, "wrong shape"},
       {"slice-upper-bound", sliceFromData, {iotaF({5}), starts}, "wrong shape"},
       {"output-rank-collapse", addSelf, {iotaF({2, 3})}, "does not match the declared"},
-      {"host-scalars-after-reuse", hostScalarAfterDeviceBuffer,
-       {iotaF({3, 5}), Tensor::fromInts(DType::Int64, {2}, {3, 7})}, "host store touches device memory"},
-      {"host-scalars-after-reuse", hostScalarAfterDeviceBound,
-       {iotaF({4, 3}), Tensor::fromInts(DType::Int64, {1}, {1})}, "host store touches device memory", "bound_from_data"},
-      {"split-dim-size-alias", splitFromData, {iotaF({6}), Tensor::fromInts(DType::Int64, {2}, {2, 3})},
+      {"host-scalars-after-reuse",
+       hostScalarAfterDeviceBuffer,
+       {iotaF({3, 5}), Tensor::fromInts(DType::Int64, {2}, {3, 7})},
+       "host store touches device memory"},
+      {"host-scalars-after-reuse",
+       hostScalarAfterDeviceBound,
+       {iotaF({4, 3}), Tensor::fromInts(DType::Int64, {1}, {1})},
+       "host store touches device memory",
+       "bound_from_data"},
+      {"split-dim-size-alias",
+       splitFromData,
+       {iotaF({6}), Tensor::fromInts(DType::Int64, {2}, {2, 3})},
        "out of bounds"},
       {"readback-without-sync", sliceFromData, {iotaF({5}), starts}, "unsynchronized read"},
       {"singleton-copy-host-path", rowConcat, {iotaF({3, 2, 4})}, "host memcpy touches device memory"},
@@ -269,8 +282,9 @@ TEST(KnobCaseCrash, EraseAllocBeforeViewAnalysisIsAUseAfterFree) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   onnx::ModelProto model = addSelf();
   std::vector<Tensor> inputs = {iotaF({2, 3})};
-  EXPECT_EQ(differsFromReference(compileAndRun(model, inputs, "production"), dynqual::reference::evaluate(model, inputs)),
-            "");
+  EXPECT_EQ(
+      differsFromReference(compileAndRun(model, inputs, "production"), dynqual::reference::evaluate(model, inputs)),
+      "");
 #if defined(__SANITIZE_ADDRESS__)
   const char* expected = "heap-use-after-free";
 #else
@@ -282,8 +296,7 @@ TEST(KnobCaseCrash, EraseAllocBeforeViewAnalysisIsAUseAfterFree) {
 // The view lowering and the kernels it replaces give the same bits on the two view cases.
 TEST(KnobCaseViews, ViewsOffGivesTheSameValues) {
   using Make = onnx::ModelProto (*)();
-  const std::vector<std::pair<Make, std::vector<int64_t>>> views = {{rowConcat, {3, 2, 4}},
-                                                                    {windowTranspose, {3, 4}}};
+  const std::vector<std::pair<Make, std::vector<int64_t>>> views = {{rowConcat, {3, 2, 4}}, {windowTranspose, {3, 4}}};
   for (const auto& [make, dims] : views) {
     onnx::ModelProto model = make();
     std::vector<Tensor> inputs = {iotaF(dims)};

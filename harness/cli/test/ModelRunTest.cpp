@@ -82,8 +82,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase,
                                            "collapse4_dynamic", "collapse4_static", "collapse3_dynamic",
                                            "collapse3_static", "slice_declared_static", "shape_output",
                                            "shape_gather_scalar", "shape_concat", "reshape_empty_dynamic",
-                                           "gather_squeeze_readback", "reshape_scalar_ones",
-                                           "slice_extreme_bounds", "squeeze_empty_view"));
+                                           "gather_squeeze_readback", "reshape_scalar_ones", "slice_extreme_bounds",
+                                           "squeeze_empty_view"));
 
 // A returned output that collapses 3 or 4 dims gets its size from dq-use-output-allocator, which
 // once read a destroyed temporary there (docs/sanitizers.md); every stored set and binding ran.
@@ -195,8 +195,7 @@ TEST_P(DataDependentCorpus, PassesWithExpectedReadbacksAndNoCopies) {
       continue;
     (c.kind == "stored" ? stored : bindings)++;
     EXPECT_EQ(counter(c, "scalar_readbacks"), p.readbacks) << c.name;
-    EXPECT_EQ(counter(c, "memcpy_copies") + counter(c, "copy2d_copies") + counter(c, "strided_copies"), 0u)
-        << c.name;
+    EXPECT_EQ(counter(c, "memcpy_copies") + counter(c, "copy2d_copies") + counter(c, "strided_copies"), 0u) << c.name;
   }
   EXPECT_EQ(stored, 3);
   EXPECT_GE(bindings, 1);
@@ -234,8 +233,7 @@ TEST(ModelRun, ACaseOverTheMemoryLimitIsAnOomAndTheOthersRun) {
   config.execPath = wrapper;
   config.workDir = work / "run";
   config.memoryLimitBytes = uint64_t{512} << 20;
-  run::ModelResult r = run::runModel(fs::path(DYNQUAL_CORPUS_DIR) / "collapse4_dynamic", config,
-                                     cli::compileArtifact);
+  run::ModelResult r = run::runModel(fs::path(DYNQUAL_CORPUS_DIR) / "collapse4_dynamic", config, cli::compileArtifact);
   fs::remove_all(work);
   EXPECT_EQ(r.status, run::ModelStatus::Failed);
   int passed = 0, oom = 0;

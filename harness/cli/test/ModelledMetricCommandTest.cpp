@@ -23,8 +23,8 @@ const std::string kBin = DYNQUAL_BIN;
 const fs::path kCorpus = DYNQUAL_CORPUS_DIR;
 const std::string kSlice = (kCorpus / "slice_negative_step").string();
 const std::string kExpand = (kCorpus / "expand_where_shape").string();
-const std::vector<std::string> kModelled = {"--metric", "modelled-device-time", "--samples", "1", "--warmup", "0",
-                                            "--no-db", "--format", "json"};
+const std::vector<std::string> kModelled = {
+    "--metric", "modelled-device-time", "--samples", "1", "--warmup", "0", "--no-db", "--format", "json"};
 
 using command_test::Outcome;
 using command_test::run;
@@ -52,7 +52,7 @@ TEST(ModelledMetricCommand, AaIsExactlyNoChangeAfterOneRoundWithTheMeasuredTimeB
     EXPECT_EQ((*m)["verdict"], "no-change");
     EXPECT_TRUE((*m)["exact"].get<bool>());
     EXPECT_TRUE((*m)["deciding"].get<bool>());
-    EXPECT_EQ((*m)["ratio"], 1.0);  // zero spread: the interval is the point 1
+    EXPECT_EQ((*m)["ratio"], 1.0); // zero spread: the interval is the point 1
     EXPECT_EQ((*m)["ci_low"], 1.0);
     EXPECT_EQ((*m)["ci_high"], 1.0);
     EXPECT_GT((*m)["base_median"].get<double>(), 0);
@@ -70,21 +70,21 @@ TEST(ModelledMetricCommand, AaIsExactlyNoChangeAfterOneRoundWithTheMeasuredTimeB
 }
 
 TEST(ModelledMetricCommand, AnInjectedTenPercentShiftIsARegressionOfExactlyTenPercent) {
-  Outcome o = run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown",
-                        "slice_negative_step=shift:10"},
-                       kModelled));
+  Outcome o =
+      run(with({"ab", kSlice, kExpand, "--a", "dq", "--b", "dq", "--inject-slowdown", "slice_negative_step=shift:10"},
+               kModelled));
   ASSERT_FALSE(o.doc.is_discarded()) << o.err;
   EXPECT_EQ(o.code, 1) << o.err;
   const json* slow = comparison(o.doc, "slice_negative_step", "modelled_device_ms");
   const json* other = comparison(o.doc, "expand_where_shape", "modelled_device_ms");
   ASSERT_TRUE(slow && other);
   EXPECT_EQ((*slow)["verdict"], "regression");
-  EXPECT_NEAR((*slow)["ratio"].get<double>(), 1.10, 1e-12);  // head = base x (1 + 10/100)
+  EXPECT_NEAR((*slow)["ratio"].get<double>(), 1.10, 1e-12); // head = base x (1 + 10/100)
   EXPECT_EQ((*other)["verdict"], "no-change");
   // A tail or spread has no modelled form.
-  Outcome tail = run(with({"ab", kSlice, "--a", "dq", "--b", "dq", "--inject-slowdown", "slice_negative_step=tail:0.3:25"},
-                          kModelled),
-                     false);
+  Outcome tail = run(
+      with({"ab", kSlice, "--a", "dq", "--b", "dq", "--inject-slowdown", "slice_negative_step=tail:0.3:25"}, kModelled),
+      false);
   EXPECT_EQ(tail.code, 2);
   EXPECT_NE(tail.err.find("--metric measured"), std::string::npos) << tail.err;
 }
@@ -126,10 +126,11 @@ TEST(ModelledMetricCommand, AStoredGateReanalysesAndSaysWhichMetricDecided) {
                    "--force-timing", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_EQ(g.code, 0) << g.err;
-  Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string()}, false);  // Markdown: _ escaped
+  Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string()}, false); // Markdown: _ escaped
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("Decided on modelled\\_device\\_ms (--metric modelled-device-time)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Decided on modelled\\_device\\_ms (--metric modelled-device-time)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("no-change (exact)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(beside, not deciding)"), std::string::npos) << r.out;
   Outcome rep = run({"report", "latest", "--db", db.string()}, false);

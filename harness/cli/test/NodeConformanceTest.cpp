@@ -60,7 +60,7 @@ TEST_P(NodeTest, MatchesStoredOutputs) {
   run::RunConfig config;
   config.execPath = DYNQUAL_EXEC_PATH;
   config.workDir = workDir();
-  config.extraBindings = 0;  // node tests have static shapes; their data sets are the oracle
+  config.extraBindings = 0; // node tests have static shapes; their data sets are the oracle
   run::CompileFn compile = cli::compileArtifact;
   run::ModelResult r = run::runModel(nodeRoot() / GetParam(), config, compile);
   allResults().push_back(r);
@@ -82,12 +82,12 @@ bool totalsMatchExpected() {
   nlohmann::json actual = {{"passed", t.passed}, {"tried", t.tried()}, {"skipped", t.skippedByReason}};
   std::ifstream in(NODE_COUNTS_EXPECTED);
   nlohmann::json expected = nlohmann::json::parse(in, nullptr, false);
-  std::cout << "node tests: " << t.passed << " passed, " << t.failed << " failed, " << t.skipped
-            << " skipped of " << allResults().size() << " folders\n";
+  std::cout << "node tests: " << t.passed << " passed, " << t.failed << " failed, " << t.skipped << " skipped of "
+            << allResults().size() << " folders\n";
   if (expected.is_discarded() || expected != actual) {
-    std::cerr << "node-test totals differ from " << NODE_COUNTS_EXPECTED << "\n  expected: "
-              << (expected.is_discarded() ? "<unreadable>" : expected.dump()) << "\n  actual:   " << actual.dump()
-              << "\n";
+    std::cerr << "node-test totals differ from " << NODE_COUNTS_EXPECTED
+              << "\n  expected: " << (expected.is_discarded() ? "<unreadable>" : expected.dump())
+              << "\n  actual:   " << actual.dump() << "\n";
     return false;
   }
   return true;
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (nodeFolders().empty()) {
     std::cout << "ONNX node tests not found at " << nodeRoot() << " (install libonnx-testdata)\n";
-    return 77;  // ctest SKIP_RETURN_CODE
+    return 77; // ctest SKIP_RETURN_CODE
   }
   int rc = RUN_ALL_TESTS();
   fs::remove_all(workDir());

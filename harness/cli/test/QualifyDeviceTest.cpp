@@ -24,8 +24,8 @@ namespace {
 /// Plays the device machine: device_check.py --manifest with dq-run on the manifest's device.
 process::ProcessResult deviceRun(const fs::path& plan, const fs::path& results) {
   return process::runChild({PYTHON3_PATH, DEVICE_CHECK_PY, "--manifest", (plan / "manifest.json").string(), "--dq-run",
-                        DQ_RUN_PATH, "--results", results.string(), "--jobs", "2"},
-                       600);
+                            DQ_RUN_PATH, "--results", results.string(), "--jobs", "2"},
+                           600);
 }
 
 /// A suite of two corpus models: a dynamic float model with three stored data sets, and
@@ -66,8 +66,8 @@ protected:
     suite = smallSuite();
     plan = root / "plan";
     results = root / "results";
-    process::ProcessResult p = runDynqual({"qualify", suite.string(), "--device", "sim", "--prepare", plan.string(), "--reps",
-                                  "3", "--warmup", "1", "--bindings", "1"});
+    process::ProcessResult p = runDynqual({"qualify", suite.string(), "--device", "sim", "--prepare", plan.string(),
+                                           "--reps", "3", "--warmup", "1", "--bindings", "1"});
     prepareOut = p.out + p.err;
     prepareCode = p.exitCode;
     process::ProcessResult d = deviceRun(plan, results);
@@ -206,7 +206,7 @@ TEST_F(QualifyDevice, AMissingOrFailedDeviceRunFailsItsCase) {
   std::vector<json> kept;
   for (json l : readLines(bad / "results.jsonl")) {
     if (l["model"] == "collapse3_dynamic" && l["set"] == "test_data_set_2")
-      continue;  // never reached
+      continue; // never reached
     if (l["model"] == "shape_output" && l["set"] == "test_data_set_1") {
       l["rc"] = 1;
       l["error"] = "dq-run: kernel 'x': injected";
@@ -222,8 +222,7 @@ TEST_F(QualifyDevice, AMissingOrFailedDeviceRunFailsItsCase) {
   EXPECT_NE(modelNamed(doc, "collapse3_dynamic")["model"]["detail"].get<std::string>().find(
                 "no device result for case test_data_set_2"),
             std::string::npos);
-  EXPECT_NE(modelNamed(doc, "shape_output")["model"]["detail"].get<std::string>().find("injected"),
-            std::string::npos);
+  EXPECT_NE(modelNamed(doc, "shape_output")["model"]["detail"].get<std::string>().find("injected"), std::string::npos);
 }
 
 TEST_F(QualifyDevice, ResultsOfAnotherDeviceAreRefused) {
@@ -247,8 +246,8 @@ TEST(QualifyPrecision, ElementTypeModeMeetsNonZeroL2WithinTheDeviceGate) {
   double rel[2] = {-1, -1};
   int i = 0;
   for (const char* device : {"sim", "sim-elem"}) {
-    process::ProcessResult c = runDynqual({"qualify", suite.string(), "--device", device, "--reps", "1", "--bindings", "0",
-                                  "--format", "json", "--no-db"});
+    process::ProcessResult c = runDynqual({"qualify", suite.string(), "--device", device, "--reps", "1", "--bindings",
+                                           "0", "--format", "json", "--no-db"});
     json doc = json::parse(c.out, nullptr, false);
     ASSERT_FALSE(doc.is_discarded()) << c.err;
     EXPECT_EQ(c.exitCode, 0) << c.err;

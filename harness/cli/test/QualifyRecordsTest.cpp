@@ -45,8 +45,8 @@ TEST(QualifyRecords, TimedModelAddsSamplesParamsAndCounters) {
     samples.emplace_back(s.metric, s.unit, s.values);
   // qps = 1000 / mean latency (2 ms) = 500 per second; session_s = 40 ms / 1000.
   std::vector<std::tuple<std::string, std::string, std::vector<double>>> want = {
-      {"compile_ms", "ms", {4.25}},       {"peak_host_bytes", "bytes", {5242880}}, {"qps", "1/s", {500}},
-      {"session_s", "s", {0.04}},         {"first_infer_ms", "ms", {3.5}},         {"latency_ms", "ms", {1, 2, 3}},
+      {"compile_ms", "ms", {4.25}}, {"peak_host_bytes", "bytes", {5242880}}, {"qps", "1/s", {500}},
+      {"session_s", "s", {0.04}},   {"first_infer_ms", "ms", {3.5}},         {"latency_ms", "ms", {1, 2, 3}},
       {"cpu_percent", "%", {97}}};
   EXPECT_EQ(samples, want);
   EXPECT_EQ(whole.counters, (std::map<std::string, int64_t>{{"kernel_launches", 7}, {"peak_device_bytes", 4096}}));
@@ -68,7 +68,7 @@ TEST(QualifyRecords, UntimedModelKeepsTheReason) {
   q.peakHostBytes = 1024;
   q.perf.error = "the model failed before timing";
   auto whole = qualify::caseRecords(q, {})[0];
-  q.peakHostBytes.reset();  // unknown: no sample
+  q.peakHostBytes.reset(); // unknown: no sample
   EXPECT_EQ(qualify::caseRecords(q, {})[0].samples.size(), 1u);
   EXPECT_EQ(whole.status, "FAIL");
   EXPECT_EQ(whole.error, "compile: unsupported: op 'Foo'");

@@ -125,7 +125,7 @@ TEST(Qualify, SuiteJsonSamplesAndStore) {
     // The device did work: kernels, or for a shape-only model (corpus/shape_*) the one upload of
     // its host-computed output.
     EXPECT_GT(p["counters"]["kernel_launches"].get<int64_t>() + p["counters"]["h2d_transfers"].get<int64_t>(), 0);
-    EXPECT_GT(m["peak_host_bytes"].get<int64_t>(), 1 << 20);  // a process is at least 1 MiB
+    EXPECT_GT(m["peak_host_bytes"].get<int64_t>(), 1 << 20); // a process is at least 1 MiB
     EXPECT_FALSE(m["compile"]["passes"].empty());
     EXPECT_EQ(m["accuracy"]["verdict"], "pass");
   }
@@ -193,8 +193,8 @@ TEST(MemoryPasses, PayForThemselves) {
     fs::path dir;
     bool mustBeLower;
   };
-  std::vector<Case> cases = {{modelsDir() / "tiny_bert", true}, {modelsDir() / "kv_decoder", true},
-                             {modelsDir() / "shape_ops", false}};
+  std::vector<Case> cases = {
+      {modelsDir() / "tiny_bert", true}, {modelsDir() / "kv_decoder", true}, {modelsDir() / "shape_ops", false}};
   // The pool never shrinks: where the transients peak (both of Range's and Add's index vectors
   // live) before the graph output is allocated, the pooled program holds both regions while the
   // output exists and its peak exceeds the unpooled one (scatternd_kv_cache: 328 vs 280 bytes).

@@ -63,7 +63,7 @@ TEST(DecoderModel, ShapesFollowBatchSequenceAndPast) {
   ASSERT_EQ(out.size(), 1u + 2 * 2);
   EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2, 3, 11}));
   for (size_t i = 1; i < out.size(); ++i)
-    EXPECT_EQ(out[i].dims(), (std::vector<int64_t>{2, 2, 7, 2})) << i;  // [b, kv_heads, past+seq, hidden/heads]
+    EXPECT_EQ(out[i].dims(), (std::vector<int64_t>{2, 2, 7, 2})) << i; // [b, kv_heads, past+seq, hidden/heads]
 }
 
 TEST(DecoderModel, CausalAndCacheConsistent) {
@@ -100,13 +100,13 @@ TEST(DecoderModel, SameSeedSameBytesOtherSeedOtherWeights) {
   spec.seed = 6;
   EXPECT_NE(a, modelgen::buildDecoder(spec).SerializeAsString());
   spec.heads = 3;
-  EXPECT_THROW(modelgen::buildDecoder(spec), std::invalid_argument);  // hidden 8 % heads 3 != 0
+  EXPECT_THROW(modelgen::buildDecoder(spec), std::invalid_argument); // hidden 8 % heads 3 != 0
 }
 
 TEST(DecoderModel, CorpusCopyIsWhatMakeModelWrites) {
   fs::path corpus = fs::path(DYNQUAL_CORPUS_DIR) / "decoder_tiny";
   fs::path fresh = fs::temp_directory_path() / ("dynqual-decoder-" + std::to_string(getpid()));
-  modelgen::DecoderSpec spec;  // the corpus arguments, also in corpus/decoder_tiny/meta.json
+  modelgen::DecoderSpec spec; // the corpus arguments, also in corpus/decoder_tiny/meta.json
   spec.layers = 1, spec.hidden = 16, spec.heads = 4, spec.kvHeads = 2, spec.vocab = 32, spec.seed = 1;
   modelgen::writeDecoder(spec, fresh);
   int files = 0;
@@ -115,10 +115,11 @@ TEST(DecoderModel, CorpusCopyIsWhatMakeModelWrites) {
       continue;
     ++files;
     fs::path rel = fs::relative(e.path(), fresh);
-    ASSERT_TRUE(fs::exists(corpus / rel)) << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
+    ASSERT_TRUE(fs::exists(corpus / rel))
+        << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
     EXPECT_EQ(slurp(e.path()), slurp(corpus / rel)) << rel << " differs; regenerate it (docs/commands/make-model.md)";
   }
-  EXPECT_EQ(files, 1 + 3 * (3 + 3));  // model + 3 sets of (ids, 2 caches) inputs and (logits, 2 presents) outputs
+  EXPECT_EQ(files, 1 + 3 * (3 + 3)); // model + 3 sets of (ids, 2 caches) inputs and (logits, 2 presents) outputs
   fs::remove_all(fresh);
 }
 
@@ -131,12 +132,12 @@ TEST(QualifyRecording, TimeoutAndCrashKeepVerdictAndError) {
   const auto& cases = timedOut.cases;
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].model.name, "slow_model");
-  EXPECT_EQ(cases[0].model.hash, store::sha256Hex("slow_model"));  // no model.onnx to hash
+  EXPECT_EQ(cases[0].model.hash, store::sha256Hex("slow_model")); // no model.onnx to hash
   EXPECT_EQ(cases[0].status, "FAIL");
   EXPECT_EQ(cases[0].params.at("verdict"), "timeout");
   EXPECT_EQ(cases[0].params.at("perf_error"), cases[0].error);
   EXPECT_NE(cases[0].error.find("timed out"), std::string::npos) << cases[0].error;
-  EXPECT_TRUE(cases[0].samples.empty());  // nothing was measured
+  EXPECT_TRUE(cases[0].samples.empty()); // nothing was measured
 
   auto crashed = q::qualifyInChild({"/bin/sh", "-c", "kill -SEGV $$"}, "/nonexistent/crashy", 10);
   ASSERT_EQ(crashed.cases.size(), 1u);
@@ -165,7 +166,8 @@ TEST(QualifyRecording, ChildRecordsCrossTheProcessBoundary) {
   row.shape = {2, 3};
   set.accuracy.push_back(row);
   set.counters["syncs"] = 3;
-  nlohmann::json doc = {{"model", {{"name", "m"}, {"status", "pass"}}}, {"accuracy", {{"verdict", "pass"}}},
+  nlohmann::json doc = {{"model", {{"name", "m"}, {"status", "pass"}}},
+                        {"accuracy", {{"verdict", "pass"}}},
                         {"records", {store::caseToJson(whole), store::caseToJson(set)}}};
   auto entry = q::qualifyInChild({"/bin/echo", doc.dump()}, "/nonexistent/m", 10);
   EXPECT_FALSE(entry.report.contains("records"));

@@ -25,7 +25,7 @@ std::string slurp(const fs::path& p) {
 /// The arguments the corpus sets were written with (also in docs/commands/make-model.md).
 struct CorpusSets {
   const char* name;
-  std::vector<std::string> dims;  ///< one --dims per set; empty: --sets 3
+  std::vector<std::string> dims; ///< one --dims per set; empty: --sets 3
 };
 
 const std::vector<CorpusSets>& corpusSets() {
@@ -78,10 +78,11 @@ TEST(ReferenceDataSets, CorpusCopiesAreWhatMakeModelWrites) {
         continue;
       ++files;
       fs::path rel = fs::relative(e.path(), fresh);
-      ASSERT_TRUE(fs::exists(corpus / rel)) << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
+      ASSERT_TRUE(fs::exists(corpus / rel))
+          << rel << " missing from the corpus; regenerate it (docs/commands/make-model.md)";
       EXPECT_EQ(slurp(e.path()), slurp(corpus / rel)) << rel << " differs; regenerate it (docs/commands/make-model.md)";
     }
-    int stored = 0;  // every stored set file is regenerated, none is left over
+    int stored = 0; // every stored set file is regenerated, none is left over
     for (const auto& e : fs::recursive_directory_iterator(corpus))
       if (e.is_regular_file() && e.path().parent_path().filename().string().rfind("test_data_set_", 0) == 0)
         ++stored;
@@ -115,8 +116,7 @@ TEST(ReferenceDataSets, ShapeOutputsAreTheInputDims) {
     Tensor cx = onnxio::readTensorFile(root / "shape_concat" / set / "input_0.pb");
     Tensor cy = onnxio::readTensorFile(root / "shape_concat" / set / "input_1.pb");
     Tensor c = onnxio::readTensorFile(root / "shape_concat" / set / "output_0.pb");
-    EXPECT_EQ(c.toDoubles(), (std::vector<double>{double(cx.dims()[0]), double(cx.dims()[1]),
-                                                  double(cy.dims()[0])}));
+    EXPECT_EQ(c.toDoubles(), (std::vector<double>{double(cx.dims()[0]), double(cx.dims()[1]), double(cy.dims()[0])}));
   }
 }
 
@@ -130,7 +130,7 @@ TEST(ReferenceDataSets, CollapseOutputIsTwiceTheInputFlattened) {
   auto xv = x.toDoubles(), yv = y.toDoubles();
   ASSERT_EQ(yv.size(), 72u);
   for (std::size_t i = 0; i < yv.size(); ++i)
-    EXPECT_EQ(yv[i], 2 * xv[i]) << i;  // x + x is exact in binary floating point
+    EXPECT_EQ(yv[i], 2 * xv[i]) << i; // x + x is exact in binary floating point
   fs::remove_all(dir);
 }
 

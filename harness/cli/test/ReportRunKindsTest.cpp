@@ -41,29 +41,39 @@ enum class Planned { Regression, Inconclusive, AccuracyFailure, InfrastructureEr
 
 const char* plannedName(Planned p) {
   switch (p) {
-  case Planned::Regression: return "Regression";
-  case Planned::Inconclusive: return "Inconclusive";
-  case Planned::AccuracyFailure: return "AccuracyFailure";
-  case Planned::InfrastructureError: return "InfrastructureError";
-  case Planned::Pass: return "Pass";
+  case Planned::Regression:
+    return "Regression";
+  case Planned::Inconclusive:
+    return "Inconclusive";
+  case Planned::AccuracyFailure:
+    return "AccuracyFailure";
+  case Planned::InfrastructureError:
+    return "InfrastructureError";
+  case Planned::Pass:
+    return "Pass";
   }
   return "?";
 }
 
 /// What the report must say, worked out by hand (see samplesFor).
 struct Expected {
-  const char* headline;  ///< the first word of diff::verdictLine
+  const char* headline; ///< the first word of diff::verdictLine
   int exitCode;
-  const char* modelVerdict;  ///< verdict of the timed comparison, "" when nothing is timed
+  const char* modelVerdict; ///< verdict of the timed comparison, "" when nothing is timed
 };
 
 Expected expectedFor(Planned p) {
   switch (p) {
-  case Planned::Regression: return {"FAIL", 1, "regression"};
-  case Planned::Inconclusive: return {"INCONCLUSIVE", 3, "inconclusive"};
-  case Planned::AccuracyFailure: return {"FAIL", 1, ""};
-  case Planned::InfrastructureError: return {"ERROR", 4, ""};
-  case Planned::Pass: return {"PASS", 0, "no-change"};
+  case Planned::Regression:
+    return {"FAIL", 1, "regression"};
+  case Planned::Inconclusive:
+    return {"INCONCLUSIVE", 3, "inconclusive"};
+  case Planned::AccuracyFailure:
+    return {"FAIL", 1, ""};
+  case Planned::InfrastructureError:
+    return {"ERROR", 4, ""};
+  case Planned::Pass:
+    return {"PASS", 0, "no-change"};
   }
   return {"?", -1, ""};
 }
@@ -360,7 +370,7 @@ TEST(ReportAbRun, UnreadableRunsExit2AndNeverSayPass) {
     db.exec("UPDATE ab_outcomes SET record_version = " + std::to_string(diff::kAbRecordVersion + 1) +
             " WHERE run_id = " + std::to_string(newer));
   }
-  EXPECT_EQ(runDynqual({"report", std::to_string(ab), "--db", t.db()}).code, 0);  // the control: readable, a pass
+  EXPECT_EQ(runDynqual({"report", std::to_string(ab), "--db", t.db()}).code, 0); // the control: readable, a pass
   auto refused = [&](int64_t id, const std::string& why) {
     for (const char* format : {"md", "json", "html"}) {
       Outcome o = runDynqual({"report", std::to_string(id), "--db", t.db(), "--format", format});

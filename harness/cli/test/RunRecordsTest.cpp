@@ -96,14 +96,15 @@ run::ModelResult constructedRun(const fs::path& dir) {
   stored.passed = true;
   stored.executeMs = 0.75;
   stored.counters = {{"syncs", 2}, {"scalar_readbacks", 1}};
-  stored.vsExpected = comparison({output("y", DType::Float, {2}, 2, 3.0, 0.5, 2.0, 0.875, 1, 0, Verdict::Pass, "rel-L2"),
-                                  output("z", DType::Int64, {3}, 3, 0, 0, 0, 1, 0, 0, Verdict::Pass, "exact")},
-                                 Verdict::Pass, "", 3.0, nan);
-  stored.vsReference = comparison({output("y", DType::Float, {2}, 2, 0.125, inf, 0.0625, 0.5, 0, 0, Verdict::Pass,
-                                          "abs-L2 (zero norm)")},
-                                  Verdict::Pass, "", 0.125, inf);
-  stored.referenceVsStored = comparison({output("y", DType::Float, {2}, 2, 0, 0, 0, 1, 0, 0, Verdict::Pass, "bit-exact")},
-                                        Verdict::Pass, "", 0, 0);
+  stored.vsExpected =
+      comparison({output("y", DType::Float, {2}, 2, 3.0, 0.5, 2.0, 0.875, 1, 0, Verdict::Pass, "rel-L2"),
+                  output("z", DType::Int64, {3}, 3, 0, 0, 0, 1, 0, 0, Verdict::Pass, "exact")},
+                 Verdict::Pass, "", 3.0, nan);
+  stored.vsReference = comparison(
+      {output("y", DType::Float, {2}, 2, 0.125, inf, 0.0625, 0.5, 0, 0, Verdict::Pass, "abs-L2 (zero norm)")},
+      Verdict::Pass, "", 0.125, inf);
+  stored.referenceVsStored = comparison(
+      {output("y", DType::Float, {2}, 2, 0, 0, 0, 1, 0, 0, Verdict::Pass, "bit-exact")}, Verdict::Pass, "", 0, 0);
   r.cases.push_back(stored);
 
   run::CaseResult rejected;
@@ -121,10 +122,10 @@ run::ModelResult constructedRun(const fs::path& dir) {
   failed.error = "output 'y': rel-L2 0.25 > 1e-05";
   failed.executeMs = 1.5;
   failed.counters = {{"kernel_launches", 9}};
-  failed.vsExpected = comparison({output("y", DType::Float, {3, 2}, 6, 1.0, 0.25, 0.5, 0.75, 2, 1, Verdict::Fail,
-                                         "rel-L2 0.25 > 1e-05"),
-                                  output("k", DType::Bool, {4}, 4, 0, 0, 7.0, 1, 0, 3, Verdict::Fail, "3 mismatches")},
-                                 Verdict::Fail, "output 'y': rel-L2 0.25 > 1e-05", 1.0, 0.25);
+  failed.vsExpected = comparison(
+      {output("y", DType::Float, {3, 2}, 6, 1.0, 0.25, 0.5, 0.75, 2, 1, Verdict::Fail, "rel-L2 0.25 > 1e-05"),
+       output("k", DType::Bool, {4}, 4, 0, 0, 7.0, 1, 0, 3, Verdict::Fail, "3 mismatches")},
+      Verdict::Fail, "output 'y': rel-L2 0.25 > 1e-05", 1.0, 0.25);
   r.cases.push_back(failed);
   return r;
 }
@@ -137,7 +138,7 @@ TEST(RunRecords, EveryFieldOfAConstructedRun) {
   fs::create_directories(dir.path / "test_data_set_0");
   std::ofstream(dir.path / "test_data_set_0" / "input_1.pb") << "in1";
   std::ofstream(dir.path / "test_data_set_0" / "input_0.pb") << "in0";
-  std::ofstream(dir.path / "test_data_set_0" / "output_0.pb") << "out0";  // not an input: not hashed
+  std::ofstream(dir.path / "test_data_set_0" / "output_0.pb") << "out0"; // not an input: not hashed
 
   auto cases = run::caseRecords(constructedRun(dir.path), 7);
   ASSERT_EQ(cases.size(), 4u);
@@ -171,7 +172,7 @@ TEST(RunRecords, EveryFieldOfAConstructedRun) {
   EXPECT_EQ(stored.error, "");
   EXPECT_TRUE(stored.params.empty());
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
-  ASSERT_EQ(stored.accuracy.size(), 3u + 2u + 2u);  // (combined + y + z), (combined + y) twice
+  ASSERT_EQ(stored.accuracy.size(), 3u + 2u + 2u); // (combined + y + z), (combined + y) twice
   // Combined: elements 2 + 3, NaN/Inf 1 + 0, max-abs max(2, 0), cosine undefined.
   expectRow(stored.accuracy[0], "vs_expected", "", "pass", "", "", {}, 5, 1, 0, 3.0, nan, 2.0, nan);
   expectRow(stored.accuracy[1], "vs_expected", "y", "pass", "rel-L2", "f32", {2}, 2, 1, 0, 3.0, 0.5, 2.0, 0.875);
@@ -230,7 +231,7 @@ TEST(RunRecords, SkippedModelAndVanishedFolder) {
   EXPECT_EQ(cases[0].model.hash, store::sha256Hex("gone"));
   EXPECT_EQ(cases[0].status, "skip");
   EXPECT_EQ(cases[0].error, "op_outside_supported_set: Conv, MaxPool");
-  EXPECT_TRUE(cases[0].params.empty());  // not bit-exact
+  EXPECT_TRUE(cases[0].params.empty()); // not bit-exact
   EXPECT_EQ(cases[0].samples.at(0).values, std::vector<double>{0});
 
   r.detail.clear();

@@ -66,8 +66,8 @@ TEST(RunSummary, SkipsNameTheMissingOpsByModelCount) {
   ASSERT_EQ(rs.size(), 3u);
   for (const auto& r : rs)
     ASSERT_EQ(r.status, run::ModelStatus::Skipped) << r.name << ": " << r.detail;
-  EXPECT_EQ(rs[0].missingOps, (std::vector<std::string>{"BarOp", "FooOp"}));  // each op once, sorted
-  EXPECT_EQ(rs[1].missingOps, (std::vector<std::string>{"FooOp"}));            // Neg is supported
+  EXPECT_EQ(rs[0].missingOps, (std::vector<std::string>{"BarOp", "FooOp"})); // each op once, sorted
+  EXPECT_EQ(rs[1].missingOps, (std::vector<std::string>{"FooOp"}));          // Neg is supported
 
   // FooOp is used by 3 models, BarOp and BazOp by 1 each (ties by name).
   const std::string expected = "3 models: 0 passed, 0 failed, 3 skipped "
@@ -114,7 +114,8 @@ TEST(RunSummary, BindingsNotAdmittedAreCounted) {
       << text.str();
   EXPECT_EQ(run::renderJson({r})["totals"]["bindings_not_admitted"], 2);
   std::ostringstream tables;
-  qualify::renderTables(tables, {{{"model", run::renderJson({r})["models"][0]}, {"accuracy", nlohmann::json::object()},
+  qualify::renderTables(tables, {{{"model", run::renderJson({r})["models"][0]},
+                                  {"accuracy", nlohmann::json::object()},
                                   {"perf", {{"measured", false}}}}});
   EXPECT_NE(tables.str().find("; 2 bindings not admitted by the model"), std::string::npos) << tables.str();
 }

@@ -92,7 +92,7 @@ TEST(StoreCli, ReportListsFailedModel) {
   Result run = runDynqual(dir.path, "run suite --db r.db --exec '" DYNQUAL_EXEC_PATH "'");
   EXPECT_EQ(run.rc, 1) << run.out << run.err;
   Result md = runDynqual(dir.path, "report latest --db r.db");
-  ASSERT_EQ(md.rc, 1) << md.err;  // the run's verdict: a case failed
+  ASSERT_EQ(md.rc, 1) << md.err; // the run's verdict: a case failed
   EXPECT_EQ(md.out.find("No accuracy results"), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("| truncated | - | - | - | - | **FAIL**: "), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("**Result: FAIL, 1 failing case"), std::string::npos) << md.out;
@@ -116,7 +116,8 @@ TEST(StoreCli, LockAfterRunStartKeepsResults) {
 
   Result run;
   std::thread runner([&] {
-    run = runDynqual(dir.path, "run '" DYNQUAL_CORPUS_DIR "/expand_where_shape' --db lk.db --exec '" + wrapper.string() + "'");
+    run = runDynqual(dir.path,
+                     "run '" DYNQUAL_CORPUS_DIR "/expand_where_shape' --db lk.db --exec '" + wrapper.string() + "'");
   });
   for (int i = 0; i < 1200 && !fs::exists(sync / "started"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -125,7 +126,7 @@ TEST(StoreCli, LockAfterRunStartKeepsResults) {
     SQLite::Database holder(dir.path / "lk.db", SQLite::OPEN_READWRITE);
     holder.exec("BEGIN EXCLUSIVE");
     std::ofstream(sync / "go") << "";
-    runner.join();  // the run waits its 10 s busy timeout for every write, then gives up
+    runner.join(); // the run waits its 10 s busy timeout for every write, then gives up
     holder.exec("ROLLBACK");
   }
   EXPECT_EQ(run.rc, 2) << run.err;

@@ -17,9 +17,9 @@ std::string rev(const Outcome& o, size_t i) {
 }
 
 nlohmann::json changeJson(const ModelChange& c) {
-  return {{"model", c.model},   {"metric", c.metric},   {"verdict", stats::verdictName(c.verdict)},
-          {"ratio", c.ratio},   {"ci_low", c.ciLow},    {"ci_high", c.ciHigh},
-          {"p", c.p},           {"rounds", c.rounds},   {"decided_at_rounds", c.decidedAtRounds}};
+  return {{"model", c.model}, {"metric", c.metric}, {"verdict", stats::verdictName(c.verdict)},
+          {"ratio", c.ratio}, {"ci_low", c.ciLow},  {"ci_high", c.ciHigh},
+          {"p", c.p},         {"rounds", c.rounds}, {"decided_at_rounds", c.decidedAtRounds}};
 }
 
 } // namespace
@@ -30,24 +30,23 @@ std::string renderMarkdown(const Outcome& o, const std::vector<std::string>& con
     md += c + "  \n";
   if (!context.empty())
     md += "\n";
-  const char* status = o.exitCode == kLocated ? "located" : o.exitCode == kInconclusive ? "inconclusive"
-                                                         : o.exitCode == kInfra        ? "infrastructure error"
-                                                                                       : "usage error";
+  const char* status = o.exitCode == kLocated        ? "located"
+                       : o.exitCode == kInconclusive ? "inconclusive"
+                       : o.exitCode == kInfra        ? "infrastructure error"
+                                                     : "usage error";
   md += fmt::format("**{}**: {}\n\n", status, o.summary);
   if (!o.tracks.empty()) {
     md += "| model | change | culprit | subject | its own change [interval] | verdict |\n";
     md += "|---|---|---|---|---|---|\n";
     for (const auto& t : o.tracks) {
-      std::string culprit = t.skippedInside.empty()
-                                ? rev(o, t.bad)
-                                : fmt::format("one of {}..{}", rev(o, t.good + 1), rev(o, t.bad));
+      std::string culprit =
+          t.skippedInside.empty() ? rev(o, t.bad) : fmt::format("one of {}..{}", rev(o, t.good + 1), rev(o, t.bad));
       std::string own = t.verified ? fmt::format("{} [{}, {}] ({} rounds)", pct(t.verified->ratio),
                                                  pct(t.verified->ciLow), pct(t.verified->ciHigh), t.verified->rounds)
                                    : "not verified";
       md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", t.model,
                         t.direction == stats::Verdict::Regression ? "slower" : "faster", culprit,
-                        o.revisions[t.bad].subject, own,
-                        t.verified ? stats::verdictName(t.verified->verdict) : "-");
+                        o.revisions[t.bad].subject, own, t.verified ? stats::verdictName(t.verified->verdict) : "-");
     }
     md += "\n";
   }
@@ -104,10 +103,16 @@ std::string renderJson(const Outcome& o, const std::vector<std::pair<std::string
     j["endpoint_changes"].push_back(changeJson(c));
   j["steps"] = nlohmann::json::array();
   for (const auto& s : o.steps) {
-    nlohmann::json sj = {{"kind", stepKindName(s.kind)}, {"base", s.base},         {"head", s.head},
-                         {"models", s.models},            {"rounds", s.measured.rounds},
-                         {"process_runs", s.measured.processRuns}, {"seconds", s.measured.seconds},
-                         {"run_id", s.measured.runId},    {"note", s.note},         {"error", s.measured.error}};
+    nlohmann::json sj = {{"kind", stepKindName(s.kind)},
+                         {"base", s.base},
+                         {"head", s.head},
+                         {"models", s.models},
+                         {"rounds", s.measured.rounds},
+                         {"process_runs", s.measured.processRuns},
+                         {"seconds", s.measured.seconds},
+                         {"run_id", s.measured.runId},
+                         {"note", s.note},
+                         {"error", s.measured.error}};
     sj["changes"] = nlohmann::json::array();
     for (const auto& c : s.measured.changes)
       sj["changes"].push_back(changeJson(c));

@@ -13,10 +13,14 @@ using stats::Verdict;
 
 const char* stepKindName(Step::Kind k) {
   switch (k) {
-  case Step::Kind::Endpoints: return "endpoints";
-  case Step::Kind::Probe: return "probe";
-  case Step::Kind::Skip: return "skip";
-  case Step::Kind::Verify: return "verify";
+  case Step::Kind::Endpoints:
+    return "endpoints";
+  case Step::Kind::Probe:
+    return "probe";
+  case Step::Kind::Skip:
+    return "skip";
+  case Step::Kind::Verify:
+    return "verify";
   }
   return "?";
 }
@@ -90,7 +94,8 @@ Outcome runBisection(const std::vector<Revision>& revisions, const std::vector<s
     std::string err = ensureBuilt(i);
     if (!err.empty()) {
       o.exitCode = kInfra;
-      o.summary = fmt::format("the {} endpoint {} does not build: {}", i == 0 ? "good" : "bad", shortSha(revisions, i), err);
+      o.summary =
+          fmt::format("the {} endpoint {} does not build: {}", i == 0 ? "good" : "bad", shortSha(revisions, i), err);
       return o;
     }
   }
@@ -128,8 +133,8 @@ Outcome runBisection(const std::vector<Revision>& revisions, const std::vector<s
   std::stable_sort(o.tracks.begin(), o.tracks.end(), [](const Track& a, const Track& b) {
     return (a.direction == Verdict::Regression) > (b.direction == Verdict::Regression);
   });
-  bool anyRegression = std::any_of(o.tracks.begin(), o.tracks.end(),
-                                    [](const Track& t) { return t.direction == Verdict::Regression; });
+  bool anyRegression =
+      std::any_of(o.tracks.begin(), o.tracks.end(), [](const Track& t) { return t.direction == Verdict::Regression; });
   {
     std::string notes;
     for (const auto& c : ends.measured.changes)
@@ -142,7 +147,8 @@ Outcome runBisection(const std::vector<Revision>& revisions, const std::vector<s
     std::string measured;
     for (const auto& c : ends.measured.changes)
       measured += (measured.empty() ? "" : "; ") + c.model + " " + changeText(c);
-    o.summary = "no regression between the endpoints, nothing to bisect: " + (measured.empty() ? "no model measured" : measured);
+    o.summary = "no regression between the endpoints, nothing to bisect: " +
+                (measured.empty() ? "no model measured" : measured);
     o.tracks.clear();
     return o;
   }
@@ -286,7 +292,8 @@ Outcome runBisection(const std::vector<Revision>& revisions, const std::vector<s
     bool ok = t.skippedInside.empty() && (!options.verify || t.confirmed);
     if (t.direction == Verdict::Regression && !ok)
       allLocated = false;
-    std::string change = t.verified ? changeText(*t.verified) : fmt::format("{:+.1f}% between the endpoints", (t.endpointRatio - 1) * 100);
+    std::string change = t.verified ? changeText(*t.verified)
+                                    : fmt::format("{:+.1f}% between the endpoints", (t.endpointRatio - 1) * 100);
     summary += fmt::format("{}{} {} at {}: {}{}{}", summary.empty() ? "" : "; ", t.model,
                            t.direction == Verdict::Regression ? "slower" : "faster", where, change,
                            options.verify && !t.confirmed ? " (not confirmed by its own A/B)" : "",

@@ -4,11 +4,17 @@
 
 namespace dynqual::cases {
 
-BindingPolicy runPolicy(int extraBindings) { return {extraBindings, true, -1, std::nullopt}; }
+BindingPolicy runPolicy(int extraBindings) {
+  return {extraBindings, true, -1, std::nullopt};
+}
 
-BindingPolicy abPolicy() { return {3, false, 2, onnxio::NamedBinding{"static", "static shapes", {}}}; }
+BindingPolicy abPolicy() {
+  return {3, false, 2, onnxio::NamedBinding{"static", "static shapes", {}}};
+}
 
-BindingPolicy fuzzPolicy(int k) { return {k + 1, false, k, onnxio::NamedBinding{"static", "static", {}}, 3}; }
+BindingPolicy fuzzPolicy(int k) {
+  return {k + 1, false, k, onnxio::NamedBinding{"static", "static", {}}, 3};
+}
 
 std::vector<onnxio::NamedBinding> chooseBindings(const std::vector<onnxio::ValueSpec>& specs,
                                                  const std::vector<std::vector<int64_t>>& traced, uint64_t seed,

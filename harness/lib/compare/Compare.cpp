@@ -40,15 +40,16 @@ void compareExact(OutputComparison& r, const Tensor& a, const Tensor& b) {
     return;
   }
   r.reason = std::to_string(r.mismatches) + " of " + std::to_string(r.elements) + " elements differ (first at " +
-             std::to_string(first) + ": " + std::to_string(a.getInt(first)) + " vs " + std::to_string(b.getInt(first)) + ")";
+             std::to_string(first) + ": " + std::to_string(a.getInt(first)) + " vs " + std::to_string(b.getInt(first)) +
+             ")";
 }
 
 void compareBits(OutputComparison& r, const Tensor& a, const Tensor& b) {
   int64_t first = -1;
   for (int64_t i = 0; i < a.numel(); ++i) {
     const double x = a.getDouble(i), y = b.getDouble(i);
-    const bool same = (std::isnan(x) && std::isnan(y)) ||
-                      std::memcmp(a.elementPtr(i), b.elementPtr(i), a.elementSize()) == 0;
+    const bool same =
+        (std::isnan(x) && std::isnan(y)) || std::memcmp(a.elementPtr(i), b.elementPtr(i), a.elementSize()) == 0;
     if (!same) {
       if (first < 0)
         first = i;
@@ -138,7 +139,9 @@ CompareOptions gatesForDevice(const std::string& device) {
   return o;
 }
 
-const char* verdictName(Verdict v) { return v == Verdict::Pass ? "pass" : "fail"; }
+const char* verdictName(Verdict v) {
+  return v == Verdict::Pass ? "pass" : "fail";
+}
 
 OutputComparison compareOutput(const std::string& name, const Tensor& actual, const Tensor& expected,
                                const CompareOptions& options) {

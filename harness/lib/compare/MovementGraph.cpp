@@ -3,9 +3,9 @@
 namespace dynqual::compare {
 
 const std::set<std::string>& dataMovementOps() {
-  static const std::set<std::string> ops = {
-      "Concat",  "Constant", "ConstantOfShape", "Expand",  "Flatten",   "Gather", "GatherElements", "Identity",
-      "Reshape", "Shape",    "Slice",           "Squeeze", "Transpose", "Unsqueeze", "Where"};
+  static const std::set<std::string> ops = {"Concat", "Constant",       "ConstantOfShape", "Expand",    "Flatten",
+                                            "Gather", "GatherElements", "Identity",        "Reshape",   "Shape",
+                                            "Slice",  "Squeeze",        "Transpose",       "Unsqueeze", "Where"};
   return ops;
 }
 

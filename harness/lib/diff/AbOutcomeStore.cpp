@@ -24,7 +24,7 @@ Environment environmentFrom(const json& j) {
   Environment e;
   e.machine = j.value("machine", "");
   auto load = j.find("load_average_1m");
-  e.loadAverage1 = load != j.end() && load->is_number() ? load->get<double>() : -1;  // NaN was stored as null
+  e.loadAverage1 = load != j.end() && load->is_number() ? load->get<double>() : -1; // NaN was stored as null
   e.affinity = j.value("affinity", "");
   e.governor = j.value("governor", "");
   e.gpuClocks = j.value("gpu_clocks", "");
@@ -57,11 +57,18 @@ double numberFrom(const json& j) {
 json comparisonJson(const compare::Comparison& c) {
   json outputs = json::array();
   for (const auto& o : c.outputs)
-    outputs.push_back({{"name", o.name},       {"verdict", compare::verdictName(o.verdict)}, {"reason", o.reason},
-                       {"elements", o.elements}, {"l2", number(o.l2)},  {"rel_l2", number(o.relL2)},
+    outputs.push_back({{"name", o.name},
+                       {"verdict", compare::verdictName(o.verdict)},
+                       {"reason", o.reason},
+                       {"elements", o.elements},
+                       {"l2", number(o.l2)},
+                       {"rel_l2", number(o.relL2)},
                        {"max_abs", number(o.maxAbs)}});
-  return {{"verdict", compare::verdictName(c.verdict)}, {"reason", c.reason}, {"combined_l2", number(c.combinedL2)},
-          {"combined_rel_l2", number(c.combinedRelL2)}, {"outputs", outputs}};
+  return {{"verdict", compare::verdictName(c.verdict)},
+          {"reason", c.reason},
+          {"combined_l2", number(c.combinedL2)},
+          {"combined_rel_l2", number(c.combinedRelL2)},
+          {"outputs", outputs}};
 }
 
 compare::Verdict compareVerdictFrom(const json& j) {
@@ -105,7 +112,8 @@ json checksJson(const std::vector<ModelCheck>& checks) {
                        {"base_vs_reference", comparisonJson(c.baseVsReference)},
                        {"head_vs_reference", comparisonJson(c.headVsReference)},
                        {"head_vs_base", comparisonJson(c.headVsBase)}});
-    out.push_back({{"model", m.model}, {"base_version", m.baseVersion}, {"head_version", m.headVersion}, {"cases", cases}});
+    out.push_back(
+        {{"model", m.model}, {"base_version", m.baseVersion}, {"head_version", m.headVersion}, {"cases", cases}});
   }
   return out;
 }
@@ -140,13 +148,14 @@ void insertAbOutcome(store::Store& store, int64_t runId, const AbResult& r) {
   json binaries = json::object();
   for (const auto& [file, bytes] : r.binaryBytes)
     binaries[file] = {bytes.first, bytes.second};
-  json details = {{"infrastructure_errors", r.infraErrors},
-                  {"warnings", r.warnings},
-                  {"environment",
-                   {{"start", environmentJson(r.envStart)}, {"end", environmentJson(r.envEnd)}, {"warnings", r.envWarnings}}},
-                  {"binary_bytes", binaries},
-                  {"slowdown_us", r.slowdownUs},
-                  {"checks", checksJson(r.checks)}};
+  json details = {
+      {"infrastructure_errors", r.infraErrors},
+      {"warnings", r.warnings},
+      {"environment",
+       {{"start", environmentJson(r.envStart)}, {"end", environmentJson(r.envEnd)}, {"warnings", r.envWarnings}}},
+      {"binary_bytes", binaries},
+      {"slowdown_us", r.slowdownUs},
+      {"checks", checksJson(r.checks)}};
   SQLite::Statement q(store.db(), "INSERT INTO ab_outcomes VALUES(?,?,?,?,?,?,?,?,?)");
   q.bind(1, static_cast<int64_t>(runId));
   q.bind(2, kAbRecordVersion);
@@ -159,14 +168,14 @@ void insertAbOutcome(store::Store& store, int64_t runId, const AbResult& r) {
     q.bind(8, r.wallSeconds);
   else
     q.bind(8);
-  q.bind(9, details.dump(-1, ' ', false, json::error_handler_t::replace));  // invalid UTF-8 in an error text
+  q.bind(9, details.dump(-1, ' ', false, json::error_handler_t::replace)); // invalid UTF-8 in an error text
   q.exec();
 }
 
 std::optional<StoredOutcome> loadAbOutcome(store::Store& store, int64_t runId, std::vector<ModelCheck>& checks) {
   auto& db = store.db();
   if (!db.tableExists("ab_outcomes"))
-    return std::nullopt;  // a store older than schema version 6, read without migrating
+    return std::nullopt; // a store older than schema version 6, read without migrating
   SQLite::Statement q(db, "SELECT record_version, exit_code, verdict_line, rounds, looks_done, budget_exhausted, "
                           "wall_s, details FROM ab_outcomes WHERE run_id = ?");
   q.bind(1, static_cast<int64_t>(runId));

@@ -39,10 +39,12 @@ void bindReal(SQLite::Statement& q, int i, double v) {
   if (std::isfinite(v))
     q.bind(i, v);
   else
-    q.bind(i);  // NULL: SQLite has no infinity in every reader
+    q.bind(i); // NULL: SQLite has no infinity in every reader
 }
 
-double realOr(const SQLite::Column& c, double fallback) { return c.isNull() ? fallback : c.getDouble(); }
+double realOr(const SQLite::Column& c, double fallback) {
+  return c.isNull() ? fallback : c.getDouble();
+}
 
 void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<MetricComparison>& cs) {
   SQLite::Statement q(db, "INSERT INTO ab_comparisons VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -66,8 +68,8 @@ void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<Me
 }
 
 Verdict verdictFromName(const std::string& s) {
-  for (Verdict v : {Verdict::Regression, Verdict::Improvement, Verdict::NoChange, Verdict::Inconclusive,
-                    Verdict::Identical})
+  for (Verdict v :
+       {Verdict::Regression, Verdict::Improvement, Verdict::NoChange, Verdict::Inconclusive, Verdict::Identical})
     if (s == stats::verdictName(v))
       return v;
   throw std::runtime_error("stored verdict '" + s + "' is not one this dynqual knows");
@@ -103,13 +105,13 @@ std::string compileMetricFromParams(const std::map<std::string, std::string>& pa
 
 std::string timingMetricFromParams(const std::map<std::string, std::string>& params) {
   auto it = params.find("timing_metric");
-  return it == params.end() ? "latency_ms" : it->second;  // runs before --clock timed wall
+  return it == params.end() ? "latency_ms" : it->second; // runs before --clock timed wall
 }
 
 DecisionMetric decisionMetricFromParams(const std::map<std::string, std::string>& params) {
   auto it = params.find("decision_metric");
   if (it == params.end())
-    return DecisionMetric::Measured;  // runs before the parameter decided on the measured time
+    return DecisionMetric::Measured; // runs before the parameter decided on the measured time
   try {
     return parseDecisionMetric(it->second);
   } catch (const std::invalid_argument& e) {
@@ -140,8 +142,8 @@ Policy policyFromParams(const std::map<std::string, std::string>& params) {
     if (auto it = params.find("round_value"); it != params.end())
       p.roundValue = parseRoundValue(it->second);
     if (auto it = params.find("tail_value"); it != params.end() && it->second != "none")
-      p.tailValue = parseRoundValue(it->second);  // absent: a run from before the second comparison
-  } catch (const std::logic_error& e) {  // std::invalid_argument is one
+      p.tailValue = parseRoundValue(it->second); // absent: a run from before the second comparison
+  } catch (const std::logic_error& e) {          // std::invalid_argument is one
     throw std::runtime_error(std::string("malformed A/B run parameter: ") + e.what());
   }
   return p;
@@ -270,11 +272,11 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
     c.model = comps.getColumn(1).getString();
     c.metric = comps.getColumn(2).getString();
     c.unit = comps.getColumn(3).getString();
-    c.direction = comps.getColumn(4).getString() == "lower_is_better" ? Direction::LowerIsBetter
-                                                                       : Direction::HigherIsBetter;
+    c.direction =
+        comps.getColumn(4).getString() == "lower_is_better" ? Direction::LowerIsBetter : Direction::HigherIsBetter;
     c.rounds = comps.getColumn(5).getInt();
-    double* fields[] = {&c.baseMedian, &c.headMedian, &c.ratio, &c.ciLow, &c.ciHigh, &c.medianRatio,
-                        &c.bootLow, &c.bootHigh, &c.p, &c.pAdjusted, &c.alphaUsed};
+    double* fields[] = {&c.baseMedian, &c.headMedian, &c.ratio, &c.ciLow,     &c.ciHigh,   &c.medianRatio,
+                        &c.bootLow,    &c.bootHigh,   &c.p,     &c.pAdjusted, &c.alphaUsed};
     for (int i = 0; i < 11; ++i)
       *fields[i] = realOr(comps.getColumn(6 + i), std::numeric_limits<double>::infinity());
     c.decidedAtRounds = comps.getColumn(17).getInt();
@@ -308,7 +310,8 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
   while (counters.executeStep())
     for (auto& c : out.checks)
       if (c.model == counters.getColumn(0).getString())
-        (counters.getColumn(1).getString() == "base" ? c.baseCounters : c.headCounters)[counters.getColumn(2).getString()] =
+        (counters.getColumn(1).getString() == "base" ? c.baseCounters
+                                                     : c.headCounters)[counters.getColumn(2).getString()] =
             counters.getColumn(3).getInt64();
   out.outcome = loadAbOutcome(store, runId, out.checks);
   return out;
@@ -360,9 +363,10 @@ void recordNoise(store::Store& store, int64_t runId, const std::vector<NoiseEsti
 
 std::vector<NoiseEstimate> noiseHistory(store::Store& store, const std::string& machineFingerprint,
                                         const std::string& model, const std::string& metric) {
-  SQLite::Statement q(store.db(), "SELECT n.rounds, n.scaled_mad_log_ratio, n.sd_log_ratio FROM noise_calibrations n "
-                                  "JOIN machines m ON m.id = n.machine_id JOIN runs r ON r.id = n.run_id "
-                                  "WHERE m.fingerprint = ? AND n.model = ? AND n.metric = ? ORDER BY r.started_at, r.id");
+  SQLite::Statement q(store.db(),
+                      "SELECT n.rounds, n.scaled_mad_log_ratio, n.sd_log_ratio FROM noise_calibrations n "
+                      "JOIN machines m ON m.id = n.machine_id JOIN runs r ON r.id = n.run_id "
+                      "WHERE m.fingerprint = ? AND n.model = ? AND n.metric = ? ORDER BY r.started_at, r.id");
   q.bind(1, machineFingerprint);
   q.bind(2, model);
   q.bind(3, metric);

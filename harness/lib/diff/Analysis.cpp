@@ -32,8 +32,8 @@ const char* roundValueName(RoundValue v) {
 }
 
 RoundValue parseRoundValue(const std::string& text) {
-  for (RoundValue v : {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median,
-                       RoundValue::P90})
+  for (RoundValue v :
+       {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median, RoundValue::P90})
     if (text == roundValueName(v))
       return v;
   throw std::invalid_argument("round value '" + text + "' is not one of min, lower-half-mean, mean, median, p90");
@@ -87,8 +87,8 @@ bool constantArms(const std::vector<Sample>& samples, const std::string& model, 
 MetricComparison exactComparison(const std::string& model, const std::string& metric, double base, double head,
                                  int rounds, double margin) {
   if (!(base > 0) || !std::isfinite(base) || !std::isfinite(head) || head < 0)
-    throw std::invalid_argument(fmt::format("{} {}: cannot compare the values base {} and head {} exactly", model,
-                                            metric, base, head));
+    throw std::invalid_argument(
+        fmt::format("{} {}: cannot compare the values base {} and head {} exactly", model, metric, base, head));
   MetricComparison c;
   c.model = model;
   c.metric = metric;
@@ -101,8 +101,8 @@ MetricComparison exactComparison(const std::string& model, const std::string& me
   // No test: the difference is known without error, so p is 0 when there is one and 1 when there is none.
   c.p = c.pAdjusted = c.ratio == 1 ? 1.0 : 0.0;
   c.alphaUsed = 0;
-  c.verdict = head == base ? Verdict::NoChange
-                           : stats::classify(c.p, c.ratio, c.ratio, Direction::LowerIsBetter, 0.5, margin);
+  c.verdict =
+      head == base ? Verdict::NoChange : stats::classify(c.p, c.ratio, c.ratio, Direction::LowerIsBetter, 0.5, margin);
   c.decidedAtRounds = rounds;
   c.exact = true;
   return c;
@@ -133,7 +133,8 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   const size_t timedCount = series.size();
   if (policy.tailValue)
     for (const auto& m : models)
-      series.push_back({m, metric + "." + roundValueName(*policy.tailValue), roundValues(samples, m, *policy.tailValue)});
+      series.push_back(
+          {m, metric + "." + roundValueName(*policy.tailValue), roundValues(samples, m, *policy.tailValue)});
   for (const auto& m : models) {
     auto v = roundValues(compileSamples, m, policy.roundValue);
     if (!v.empty())
@@ -143,13 +144,12 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   // value is decided exactly at that look and leaves the family: there is no noise to test.
   const int firstLook = schedule.rounds.front();
   std::vector<MetricComparison> result(series.size());
-  std::vector<size_t> tested;  // the series that go through the tests, in series order
+  std::vector<size_t> tested; // the series that go through the tests, in series order
   bool anyExact = false;
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
-    bool complete = static_cast<int>(std::count_if(s.values.begin(), s.values.end(), [&](const auto& rv) {
-                      return rv.first < firstLook;
-                    })) == firstLook;
+    bool complete = static_cast<int>(std::count_if(s.values.begin(), s.values.end(),
+                                                   [&](const auto& rv) { return rv.first < firstLook; })) == firstLook;
     if (isDeterministicMetric(s.metric) && complete && constantArms(samples, s.model, firstLook)) {
       const auto& [b, h] = s.values.begin()->second;
       result[i] = exactComparison(s.model, s.metric, b, h, firstLook, policy.margin);
@@ -165,7 +165,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   AnalysisOutcome out;
   if (anyExact)
     out.looksDone = 1;
-  std::vector<std::pair<std::vector<double>, double>> bootstrapOf(series.size());  // log ratios, alpha
+  std::vector<std::pair<std::vector<double>, double>> bootstrapOf(series.size()); // log ratios, alpha
   stats::SuiteState state = stats::startSuite(static_cast<int>(tested.size()));
   for (size_t look = 0; look < schedule.rounds.size() && !tested.empty(); ++look) {
     int n = schedule.rounds[look];
@@ -182,7 +182,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       family.push_back(std::move(c));
     }
     if (!complete)
-      break;  // the rounds for this look were never taken
+      break; // the rounds for this look were never taken
     std::vector<bool> wasOpen;
     for (auto v : state.verdict)
       wasOpen.push_back(v == Verdict::Inconclusive);
@@ -195,7 +195,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
     auto alphas = stats::holmAlphas(p, lookAlpha);
     for (size_t k = 0; k < tested.size(); ++k) {
       if (!wasOpen[k])
-        continue;  // closed at an earlier look: keeps that look's numbers
+        continue; // closed at an earlier look: keeps that look's numbers
       const size_t i = tested[k];
       const auto& d = decisions[k];
       MetricComparison& c = result[i];
@@ -231,7 +231,7 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
   for (size_t i = 0; i < result.size() && out.looksDone > 0; ++i) {
     const auto& [r, alpha] = bootstrapOf[i];
     if (result[i].exact)
-      continue;  // its interval is the exact ratio
+      continue; // its interval is the exact ratio
     if (r.empty() || policy.bootstrapResamples <= 0) {
       result[i].bootLow = result[i].bootHigh = std::numeric_limits<double>::quiet_NaN();
       continue;
@@ -262,10 +262,10 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
     }
   if (out.looksDone > 0)
     out.comparisons = std::move(result);
-  out.allClosed = (state.done && !tested.empty()) || (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
-                                                                     [](const MetricComparison& c) {
-                                                                       return c.verdict == Verdict::Inconclusive;
-                                                                     }));
+  out.allClosed =
+      (state.done && !tested.empty()) ||
+      (out.looksDone > 0 && std::none_of(out.comparisons.begin(), out.comparisons.end(),
+                                         [](const MetricComparison& c) { return c.verdict == Verdict::Inconclusive; }));
   return out;
 }
 
@@ -275,8 +275,9 @@ int comparisonCount(int timedModels, const Policy& p, const Measurement& m) {
   return timedModels * (timing + (m.compileTime ? 1 : 0));
 }
 
-std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples, const std::vector<std::string>& models,
-                                              const Policy& policy, const std::string& metric) {
+std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples,
+                                              const std::vector<std::string>& models, const Policy& policy,
+                                              const std::string& metric) {
   std::vector<std::string> present;
   int rounds = std::numeric_limits<int>::max();
   for (const auto& m : models) {

@@ -17,7 +17,9 @@ namespace dynqual::diff {
 
 namespace {
 
-bool passed(const compare::Comparison& c) { return c.verdict == compare::Verdict::Pass; }
+bool passed(const compare::Comparison& c) {
+  return c.verdict == compare::Verdict::Pass;
+}
 
 /// Stored data sets as-is; else two generated bindings ("ones" and "asymmetric" when dynamic, or
 /// the static shape) written under `work`.
@@ -141,11 +143,11 @@ PreparedPair checkModel(const fs::path& modelDir, const AbOptions& options, exec
       cc.headVsBase = compare::compareOutputs(names, h->outputs, b->outputs, cmp);
     cc.passed = b && h && passed(cc.baseVsReference) && passed(cc.headVsReference) && passed(cc.headVsBase);
     if (!cc.passed && check.detail.empty()) {
-      std::string why = !cc.baseError.empty()             ? cc.baseError
-                        : !cc.headError.empty()           ? cc.headError
-                        : !passed(cc.baseVsReference)     ? "base vs reference: " + cc.baseVsReference.reason
-                        : !passed(cc.headVsReference)     ? "head vs reference: " + cc.headVsReference.reason
-                                                          : "head vs base: " + cc.headVsBase.reason;
+      std::string why = !cc.baseError.empty()         ? cc.baseError
+                        : !cc.headError.empty()       ? cc.headError
+                        : !passed(cc.baseVsReference) ? "base vs reference: " + cc.baseVsReference.reason
+                        : !passed(cc.headVsReference) ? "head vs reference: " + cc.headVsReference.reason
+                                                      : "head vs base: " + cc.headVsBase.reason;
       check.detail = c.name + ": " + why;
     }
     if (pair.timedInputs.empty() && cc.passed)

@@ -31,11 +31,11 @@ struct TimedModel {
   PreparedPair pair;
   /// Injected busy work per run (--inject-slowdown): the head's, and the base's (spread only).
   double headBusyUs = 0, baseBusyUs = 0;
-  double headBusyFraction = 1;  ///< tail: the share of the head's runs that spin
-  double headModelledFactor = 1;  ///< shift: the head's modelled device time is multiplied by it
-  bool headBusySpread = false;  ///< spread: the head draws each sample's spin from [0, 2 headBusyUs]
+  double headBusyFraction = 1;   ///< tail: the share of the head's runs that spin
+  double headModelledFactor = 1; ///< shift: the head's modelled device time is multiplied by it
+  bool headBusySpread = false;   ///< spread: the head draws each sample's spin from [0, 2 headBusyUs]
   size_t checkIndex = 0;
-  bool closed = false;  ///< every comparison of the model has a decisive verdict: it takes no more rounds
+  bool closed = false; ///< every comparison of the model has a decisive verdict: it takes no more rounds
 };
 
 } // namespace
@@ -118,8 +118,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
   r.warnings = reachabilityWarnings(o.policy, comparisonCount(static_cast<int>(timed.size()), o.policy, o.measure));
   // The modelled time goes beside a measured decision only when both arms report it; a failed
   // probe (a runner, hip, an old dynqual-exec) just leaves it out.
-  const bool modelledSide = !modelledDecides && ex.modelledUnavailable(o.base).empty() &&
-                            ex.modelledUnavailable(o.head).empty();
+  const bool modelledSide =
+      !modelledDecides && ex.modelledUnavailable(o.base).empty() && ex.modelledUnavailable(o.head).empty();
 
   // One position of one arm; `busySeed` seeds the draws of a tail or spread injection.
   auto timeOne = [&](TimedModel& t, bool isHead, const fs::path& out, uint64_t busySeed) {
@@ -176,7 +176,7 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
       if (it->second.kind == SlowdownSpec::Kind::Tail)
         t.headBusyFraction = it->second.fraction;
       if (it->second.kind == SlowdownSpec::Kind::Spread) {
-        t.baseBusyUs = us;  // the same mean on both arms; only the head's varies
+        t.baseBusyUs = us; // the same mean on both arms; only the head's varies
         t.headBusySpread = true;
       }
       r.slowdownUs[t.name] = us;
@@ -232,12 +232,14 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
           auto res = timeOne(t, isHead, ex.config().workDir / "timing" / arm / t.name,
                              o.policy.seed * 1000003u + static_cast<uint64_t>(round) * 4u + static_cast<uint64_t>(pos));
           if (modelledDecides && res.modelledSamplesMs.empty())
-            throw exec::ExecError(exec::Stage::Infra, arm + " " + t.name +
-                                                          ": the run reported no modelled device time; use --metric measured");
+            throw exec::ExecError(exec::Stage::Infra,
+                                  arm + " " + t.name +
+                                      ": the run reported no modelled device time; use --metric measured");
           auto& measured = modelledDecides ? r.sideSamples : r.samples;
           auto& modelled = modelledDecides ? r.samples : r.sideSamples;
           for (size_t k = 0; k < res.samplesMs.size(); ++k)
-            measured.push_back({t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k], res.iterationsPerSample});
+            measured.push_back(
+                {t.name, arm, round, pos, static_cast<int>(k), res.samplesMs[k], res.iterationsPerSample});
           // The side metric goes only where both arms report it (both dq on sim).
           const double factor = isHead ? t.headModelledFactor : 1.0;
           for (size_t k = 0; k < res.modelledSamplesMs.size() && (modelledDecides || modelledSide); ++k)
@@ -253,9 +255,9 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
           std::string arm = kCompileOrder[round % 2][pos];
           progress(fmt::format("round {}/{} compile {} {}", round + 1, looks[look], arm, t.name));
           try {
-            double ms = ex.timeCompile(arm == "head" ? *t.pair.head : *t.pair.base,
-                                       ex.config().workDir / "compile-timing" / arm / t.name / "model.dqp",
-                                       o.measure.clock);
+            double ms =
+                ex.timeCompile(arm == "head" ? *t.pair.head : *t.pair.base,
+                               ex.config().workDir / "compile-timing" / arm / t.name / "model.dqp", o.measure.clock);
             r.compileSamples.push_back({t.name, arm, round, pos, 0, ms, 1});
           } catch (const exec::ExecError& e) {
             failTiming(t, e.what());
@@ -266,8 +268,8 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
     r.rounds = round + 1;
     roundSeconds = std::max(roundSeconds, secondsSince(roundStart));
     if (r.rounds == looks[look]) {
-      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, decidingMetric(o.measure),
-                                  r.compileSamples, compileMetric(o.measure.clock));
+      AnalysisOutcome a = analyze(r.samples, activeNames(), o.policy, decidingMetric(o.measure), r.compileSamples,
+                                  compileMetric(o.measure.clock));
       r.comparisons = std::move(a.comparisons);
       r.looksDone = a.looksDone;
       ++look;
@@ -309,7 +311,9 @@ AbResult runAb(const AbOptions& o, exec::Executor& ex, const std::function<void(
 
 namespace dynqual::diff {
 
-const char* interleaveName(Interleave i) { return i == Interleave::Sample ? "sample" : "process"; }
+const char* interleaveName(Interleave i) {
+  return i == Interleave::Sample ? "sample" : "process";
+}
 
 const char* timingMetric(exec::TimingClock clock) {
   return exec::isCpuClock(clock) ? "cpu_time_ms" : "latency_ms";

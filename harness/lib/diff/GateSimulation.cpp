@@ -144,7 +144,7 @@ GateSimulationResult simulateGateOnSamples(const GateSimulationParams& p) {
       Verdict first = state.verdict[i];
       Verdict tail = k > 1 ? state.verdict[m + i] : first;
       if (k > 1 && first == Verdict::Improvement && tail != Verdict::Improvement)
-        first = Verdict::Inconclusive;  // an improvement needs both round values
+        first = Verdict::Inconclusive; // an improvement needs both round values
       ++res.firstVerdicts[models[i]][stats::verdictName(first)];
       if (k > 1)
         ++res.tailVerdicts[models[i]][stats::verdictName(tail)];

@@ -36,7 +36,7 @@ std::string programSha256(const fs::path& dqp) {
     auto bytes = dq::rt::serializeProgram(p, dqp.string());
     programBytes.assign(bytes.program.begin(), bytes.program.end());
   } catch (const std::exception&) {
-    programBytes = readBytes(dqp);  // another format version: its bytes as they are
+    programBytes = readBytes(dqp); // another format version: its bytes as they are
   }
   // The length prefix keeps the two parts apart (no program/sidecar split hashes alike).
   return store::sha256Hex(std::to_string(programBytes.size()) + "\n" + programBytes + sidecarBytes);

@@ -18,7 +18,7 @@ int exitCodeFor(const AbResult& r) {
   if (!r.infraErrors.empty())
     return kInfra;
   if (regression)
-    return kInconclusive;  // exploratory: an analysis chosen after the data confirms nothing
+    return kInconclusive; // exploratory: an analysis chosen after the data confirms nothing
   if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
                   [](const MetricComparison& c) { return c.deciding && c.verdict == Verdict::Inconclusive; }))
     return kInconclusive;
@@ -38,22 +38,29 @@ std::string verdictLine(const AbResult& r) {
     parts.push_back("infrastructure error: " + e);
   std::string head;
   switch (exitCodeFor(r)) {
-  case kPass: head = "PASS"; break;
-  case kRegression: head = "FAIL"; break;
-  case kInconclusive: head = "INCONCLUSIVE"; break;
-  default: head = "ERROR"; break;
+  case kPass:
+    head = "PASS";
+    break;
+  case kRegression:
+    head = "FAIL";
+    break;
+  case kInconclusive:
+    head = "INCONCLUSIVE";
+    break;
+  default:
+    head = "ERROR";
+    break;
   }
   auto count = [&](Verdict v) {
     return std::count_if(r.comparisons.begin(), r.comparisons.end(),
                          [&](const MetricComparison& c) { return c.deciding && c.verdict == v; });
   };
-  const auto deciding = std::count_if(r.comparisons.begin(), r.comparisons.end(),
-                                      [](const MetricComparison& c) { return c.deciding; });
+  const auto deciding =
+      std::count_if(r.comparisons.begin(), r.comparisons.end(), [](const MetricComparison& c) { return c.deciding; });
   std::string line = fmt::format("{}: {} models, {} comparisons ({} no change, {} improvement, {} regression, {} "
                                  "inconclusive) after {} rounds",
-                                 head, r.checks.size(), deciding, count(Verdict::NoChange),
-                                 count(Verdict::Improvement), count(Verdict::Regression), count(Verdict::Inconclusive),
-                                 r.rounds);
+                                 head, r.checks.size(), deciding, count(Verdict::NoChange), count(Verdict::Improvement),
+                                 count(Verdict::Regression), count(Verdict::Inconclusive), r.rounds);
   if (auto same = count(Verdict::Identical); same > 0)
     line += fmt::format("; {} identical (same runtime and program bytes, not timed)", same);
   for (const auto& p : parts)

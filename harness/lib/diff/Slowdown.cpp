@@ -73,8 +73,8 @@ std::string slowdownSpecText(const SlowdownSpec& s) {
 
 double slowdownBusyUs(const SlowdownSpec& s, double medianMs, double spreadMs) {
   if (!(medianMs >= 0) || !(spreadMs >= 0) || !std::isfinite(medianMs) || !std::isfinite(spreadMs))
-    throw std::invalid_argument(fmt::format("slowdown sizing: median {} ms and spread {} ms must be finite and >= 0",
-                                            medianMs, spreadMs));
+    throw std::invalid_argument(
+        fmt::format("slowdown sizing: median {} ms and spread {} ms must be finite and >= 0", medianMs, spreadMs));
   if (s.kind == SlowdownSpec::Kind::Spread)
     return spreadMs * std::sqrt(3 * (s.factor * s.factor - 1)) * 1000.0;
   return s.percent / 100.0 * medianMs * 1000.0;
@@ -87,9 +87,10 @@ namespace dynqual::diff {
 double modelledSlowdownFactor(const SlowdownSpec& s) {
   if (s.kind == SlowdownSpec::Kind::Shift)
     return 1 + s.percent / 100;
-  throw std::invalid_argument("unsupported: '" + slowdownSpecText(s) +
-                              "' changes how runs differ from each other, and every run of a program has the same "
-                              "modelled device time; inject shift:PCT, or decide on the measured time (--metric measured)");
+  throw std::invalid_argument(
+      "unsupported: '" + slowdownSpecText(s) +
+      "' changes how runs differ from each other, and every run of a program has the same "
+      "modelled device time; inject shift:PCT, or decide on the measured time (--metric measured)");
 }
 
 } // namespace dynqual::diff

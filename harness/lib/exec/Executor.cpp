@@ -22,7 +22,9 @@ namespace {
 constexpr int kOldestArmProtocol = 1;
 constexpr int kNewestArmProtocol = 3;
 
-std::string prefix(const PreparedModel& m) { return m.arm.label + " " + m.modelName + ": "; }
+std::string prefix(const PreparedModel& m) {
+  return m.arm.label + " " + m.modelName + ": ";
+}
 
 /// argv with the arm's NAME=VALUE settings applied through env(1): no shell is involved.
 std::vector<std::string> withEnv(const Arm& arm, std::vector<std::string> argv) {
@@ -60,7 +62,8 @@ std::string lastLine(const std::string& text) {
   if (end == std::string::npos)
     return "";
   size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 /// " (stderr: 'LAST LINE')" when the child wrote to stderr, e.g. why it aborted; else "".
@@ -149,9 +152,12 @@ ExecResult parseDqResult(const PreparedModel& m, const process::ProcessResult& c
 
 const char* stageName(Stage s) {
   switch (s) {
-  case Stage::Compile: return "compile";
-  case Stage::Run: return "run";
-  case Stage::Infra: return "infrastructure";
+  case Stage::Compile:
+    return "compile";
+  case Stage::Run:
+    return "run";
+  case Stage::Infra:
+    return "infrastructure";
   }
   return "?";
 }
@@ -169,8 +175,8 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
                       const std::string& model, const std::vector<std::string>& env, double* cpuMs,
                       uint64_t memoryLimitBytes) {
   std::string where = label.empty() ? "" : label + " " + model + ": compile: ";
-  std::vector<std::string> argv = {(binDir / "dynqual").string(), "compile", modelFile.string(), "--pipeline", pipeline,
-                                   "-o", artifact.string()};
+  std::vector<std::string> argv = {
+      (binDir / "dynqual").string(), "compile", modelFile.string(), "--pipeline", pipeline, "-o", artifact.string()};
   Arm envOnly;
   envOnly.env = env;
   process::ProcessResult child = process::runChild(withEnv(envOnly, argv), timeoutSeconds, memoryLimitBytes);
@@ -184,7 +190,8 @@ double compileInChild(const fs::path& binDir, const fs::path& modelFile, const s
   return child.wallMs;
 }
 
-Executor::Executor(ExecConfig config) : config_(std::move(config)) {}
+Executor::Executor(ExecConfig config) : config_(std::move(config)) {
+}
 
 int Executor::armProtocol(const Arm& arm) {
   if (arm.variant.kind != Variant::Kind::Dq)
@@ -236,17 +243,20 @@ double Executor::timeCompile(const PreparedModel& m, const fs::path& artifact, T
     throw std::invalid_argument("compile time is measured for dq arms only, not " + m.arm.variant.text());
   fs::create_directories(artifact.parent_path());
   double cpuMs = 0;
-  double wallMs = compileInChild(m.arm.binDir, m.modelFile, m.arm.variant.pipeline, artifact,
-                                 config_.compileTimeoutSeconds, m.arm.label, m.modelName, m.arm.env, &cpuMs,
-                                 config_.memoryLimitBytes);
+  double wallMs =
+      compileInChild(m.arm.binDir, m.modelFile, m.arm.variant.pipeline, artifact, config_.compileTimeoutSeconds,
+                     m.arm.label, m.modelName, m.arm.env, &cpuMs, config_.memoryLimitBytes);
   return clock == TimingClock::ThreadCpu ? cpuMs : wallMs;
 }
 
 const char* timingClockName(TimingClock c) {
   switch (c) {
-  case TimingClock::Wall: return "wall";
-  case TimingClock::ThreadCpu: return "thread-cpu";
-  case TimingClock::ProcessCpu: return "process-cpu";
+  case TimingClock::Wall:
+    return "wall";
+  case TimingClock::ThreadCpu:
+    return "thread-cpu";
+  case TimingClock::ProcessCpu:
+    return "process-cpu";
   }
   return "?";
 }
@@ -280,8 +290,8 @@ std::unique_ptr<TimingSession> Executor::openSession(const PreparedModel& m, con
   if (!canServe(m.arm))
     throw std::invalid_argument(m.arm.label + " arm '" + m.arm.variant.text() + "' cannot serve samples");
   if (std::string why = clockUnavailable(m.arm, timing.clock); !why.empty())
-    throw ExecError(Stage::Infra, prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why +
-                                      "; use the wall clock");
+    throw ExecError(Stage::Infra,
+                    prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why + "; use the wall clock");
   return openRunnerSession(m, inputFiles, timing, outDir, config_, runnerProtocol(m.arm), cpu);
 }
 
@@ -328,9 +338,8 @@ PreparedModel Executor::prepare(const Arm& arm, const fs::path& modelDir) {
   fs::path dir = config_.workDir / arm.label / m.modelName;
   fs::create_directories(dir);
   m.artifact = dir / "model.dqp";
-  m.compileMs = compileInChild(arm.binDir, m.modelFile, arm.variant.pipeline, m.artifact,
-                               config_.compileTimeoutSeconds, arm.label, m.modelName, arm.env, nullptr,
-                               config_.memoryLimitBytes);
+  m.compileMs = compileInChild(arm.binDir, m.modelFile, arm.variant.pipeline, m.artifact, config_.compileTimeoutSeconds,
+                               arm.label, m.modelName, arm.env, nullptr, config_.memoryLimitBytes);
   m.artifactBytes = fileBytes(m.artifact) + fileBytes(m.artifact.string() + ".bin");
   return m;
 }
@@ -346,13 +355,13 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
                              const TimingRequest& timing, const fs::path& outDir) {
   if (timing.clock != TimingClock::Wall)
     if (std::string why = clockUnavailable(m.arm, timing.clock); !why.empty())
-      throw ExecError(Stage::Infra, prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why +
-                                        "; use the wall clock");
+      throw ExecError(Stage::Infra,
+                      prefix(m) + "the " + timingClockName(timing.clock) + " clock: " + why + "; use the wall clock");
   if (m.arm.variant.kind != Variant::Kind::Dq)
     return executeRunner(m, inputFiles, timing, outDir, config_, runnerProtocol(m.arm));
   fs::path exec = m.arm.execPath.empty() ? m.arm.binDir / "dynqual-exec" : m.arm.execPath;
-  std::vector<std::string> argv = {exec.string(), m.artifact.string(), "--device",
-                                   m.arm.variant.device, "--output-dir", outDir.string()};
+  std::vector<std::string> argv = {exec.string(),        m.artifact.string(), "--device",
+                                   m.arm.variant.device, "--output-dir",      outDir.string()};
   for (const auto& f : inputFiles) {
     argv.push_back("--input");
     argv.push_back(f.string());
@@ -368,10 +377,11 @@ ExecResult Executor::execute(const PreparedModel& m, const std::vector<fs::path>
       argv.push_back("--busy-spread");
     if (timing.busyWaitUs > 0 && (timing.busySpread || timing.busyFraction < 1.0))
       argv.insert(argv.end(), {"--busy-seed", std::to_string(timing.busySeed)});
-    if (timing.clock != TimingClock::Wall)  // protocol 1 arms know no --clock and time wall
+    if (timing.clock != TimingClock::Wall) // protocol 1 arms know no --clock and time wall
       argv.insert(argv.end(), {"--clock", timingClockName(timing.clock)});
   }
-  process::ProcessResult child = process::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
+  process::ProcessResult child =
+      process::runChild(withEnv(m.arm, argv), config_.runTimeoutSeconds, config_.memoryLimitBytes);
   return parseDqResult(m, child, timing, config_.runTimeoutSeconds, config_.memoryLimitBytes);
 }
 

@@ -24,7 +24,9 @@ runners::RunnerSpec resolve(const Arm& arm, const std::filesystem::path& configF
 
 } // namespace
 
-void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerConfig) { resolve(arm, runnerConfig); }
+void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerConfig) {
+  resolve(arm, runnerConfig);
+}
 
 RunnerProtocol probeRunnerArm(const Arm& arm, const std::filesystem::path& runnerConfig) {
   runners::RunnerSpec spec = resolve(arm, runnerConfig);

@@ -25,9 +25,8 @@ void checkProductionOptions(const std::string& text, const std::string& pipeline
 }
 
 bool isWord(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-  });
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
 }
 
 VariantError bad(const std::string& text, const std::string& why) {
@@ -38,9 +37,12 @@ VariantError bad(const std::string& text, const std::string& why) {
 
 std::string Variant::text() const {
   switch (kind) {
-  case Kind::Dq: return "dq:" + pipeline + "@" + device;
-  case Kind::Ort: return "ort:" + device;
-  case Kind::Ext: return "ext:" + runner;
+  case Kind::Dq:
+    return "dq:" + pipeline + "@" + device;
+  case Kind::Ort:
+    return "ort:" + device;
+  case Kind::Ext:
+    return "ext:" + runner;
   }
   return "?";
 }
@@ -70,9 +72,8 @@ Variant parseVariant(const std::string& text) {
   }
   // The runtime's registry says which devices a variant may name (dq::rt::deviceRegistry).
   const auto& devices = dq::rt::deviceRegistry();
-  if (std::none_of(devices.begin(), devices.end(), [&](const dq::rt::DeviceInfo& d) {
-        return d.variant && v.device == d.name;
-      })) {
+  if (std::none_of(devices.begin(), devices.end(),
+                   [&](const dq::rt::DeviceInfo& d) { return d.variant && v.device == d.name; })) {
     std::string names = dq::rt::deviceNames(true);
     if (auto comma = names.rfind(", "); comma != std::string::npos)
       names.replace(comma, 2, " or ");

@@ -27,9 +27,10 @@ std::vector<LayoutVariant> relinkLayouts(const fs::path& binDir, const std::stri
     throw GateError("--layouts: K must be at least 1");
   fs::path build = ninjaBuildOf(binDir);
   process::ProcessSpec spec;
-  const char* other = std::getenv("DYNQUAL_LAYOUT_SCRIPT");  // another relinker with the same output
-  spec.argv = {"python3", other && *other ? other : DYNQUAL_LAYOUT_SCRIPT, build.string(), target, std::to_string(k),
-               outDir.string()};
+  const char* other = std::getenv("DYNQUAL_LAYOUT_SCRIPT"); // another relinker with the same output
+  spec.argv = {"python3",         other && *other ? other : DYNQUAL_LAYOUT_SCRIPT,
+               build.string(),    target,
+               std::to_string(k), outDir.string()};
   spec.searchPath = true;
   spec.timeoutSeconds = 600;
   process::ProcessResult r = process::runProcess(spec);

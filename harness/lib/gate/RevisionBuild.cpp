@@ -36,7 +36,9 @@ std::string firstLine(const std::string& s) {
   return t.substr(0, t.find('\n'));
 }
 
-std::string shortSha(const std::string& sha) { return sha.empty() ? "no commit" : sha.substr(0, 12); }
+std::string shortSha(const std::string& sha) {
+  return sha.empty() ? "no commit" : sha.substr(0, 12);
+}
 
 std::string joinArgv(const std::vector<std::string>& argv) {
   std::string out;
@@ -55,9 +57,8 @@ ProcessResult git(const fs::path& dir, const std::vector<std::string>& args) {
   spec.argv = {"git", "-C", dir.string()};
   spec.searchPath = true;
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"GIT_DIR", std::nullopt},        {"GIT_WORK_TREE", std::nullopt},
-              {"GIT_INDEX_FILE", std::nullopt}, {"GIT_PREFIX", std::nullopt},
-              {"LC_ALL", std::string("C")},     {"GIT_TERMINAL_PROMPT", std::string("0")}};
+  spec.env = {{"GIT_DIR", std::nullopt},    {"GIT_WORK_TREE", std::nullopt}, {"GIT_INDEX_FILE", std::nullopt},
+              {"GIT_PREFIX", std::nullopt}, {"LC_ALL", std::string("C")},    {"GIT_TERMINAL_PROMPT", std::string("0")}};
   spec.timeoutSeconds = 600;
   return runProcess(spec);
 }
@@ -176,7 +177,7 @@ public:
   }
   ~FileLock() {
     if (fd_ >= 0)
-      close(fd_);  // releases the flock
+      close(fd_); // releases the flock
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
@@ -206,8 +207,7 @@ std::string configId(const BuildRequest& req, const Toolchain& tc) {
   return sha256Hex(material).substr(0, 12);
 }
 
-std::vector<std::string> substitute(const std::vector<std::string>& argv, const fs::path& src,
-                                    const fs::path& build) {
+std::vector<std::string> substitute(const std::vector<std::string>& argv, const fs::path& src, const fs::path& build) {
   std::vector<std::string> out;
   for (std::string a : argv) {
     for (const auto& [key, value] : {std::pair<std::string, std::string>{"{src}", src.string()},
@@ -262,9 +262,8 @@ fs::path prepareCheckout(const BuildRequest& req, const fs::path& cacheRoot, con
   say(req, "checking out " + req.rev + " (" + shortSha(sha) + ") into " + src.string());
   ProcessResult add = git(req.repo, {"worktree", "add", "--detach", src.string(), sha});
   if (!add.ok())
-    throw GateError("cannot check out " + req.rev + " (" + shortSha(sha) + ") into " + src.string() +
-                    " (git: " + gitError(add) + "); remove that folder and run 'git worktree prune' in " +
-                    req.repo.string());
+    throw GateError("cannot check out " + req.rev + " (" + shortSha(sha) + ") into " + src.string() + " (git: " +
+                    gitError(add) + "); remove that folder and run 'git worktree prune' in " + req.repo.string());
   return src;
 }
 
@@ -319,8 +318,7 @@ void configureAndBuild(const BuildRequest& req, BuiltRevision& b) {
     for (const auto& name : req.binaries)
       missing += (missing.empty() ? "" : ", ") + name;
     std::string msg = "build of " + b.rev + " (" + shortSha(b.sha) + ") failed: it finished but " + missing +
-                      " are not all found as executables under " + b.buildDir.string() + "; log: " +
-                      b.log.string();
+                      " are not all found as executables under " + b.buildDir.string() + "; log: " + b.log.string();
     appendText(b.log, "=== " + msg + "\n");
     throw BuildFailed(msg, b.log, tailOf(b.log, kTailLines));
   }
@@ -400,7 +398,9 @@ std::vector<std::string> defaultConfigure() {
   return {"cmake", "-G", "Ninja", "-S", "{src}", "-B", "{build}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"};
 }
 
-std::vector<std::string> defaultBuild() { return {"ninja", "-C", "{build}", "-j", "2", "dynqual", "dynqual-exec"}; }
+std::vector<std::string> defaultBuild() {
+  return {"ninja", "-C", "{build}", "-j", "2", "dynqual", "dynqual-exec"};
+}
 
 BuiltRevision buildRevision(const BuildRequest& req) {
   if (req.configure.empty() || req.build.empty())
@@ -430,8 +430,8 @@ BuiltRevision buildRevision(const BuildRequest& req) {
                shortSha(b.sha) + (b.dirty ? " with uncommitted changes" : ""));
   Toolchain tc = req.toolchain ? *req.toolchain : detectToolchain(buildTypeOf(req.configure));
   std::string config = configId(req, tc);
-  b.cacheKey = b.worktree ? "worktree-" + sha256Hex(b.srcDir.string()).substr(0, 12) + "-" + config
-                          : b.sha + "-" + config;
+  b.cacheKey =
+      b.worktree ? "worktree-" + sha256Hex(b.srcDir.string()).substr(0, 12) + "-" + config : b.sha + "-" + config;
   // Inside the source folder, at the same place for every revision: ccache then sees only
   // relative paths (CCACHE_BASEDIR={src}), including those of generated headers.
   if (b.worktree)

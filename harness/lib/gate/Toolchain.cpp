@@ -58,7 +58,9 @@ std::string versionOf(const std::vector<std::string>& argv, const std::string& m
   return firstLine(r.out);
 }
 
-std::string orNotFound(std::string s) { return s.empty() ? "not found" : s; }
+std::string orNotFound(std::string s) {
+  return s.empty() ? "not found" : s;
+}
 
 } // namespace
 

@@ -92,7 +92,9 @@ onnx::ModelProto buildDecoder(const DecoderSpec& s, WeightGen& w) {
 
   const DType ft = s.float16 ? DType::Float16 : DType::Float;
   const int kF = s.float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT, kI = onnx::TensorProto::INT64;
-  auto scalar = [&](const std::string& name, double v) { return g.initializer(name, Tensor::fromDoubles(ft, {}, {v})); };
+  auto scalar = [&](const std::string& name, double v) {
+    return g.initializer(name, Tensor::fromDoubles(ft, {}, {v}));
+  };
   auto past = [](const char* kv, int64_t l) { return "past_" + std::string(kv) + "_" + std::to_string(l); };
   auto present = [](const char* kv, int64_t l) { return "present_" + std::string(kv) + "_" + std::to_string(l); };
   declare(gp.add_input(), "input_ids", kI, {"batch", "seq"}, {0, 0});
@@ -115,13 +117,12 @@ onnx::ModelProto buildDecoder(const DecoderSpec& s, WeightGen& w) {
   std::string pastLen = g.node("Gather", {pastShape, idx2}, {intAttr("axis", 0)});
   std::string totalLen = g.node("Add", {seqLen, g.node("Unsqueeze", {pastLen, g.ints("axis_0", {0})})});
   std::string ones = g.node("ConstantOfShape", {g.node("Concat", {seqLen, totalLen}, {intAttr("axis", 0)})});
-  *gp.mutable_node(gp.node_size() - 1)->add_attribute() =
-      tensorAttr("value", Tensor::fromDoubles(ft, {1}, {1.0}));
+  *gp.mutable_node(gp.node_size() - 1)->add_attribute() = tensorAttr("value", Tensor::fromDoubles(ft, {1}, {1.0}));
   std::string lower = g.node("Trilu", {ones, pastLen}, {intAttr("upper", 0)});
-  std::string hidden = g.node("Equal", {lower, zeroF});  // true where masked
+  std::string hidden = g.node("Equal", {lower, zeroF}); // true where masked
 
-  std::string x = g.node("Gather", {g.initializer("embed", w.matrix("embed", s.vocab, H)), "input_ids"},
-                         {intAttr("axis", 0)});
+  std::string x =
+      g.node("Gather", {g.initializer("embed", w.matrix("embed", s.vocab, H)), "input_ids"}, {intAttr("axis", 0)});
   std::string qShape = g.ints("q_shape", {0, 0, K, G, D}), kvShape = g.ints("kv_shape", {0, 0, K, D});
   std::string outShape = g.ints("attn_shape", {0, 0, H});
   for (int64_t l = 0; l < s.layers; ++l) {
@@ -161,11 +162,15 @@ onnx::ModelProto buildDecoder(const DecoderSpec& s, WeightGen& w) {
   return model;
 }
 
-WeightGen newGen(const DecoderSpec& s) { return WeightGen{Random(s.seed), s.float16 ? DType::Float16 : DType::Float}; }
+WeightGen newGen(const DecoderSpec& s) {
+  return WeightGen{Random(s.seed), s.float16 ? DType::Float16 : DType::Float};
+}
 
 nlohmann::json recipe(const DecoderSpec& s, const WeightGen& w) {
-  return {{"generator", "splitmix64-symmetric-v1"}, {"seed", s.seed},
-          {"dtype", s.float16 ? "float16" : "float32"}, {"tensors", w.tensors}};
+  return {{"generator", "splitmix64-symmetric-v1"},
+          {"seed", s.seed},
+          {"dtype", s.float16 ? "float16" : "float32"},
+          {"tensors", w.tensors}};
 }
 
 } // namespace
@@ -204,7 +209,9 @@ std::vector<Tensor> decoderInputs(const DecoderSpec& s, int64_t batch, int64_t s
   return inputs;
 }
 
-std::vector<std::vector<int64_t>> decoderDataSetShapes() { return {{1, 4, 0}, {2, 1, 3}, {1, 3, 5}}; }
+std::vector<std::vector<int64_t>> decoderDataSetShapes() {
+  return {{1, 4, 0}, {2, 1, 3}, {1, 3, 5}};
+}
 
 namespace {
 
@@ -267,7 +274,7 @@ void writeDecoder(const DecoderSpec& spec, const fs::path& dir, const DecoderWri
   onnx::ModelProto model = buildDecoder(spec, w);
   fs::create_directories(dir);
   if (options.externalData && !options.dataSets) {
-    externalizeWeights(model, recipe(spec, w), dir);  // the in-memory weights are not needed again
+    externalizeWeights(model, recipe(spec, w), dir); // the in-memory weights are not needed again
     writeModel(model, dir / "model.onnx");
     return;
   }

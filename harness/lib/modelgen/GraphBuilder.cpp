@@ -18,7 +18,9 @@ uint64_t Random::next() {
   return z ^ (z >> 31);
 }
 
-double Random::symmetric() { return static_cast<double>(next() >> 40) * std::ldexp(1.0, -23) - 1.0; }
+double Random::symmetric() {
+  return static_cast<double>(next() >> 40) * std::ldexp(1.0, -23) - 1.0;
+}
 
 int64_t Random::range(int64_t lo, int64_t hi) {
   if (hi <= lo)
@@ -26,10 +28,12 @@ int64_t Random::range(int64_t lo, int64_t hi) {
   return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
 }
 
-bool Random::chance(double p) { return static_cast<double>(next() >> 40) < p * static_cast<double>(1ull << 24); }
+bool Random::chance(double p) {
+  return static_cast<double>(next() >> 40) < p * static_cast<double>(1ull << 24);
+}
 
-std::vector<std::string> GraphBuilder::nodeN(const std::string& op, const std::vector<std::string>& inputs,
-                                             int outputs, const std::vector<onnx::AttributeProto>& attrs) {
+std::vector<std::string> GraphBuilder::nodeN(const std::string& op, const std::vector<std::string>& inputs, int outputs,
+                                             const std::vector<onnx::AttributeProto>& attrs) {
   auto* n = g_.add_node();
   n->set_op_type(op);
   n->set_name(op + "_" + std::to_string(count_++));
@@ -50,7 +54,9 @@ std::string GraphBuilder::node(const std::string& op, const std::vector<std::str
   return nodeN(op, inputs, 1, attrs)[0];
 }
 
-void GraphBuilder::nameLast(const std::string& name) { g_.mutable_node(g_.node_size() - 1)->set_output(0, name); }
+void GraphBuilder::nameLast(const std::string& name) {
+  g_.mutable_node(g_.node_size() - 1)->set_output(0, name);
+}
 
 std::string GraphBuilder::initializer(const std::string& name, const Tensor& t) {
   *g_.add_initializer() = onnxio::tensorToProto(t, name);

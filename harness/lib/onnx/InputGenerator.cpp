@@ -9,7 +9,9 @@ namespace dynqual::onnxio {
 namespace {
 
 // Uniform double in [0, 1) from the top 53 bits of one generator word.
-double unitInterval(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+double unitInterval(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 // Uniform integer in [lo, hi] by rejection, so no value is favoured.
 int64_t uniformInt(std::mt19937_64& rng, int64_t lo, int64_t hi) {
@@ -26,14 +28,24 @@ int64_t uniformInt(std::mt19937_64& rng, int64_t lo, int64_t hi) {
 
 void checkIntRange(const ValueSpec& spec, const GeneratorOptions& o) {
   if (o.intLow > o.intHigh)
-    throw std::invalid_argument("input '" + spec.name + "': empty integer range [" + std::to_string(o.intLow) +
-                                ", " + std::to_string(o.intHigh) + "]");
+    throw std::invalid_argument("input '" + spec.name + "': empty integer range [" + std::to_string(o.intLow) + ", " +
+                                std::to_string(o.intHigh) + "]");
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   switch (spec.dtype) {
-  case DType::Int8: lo = -128; hi = 127; break;
-  case DType::Uint8: lo = 0; hi = 255; break;
-  case DType::Int32: lo = INT32_MIN; hi = INT32_MAX; break;
-  default: break;
+  case DType::Int8:
+    lo = -128;
+    hi = 127;
+    break;
+  case DType::Uint8:
+    lo = 0;
+    hi = 255;
+    break;
+  case DType::Int32:
+    lo = INT32_MIN;
+    hi = INT32_MAX;
+    break;
+  default:
+    break;
   }
   if (o.intLow < lo || o.intHigh > hi)
     throw std::invalid_argument("input '" + spec.name + "': integer range does not fit " + dtypeName(spec.dtype));
@@ -49,8 +61,8 @@ std::vector<std::vector<int64_t>> bindShapes(const std::vector<ValueSpec>& specs
       if (dims[axis] != kDynamicDim)
         continue;
       const std::string& label = axis < specs[i].dimLabels.size() ? specs[i].dimLabels[axis] : std::string();
-      const std::string where = "input '" + specs[i].name + "' dim " + std::to_string(axis) +
-                                (label.empty() ? "" : " ('" + label + "')");
+      const std::string where =
+          "input '" + specs[i].name + "' dim " + std::to_string(axis) + (label.empty() ? "" : " ('" + label + "')");
       if (auto pos = binding.byPosition.find({i, axis}); pos != binding.byPosition.end())
         dims[axis] = pos->second;
       else if (auto lab = binding.byLabel.find(label); !label.empty() && lab != binding.byLabel.end())

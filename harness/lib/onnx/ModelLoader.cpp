@@ -54,7 +54,8 @@ struct Resolver {
       fail(tensorWhat, "external data without a location");
     const fs::path rel(location);
     if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
-      fail(tensorWhat, "external data location '" + location + "' is absolute; it must be relative to the model folder");
+      fail(tensorWhat,
+           "external data location '" + location + "' is absolute; it must be relative to the model folder");
     std::error_code ec;
     const fs::path file = fs::canonical(modelDir / rel, ec);
     if (ec)
@@ -67,8 +68,8 @@ struct Resolver {
     if (ec)
       fail(tensorWhat, "cannot stat external data file '" + location + "': " + ec.message());
     if (offset > size)
-      fail(tensorWhat, "external data offset " + std::to_string(offset) + " is past the end of '" +
-                           location + "' (" + std::to_string(size) + " bytes)");
+      fail(tensorWhat, "external data offset " + std::to_string(offset) + " is past the end of '" + location + "' (" +
+                           std::to_string(size) + " bytes)");
     if (!hasLength)
       length = size - offset;
     if (length > size - offset)

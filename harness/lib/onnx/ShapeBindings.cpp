@@ -36,9 +36,7 @@ struct DynamicDim {
   std::string label;
   std::size_t input = 0, axis = 0;
   int64_t traced = 3;
-  std::string name() const {
-    return label.empty() ? "in" + std::to_string(input) + "." + std::to_string(axis) : label;
-  }
+  std::string name() const { return label.empty() ? "in" + std::to_string(input) + "." + std::to_string(axis) : label; }
 };
 
 std::vector<DynamicDim> dynamicDims(const std::vector<onnxio::ValueSpec>& specs,
@@ -107,8 +105,7 @@ std::vector<NamedBinding> soloOneBindings(const std::vector<onnxio::ValueSpec>& 
 }
 
 std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& specs,
-                                       const std::vector<std::vector<int64_t>>& traced, int count,
-                                       uint64_t seed) {
+                                       const std::vector<std::vector<int64_t>>& traced, int count, uint64_t seed) {
   auto dims = dynamicDims(specs, traced);
   std::vector<NamedBinding> out;
   if (dims.empty() || count <= 0)
@@ -121,10 +118,22 @@ std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& spe
     for (std::size_t k = 0; k < dims.size(); ++k) {
       int64_t t = std::max<int64_t>(dims[k].traced, 1);
       switch (n) {
-      case 0: kind = "ones"; values.push_back(1); break;
-      case 1: kind = "zero"; values.push_back(k == 0 ? 0 : t); break;
-      case 2: kind = "asymmetric"; values.push_back(primes[k % 10]); break;
-      case 3: kind = "larger"; values.push_back(2 * t + 1); break;
+      case 0:
+        kind = "ones";
+        values.push_back(1);
+        break;
+      case 1:
+        kind = "zero";
+        values.push_back(k == 0 ? 0 : t);
+        break;
+      case 2:
+        kind = "asymmetric";
+        values.push_back(primes[k % 10]);
+        break;
+      case 3:
+        kind = "larger";
+        values.push_back(2 * t + 1);
+        break;
       default:
         kind = "random";
         values.push_back(1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * t + 3)));

@@ -19,8 +19,8 @@ static_assert(std::endian::native == std::endian::little, "big-endian hosts are 
 template <typename Field>
 void checkCount(const Field& field, int64_t numel, const char* fieldName, const std::string& context) {
   if (static_cast<int64_t>(field.size()) != numel)
-    fail(context, std::string(fieldName) + " holds " + std::to_string(field.size()) +
-                      " values but dims need " + std::to_string(numel));
+    fail(context, std::string(fieldName) + " holds " + std::to_string(field.size()) + " values but dims need " +
+                      std::to_string(numel));
 }
 
 /// memcpy of `n` bytes that allows an empty tensor: the buffers of a 0-element tensor and of an
@@ -55,9 +55,8 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& contex
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     if (raw.size() != t.bytes().size())
-      fail(context, "raw_data holds " + std::to_string(raw.size()) + " bytes but " +
-                        std::string(dtypeName(dtype)) + " " + shapeToString(dims) + " needs " +
-                        std::to_string(t.bytes().size()));
+      fail(context, "raw_data holds " + std::to_string(raw.size()) + " bytes but " + std::string(dtypeName(dtype)) +
+                        " " + shapeToString(dims) + " needs " + std::to_string(t.bytes().size()));
     copyBytes(t.bytes().data(), raw.data(), raw.size());
     return t;
   }

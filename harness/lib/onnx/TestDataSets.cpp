@@ -29,8 +29,8 @@ std::vector<fs::path> numberedFiles(const fs::path& dir, const std::string& pref
   std::vector<fs::path> files;
   for (const auto& [n, path] : found) {
     if (n != files.size())
-      throw std::runtime_error(dir.string() + ": " + prefix + std::to_string(files.size()) +
-                               ".pb is missing (found " + path.filename().string() + ")");
+      throw std::runtime_error(dir.string() + ": " + prefix + std::to_string(files.size()) + ".pb is missing (found " +
+                               path.filename().string() + ")");
     files.push_back(path);
   }
   return files;

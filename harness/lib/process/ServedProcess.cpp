@@ -45,7 +45,7 @@ bool writeAll(int fd, const std::string& data) {
       ok = false;
       if (errno == EPIPE) {
         timespec zero{};
-        sigtimedwait(&pipeSet, nullptr, &zero);  // consume the pending SIGPIPE
+        sigtimedwait(&pipeSet, nullptr, &zero); // consume the pending SIGPIPE
       }
       break;
     }
@@ -64,7 +64,7 @@ void keepTail(std::string& s) {
 
 ServedProcess::~ServedProcess() {
   if (running())
-    finish(1);  // closing stdin ends a well-behaved child; a hung one is killed after a second
+    finish(1); // closing stdin ends a well-behaved child; a hung one is killed after a second
 }
 
 bool ServedProcess::start(const std::vector<std::string>& argv, uint64_t memoryLimitBytes, std::string& error) {
@@ -127,7 +127,7 @@ void ServedProcess::appendErr(const char* data, size_t n) {
 
 void ServedProcess::drain(int timeoutMs) {
   pollfd fds[2] = {{out_, POLLIN, 0}, {errFd_, POLLIN, 0}};
-  int n = poll(fds, 2, timeoutMs);  // poll ignores negative descriptors
+  int n = poll(fds, 2, timeoutMs); // poll ignores negative descriptors
   if (n <= 0)
     return;
   char buf[65536];
@@ -161,7 +161,7 @@ LineRead ServedProcess::readLine(std::string& line, double timeoutSeconds) {
       return LineRead::Line;
     }
     if (out_ < 0)
-      return LineRead::Ended;  // stdout closed: the child ended
+      return LineRead::Ended; // stdout closed: the child ended
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
       return LineRead::TimedOut;

@@ -105,10 +105,10 @@ void execChild(const PreparedExec& p, bool ownGroup, int in, int out, int err, i
       failure = {2, errno};
   }
   if (failure.stage != 2) {
-    struct sigaction dfl {};
+    struct sigaction dfl{};
     dfl.sa_handler = SIG_DFL;
     for (int s = 1; s < NSIG; ++s)
-      sigaction(s, &dfl, nullptr);  // fails harmlessly for SIGKILL, SIGSTOP and unused numbers
+      sigaction(s, &dfl, nullptr); // fails harmlessly for SIGKILL, SIGSTOP and unused numbers
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

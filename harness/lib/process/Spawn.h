@@ -18,15 +18,15 @@ struct PreparedExec {
   explicit PreparedExec(const ProcessSpec& spec);
   const ProcessSpec& spec;
   bool asanLimit;
-  bool search;  ///< look argv[0] up in PATH
+  bool search; ///< look argv[0] up in PATH
   std::vector<std::string> envStrings;
   std::vector<char*> args, envp;
 };
 
 /// Why a child could not become the program, as sent through the exec-status pipe.
 struct StartFailure {
-  int stage;  ///< 0 chdir, 1 exec, 2 CPU binding
-  int error;  ///< errno
+  int stage; ///< 0 chdir, 1 exec, 2 CPU binding
+  int error; ///< errno
 };
 
 /// The words for a StartFailure ("cannot change to DIR: ...", "ARGV0: ...", "cannot bind to CPU

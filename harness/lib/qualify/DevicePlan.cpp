@@ -52,9 +52,12 @@ std::vector<std::string> npyInputHashes(const std::vector<fs::path>& inputFiles)
 
 // ---- prepare -------------------------------------------------------------------------------------
 
-ModelPlanner::ModelPlanner(fs::path planDir, int index) : planDir_(std::move(planDir)), index_(index) {}
+ModelPlanner::ModelPlanner(fs::path planDir, int index) : planDir_(std::move(planDir)), index_(index) {
+}
 
-fs::path ModelPlanner::workDir() const { return planDir_ / "models" / std::to_string(index_); }
+fs::path ModelPlanner::workDir() const {
+  return planDir_ / "models" / std::to_string(index_);
+}
 
 exec::ReplayFn ModelPlanner::executor() {
   return [this](const std::string& caseId, const std::vector<fs::path>& inputFiles) -> exec::ExecResult {
@@ -100,11 +103,13 @@ json ModelPlanner::entry(const ModelQualification& q) const {
   // is not a binding is the first stored set; otherwise the first planned binding.
   for (bool bindings : {false, true})
     for (const Case& c : cases_)
-      if (timed.empty() && c.unsupported.empty() && (c.id.rfind("binding_", 0) == 0) == bindings &&
-          !c.inputs.empty())
+      if (timed.empty() && c.unsupported.empty() && (c.id.rfind("binding_", 0) == 0) == bindings && !c.inputs.empty())
         timed = c.id;
   for (const Case& c : cases_)
-    cases.push_back({{"id", c.id}, {"inputs", c.inputs}, {"inputs_sha256", c.hashes}, {"timed", c.id == timed},
+    cases.push_back({{"id", c.id},
+                     {"inputs", c.inputs},
+                     {"inputs_sha256", c.hashes},
+                     {"timed", c.id == timed},
                      {"unsupported", c.unsupported}});
   return {{"index", index_},
           {"name", r.name},
@@ -180,12 +185,14 @@ exec::ReplayFn DeviceResults::executor(int index) const {
         if (c.value("id", "") == caseId)
           planned = &c;
     if (!planned)
-      throw std::runtime_error("case " + caseId + " was not prepared for the device run (the suite or the "
+      throw std::runtime_error("case " + caseId +
+                               " was not prepared for the device run (the suite or the "
                                "settings changed since --prepare; prepare again)");
     if (!planned->value("unsupported", "").empty())
       throw std::runtime_error(planned->value("unsupported", ""));
     if (npyInputHashes(inputFiles) != planned->value("inputs_sha256", std::vector<std::string>{}))
-      throw std::runtime_error("inputs of case " + caseId + " differ from the prepared ones (the model, its data "
+      throw std::runtime_error("inputs of case " + caseId +
+                               " differ from the prepared ones (the model, its data "
                                "sets or the seed changed since --prepare; prepare again)");
     auto it = lines_.find({index, caseId, false});
     if (it == lines_.end())

@@ -95,7 +95,7 @@ ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& c
   }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  q.peakHostBytes = static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+  q.peakHostBytes = static_cast<int64_t>(u.ru_maxrss) * 1024; // Linux reports KiB
   return q;
 }
 
@@ -120,36 +120,45 @@ nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
     return summary;
   double l2 = std::sqrt(diff);
   double rel = stats::relativeL2(diff, expected);
-  return {{"combined_l2", l2}, {"relative_l2", rel}, {"elements", elements}, {"nan_inf_skipped", skipped},
-          {"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
+  return {{"combined_l2", l2},          {"relative_l2", rel},     {"elements", elements},
+          {"nan_inf_skipped", skipped}, {"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
 }
 
 nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) {
   nlohmann::json passes = nlohmann::json::array();
   for (const auto& [pass, ms] : q.passMs)
     passes.push_back({{"pass", pass}, {"ms", ms}});
-  nlohmann::json perf = {{"measured", q.perf.measured}, {"error", q.perf.error}, {"timed_case", q.perf.timedCase},
-                         {"warmup", config.warmup}, {"reps", config.reps}};
+  nlohmann::json perf = {{"measured", q.perf.measured},
+                         {"error", q.perf.error},
+                         {"timed_case", q.perf.timedCase},
+                         {"warmup", config.warmup},
+                         {"reps", config.reps}};
   if (q.perf.measured) {
     stats::LatencySummary s = stats::summarizeLatencies(q.perf.latencyMs);
     nlohmann::json counters = nlohmann::json::object();
     for (const auto& [k, v] : q.perf.counters)
       counters[k] = v;
-    perf.update({{"session_ms", q.perf.sessionMs}, {"first_infer_ms", q.perf.firstInferMs},
-                 {"latency_ms", q.perf.latencyMs}, {"mean_ms", s.meanMs}, {"median_ms", s.medianMs},
-                 {"p90_ms", s.p90Ms}, {"qps", s.qps}, {"cpu_percent", q.perf.cpuPercent}, {"counters", counters}});
+    perf.update({{"session_ms", q.perf.sessionMs},
+                 {"first_infer_ms", q.perf.firstInferMs},
+                 {"latency_ms", q.perf.latencyMs},
+                 {"mean_ms", s.meanMs},
+                 {"median_ms", s.medianMs},
+                 {"p90_ms", s.p90Ms},
+                 {"qps", s.qps},
+                 {"cpu_percent", q.perf.cpuPercent},
+                 {"counters", counters}});
   }
   // The typed store records cross the process boundary in the store's exchange format.
   nlohmann::json records = nlohmann::json::array();
   for (const auto& c : caseRecords(q, config))
     records.push_back(store::caseToJson(c));
   nlohmann::json out = {{"model", run::renderJson({q.result})["models"][0]},
-          {"accuracy", accuracySummary(q.result, config.run.compare.relL2Gate)},
-          {"compile", {{"total_ms", q.result.compileMs}, {"passes", passes}}},
-          {"compiler_version", q.compilerVersion},
-          {"pipeline_spec", q.pipelineSpec},
-          {"perf", perf},
-          {"records", records}};
+                        {"accuracy", accuracySummary(q.result, config.run.compare.relL2Gate)},
+                        {"compile", {{"total_ms", q.result.compileMs}, {"passes", passes}}},
+                        {"compiler_version", q.compilerVersion},
+                        {"pipeline_spec", q.pipelineSpec},
+                        {"perf", perf},
+                        {"records", records}};
   if (q.peakHostBytes)
     out["peak_host_bytes"] = *q.peakHostBytes;
   return out;

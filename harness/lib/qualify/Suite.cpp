@@ -109,8 +109,7 @@ ModelEntry qualifyInChild(const std::vector<std::string>& argv, const fs::path& 
         abnormal = std::string("model process printed a malformed result: ") + e.what();
       }
     } else {
-      abnormal = fmt::format("model process exited {} without a result: {}", child.exitCode,
-                             child.err.substr(0, 400));
+      abnormal = fmt::format("model process exited {} without a result: {}", child.exitCode, child.err.substr(0, 400));
     }
     verdict = "crash";
   } else {
@@ -119,8 +118,13 @@ ModelEntry qualifyInChild(const std::vector<std::string>& argv, const fs::path& 
   }
   std::string name = modelDir.filename().string();
   ModelEntry entry;
-  entry.report = {{"model", {{"name", name}, {"path", modelDir.string()}, {"status", "FAIL"}, {"detail", abnormal},
-                             {"bit_exact", false}, {"cases", json::array()}}},
+  entry.report = {{"model",
+                   {{"name", name},
+                    {"path", modelDir.string()},
+                    {"status", "FAIL"},
+                    {"detail", abnormal},
+                    {"bit_exact", false},
+                    {"cases", json::array()}}},
                   {"accuracy", {{"verdict", verdict}}},
                   {"compile", {{"passes", json::array()}}},
                   {"perf", {{"measured", false}, {"error", abnormal}}},
@@ -135,7 +139,9 @@ ModelEntry qualifyInChild(const std::vector<std::string>& argv, const fs::path& 
   return entry;
 }
 
-bool entryFailed(const json& e) { return e["model"].value("status", "FAIL") == "FAIL"; }
+bool entryFailed(const json& e) {
+  return e["model"].value("status", "FAIL") == "FAIL";
+}
 
 void renderTables(std::ostream& os, const std::vector<json>& entries) {
   // The name column fits the longest tried model, so no two rows read alike.
@@ -172,20 +178,19 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
     if (m.value("status", "FAIL") == "skip")
       continue;
     const json& p = e["perf"];
-    std::string mem = e.contains("peak_host_bytes")
-                          ? fmt::format("{:.1f}", e["peak_host_bytes"].get<double>() * 1e-6)
-                          : std::string("-");
+    std::string mem = e.contains("peak_host_bytes") ? fmt::format("{:.1f}", e["peak_host_bytes"].get<double>() * 1e-6)
+                                                    : std::string("-");
     if (!p.value("measured", false)) {
       std::string why = p.value("error", "");
       fmt::print(os, "{:<{}} not timed: {}\n", m.value("name", "?"), w,
                  why.empty() ? "the model failed before timing (see Failures)" : why);
       continue;
     }
-    fmt::print(os, "{:<{}} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n",
-               m.value("name", "?"), w, fmtNum(p["qps"], "{:.1f}"),
-               fmtNum(json(p["session_ms"].get<double>() / 1000), "{:.4f}"), fmtNum(p["first_infer_ms"], "{:.3f}"),
-               fmtNum(p["median_ms"], "{:.3f}"), fmtNum(p["cpu_percent"], "{:.0f}"), mem,
-               counter(p, "peak_device_bytes"), counter(p, "scalar_readbacks"), counter(p, "kernel_launches"));
+    fmt::print(os, "{:<{}} {:>10} {:>9} {:>10} {:>10} {:>6} {:>8} {:>12} {:>9} {:>8}\n", m.value("name", "?"), w,
+               fmtNum(p["qps"], "{:.1f}"), fmtNum(json(p["session_ms"].get<double>() / 1000), "{:.4f}"),
+               fmtNum(p["first_infer_ms"], "{:.3f}"), fmtNum(p["median_ms"], "{:.3f}"),
+               fmtNum(p["cpu_percent"], "{:.0f}"), mem, counter(p, "peak_device_bytes"), counter(p, "scalar_readbacks"),
+               counter(p, "kernel_launches"));
   }
   bool anyFailure = false;
   for (const auto& e : entries)

@@ -31,20 +31,38 @@ OpEvaluator unary(FloatFn onFloat, IntFn onInt, bool signedOnly = false) {
 }
 
 // Relu and Sign keep NaN (every comparison with it is false).
-double reluF(double x) { return x < 0 ? 0.0 : x; }
-int64_t reluI(int64_t x) { return x < 0 ? 0 : x; }
-double absF(double x) { return std::fabs(x); }
-int64_t absI(int64_t x) { return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x; }
-double logF(double x) { return std::log(x); }
-double floorF(double x) { return std::floor(x); }
-double ceilF(double x) { return std::ceil(x); }
+double reluF(double x) {
+  return x < 0 ? 0.0 : x;
+}
+int64_t reluI(int64_t x) {
+  return x < 0 ? 0 : x;
+}
+double absF(double x) {
+  return std::fabs(x);
+}
+int64_t absI(int64_t x) {
+  return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
+}
+double logF(double x) {
+  return std::log(x);
+}
+double floorF(double x) {
+  return std::floor(x);
+}
+double ceilF(double x) {
+  return std::ceil(x);
+}
 // Round-11: halves go to the even neighbour (numpy round).
 double roundF(double x) {
   const double r = std::round(x);
   return std::fabs(x - std::trunc(x)) == 0.5 ? 2.0 * std::round(x / 2.0) : r;
 }
-double signF(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-int64_t signI(int64_t x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+double signF(double x) {
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+}
+int64_t signI(int64_t x) {
+  return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
 
 // LeakyRelu-16: x < 0 ? alpha * x : x, alpha default 0.01; float types.
 std::vector<Tensor> leakyRelu(const OpContext& ctx) {

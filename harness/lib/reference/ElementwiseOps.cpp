@@ -38,9 +38,15 @@ Tensor binary(const OpContext& ctx, const FloatBinary& onFloat, const IntBinary&
 }
 
 // Wrapping int64 arithmetic (results are then wrapped again to the operand width).
-int64_t wrapAdd(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
-int64_t wrapSub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
-int64_t wrapMul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+int64_t wrapAdd(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+int64_t wrapSub(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+int64_t wrapMul(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
 
 std::vector<Tensor> add(const OpContext& ctx) {
   return {binary(ctx, std::plus<double>(), [](const OpContext&, int64_t x, int64_t y) { return wrapAdd(x, y); })};
@@ -70,18 +76,21 @@ std::vector<Tensor> div(const OpContext& ctx) {
 std::vector<Tensor> pow(const OpContext& ctx) {
   if (isFloatDType(ctx.input(0).dtype()) || isFloatDType(ctx.input(1).dtype()))
     return {binary(ctx, [](double x, double y) { return std::pow(x, y); }, nullptr, true)};
-  return {binary(ctx, nullptr, [](const OpContext& c, int64_t x, int64_t y) -> int64_t {
-    if (y < 0)
-      c.fail("unsupported: negative integer exponent");
-    if (y >= 64 && x != 0 && x != 1 && x != -1)
-      c.fail("unsupported: integer exponent >= 64");
-    if (x == -1)
-      return y % 2 ? -1 : 1;
-    int64_t r = 1;
-    for (int64_t k = 0; k < y && k < 64; ++k)
-      r = wrapMul(r, x);
-    return r;
-  }, true)};
+  return {binary(
+      ctx, nullptr,
+      [](const OpContext& c, int64_t x, int64_t y) -> int64_t {
+        if (y < 0)
+          c.fail("unsupported: negative integer exponent");
+        if (y >= 64 && x != 0 && x != 1 && x != -1)
+          c.fail("unsupported: integer exponent >= 64");
+        if (x == -1)
+          return y % 2 ? -1 : 1;
+        int64_t r = 1;
+        for (int64_t k = 0; k < y && k < 64; ++k)
+          r = wrapMul(r, x);
+        return r;
+      },
+      true)};
 }
 
 // Comparisons produce bool; floats compare as doubles (NaN compares unequal), integers exactly.
@@ -237,14 +246,30 @@ OpEvaluator unaryFloat(double (*f)(double)) {
   };
 }
 
-double reciprocal(double x) { return 1.0 / x; }
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double sqrtD(double x) { return std::sqrt(x); }
-double erfD(double x) { return std::erf(x); }
-double sinD(double x) { return std::sin(x); }
-double cosD(double x) { return std::cos(x); }
-double tanhD(double x) { return std::tanh(x); }
-double expD(double x) { return std::exp(x); }
+double reciprocal(double x) {
+  return 1.0 / x;
+}
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+double sqrtD(double x) {
+  return std::sqrt(x);
+}
+double erfD(double x) {
+  return std::erf(x);
+}
+double sinD(double x) {
+  return std::sin(x);
+}
+double cosD(double x) {
+  return std::cos(x);
+}
+double tanhD(double x) {
+  return std::tanh(x);
+}
+double expD(double x) {
+  return std::exp(x);
+}
 
 std::vector<Tensor> isNaN(const OpContext& ctx) {
   const Tensor& in = ctx.input(0);
@@ -272,17 +297,18 @@ std::vector<Tensor> mod(const OpContext& ctx) {
     ctx.fail("fmod must be 0 or 1");
   if (fmod == 0 && isFloatDType(ctx.input(0).dtype()))
     ctx.fail("unsupported: fmod = 0 on float operands (ONNX requires fmod = 1)");
-  return {binary(ctx, [](double x, double y) { return std::fmod(x, y); },
-                 [fmod](const OpContext& c, int64_t x, int64_t y) -> int64_t {
-                   if (y == 0)
-                     c.fail("integer modulo by zero");
-                   if (y == -1)
-                     return 0;
-                   const int64_t r = x % y;
-                   if (fmod == 0 && r != 0 && ((r < 0) != (y < 0)))
-                     return r + y;
-                   return r;
-                 })};
+  return {binary(
+      ctx, [](double x, double y) { return std::fmod(x, y); },
+      [fmod](const OpContext& c, int64_t x, int64_t y) -> int64_t {
+        if (y == 0)
+          c.fail("integer modulo by zero");
+        if (y == -1)
+          return 0;
+        const int64_t r = x % y;
+        if (fmod == 0 && r != 0 && ((r < 0) != (y < 0)))
+          return r + y;
+        return r;
+      })};
 }
 
 // Sum-13 and Mean-13: one or more operands of one dtype, broadcast together, added left to right
@@ -298,7 +324,8 @@ OpEvaluator sumOrMean(bool mean) {
     std::vector<std::vector<int64_t>> shapes;
     for (std::size_t k = 0; k < ctx.inputCount(); ++k) {
       if (ctx.input(k).dtype() != dtype)
-        ctx.fail("input " + std::to_string(k) + " is " + dtypeName(ctx.input(k).dtype()) + ", input 0 is " + dtypeName(dtype));
+        ctx.fail("input " + std::to_string(k) + " is " + dtypeName(ctx.input(k).dtype()) + ", input 0 is " +
+                 dtypeName(dtype));
       shapes.push_back(ctx.input(k).dims());
     }
     const std::vector<int64_t> outDims = broadcastShape(ctx, shapes);

@@ -76,7 +76,9 @@ std::vector<Tensor> slice(const OpContext& ctx) {
       s = std::clamp(s, int64_t{-1}, dim - 1);
       e = std::clamp(e, int64_t{-1}, dim - 1);
       // -(step + 1) avoids negating INT64_MIN; (s - e - 1) / |step| + 1 elements.
-      count = s > e ? static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / (static_cast<uint64_t>(-(step + 1)) + 1)) + 1 : 0;
+      count =
+          s > e ? static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / (static_cast<uint64_t>(-(step + 1)) + 1)) + 1
+                : 0;
     }
     outDims[axis] = count;
     begin[axis] = count > 0 ? s : 0;
@@ -98,13 +100,14 @@ std::vector<Tensor> concat(const OpContext& ctx) {
   for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
     const Tensor& t = ctx.input(i);
     if (t.dtype() != first.dtype())
-      ctx.fail("input " + std::to_string(i) + " is " + dtypeName(t.dtype()) + ", input 0 is " + dtypeName(first.dtype()));
+      ctx.fail("input " + std::to_string(i) + " is " + dtypeName(t.dtype()) + ", input 0 is " +
+               dtypeName(first.dtype()));
     bool compatible = t.rank() == first.rank();
     for (int64_t d = 0; compatible && d < t.rank(); ++d)
       compatible = d == axis || t.dims()[d] == first.dims()[d];
     if (!compatible)
-      ctx.fail("input " + std::to_string(i) + " shape " + shapeToString(t.dims()) +
-               " does not match input 0 shape " + shapeToString(first.dims()) + " off axis " + std::to_string(axis));
+      ctx.fail("input " + std::to_string(i) + " shape " + shapeToString(t.dims()) + " does not match input 0 shape " +
+               shapeToString(first.dims()) + " off axis " + std::to_string(axis));
     outDims[axis] += t.dims()[axis];
   }
   Tensor out(first.dtype(), outDims);
@@ -141,7 +144,8 @@ std::vector<Tensor> transpose(const OpContext& ctx) {
     strides[i] = inStrides[perm[i]];
   }
   Tensor out(data.dtype(), outDims);
-  forEachBroadcast(outDims, {strides}, [&](int64_t o, const std::vector<int64_t>& off) { copyElement(data, off[0], out, o); });
+  forEachBroadcast(outDims, {strides},
+                   [&](int64_t o, const std::vector<int64_t>& off) { copyElement(data, off[0], out, o); });
   return {out};
 }
 
@@ -247,7 +251,8 @@ std::vector<int64_t> splitSizes(const OpContext& ctx, int64_t dim) {
   }
   const int64_t parts = ctx.opset() >= 18 ? ctx.intAttribute("num_outputs", outputs) : outputs;
   if (parts != outputs || parts <= 0)
-    ctx.fail("num_outputs " + std::to_string(parts) + " differs from the " + std::to_string(outputs) + " declared outputs");
+    ctx.fail("num_outputs " + std::to_string(parts) + " differs from the " + std::to_string(outputs) +
+             " declared outputs");
   if (ctx.opset() < 18 && dim % parts != 0)
     ctx.fail("axis size " + std::to_string(dim) + " does not split evenly into " + std::to_string(parts) + " parts");
   const int64_t chunk = (dim + parts - 1) / parts;

@@ -18,8 +18,8 @@ void checkInput(const onnxio::ValueSpec& spec, const Tensor& t) {
     throw std::runtime_error(what + ": dtype " + dtypeName(t.dtype()) + " given, " + dtypeName(spec.dtype) +
                              " declared");
   if (t.dims().size() != spec.dims.size())
-    throw std::runtime_error(what + ": rank " + std::to_string(t.rank()) + " given (shape " +
-                             shapeToString(t.dims()) + "), rank " + std::to_string(spec.dims.size()) + " declared");
+    throw std::runtime_error(what + ": rank " + std::to_string(t.rank()) + " given (shape " + shapeToString(t.dims()) +
+                             "), rank " + std::to_string(spec.dims.size()) + " declared");
   for (std::size_t i = 0; i < spec.dims.size(); ++i)
     if (spec.dims[i] != onnxio::kDynamicDim && spec.dims[i] != t.dims()[i])
       throw std::runtime_error(what + ": dim " + std::to_string(i) + " is " + std::to_string(t.dims()[i]) +
@@ -61,8 +61,8 @@ std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Te
 
   const std::vector<onnxio::ValueSpec> specs = onnxio::describeInputs(model);
   if (inputs.size() != specs.size())
-    throw std::runtime_error("model has " + std::to_string(specs.size()) + " inputs, " +
-                             std::to_string(inputs.size()) + " given");
+    throw std::runtime_error("model has " + std::to_string(specs.size()) + " inputs, " + std::to_string(inputs.size()) +
+                             " given");
   for (std::size_t i = 0; i < specs.size(); ++i) {
     checkInput(specs[i], inputs[i]);
     values[specs[i].name] = inputs[i];
@@ -72,8 +72,8 @@ std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Te
   const OpRegistry& registry = OpRegistry::builtin();
   for (const auto& node : graph.node()) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw UnsupportedOpError("unsupported op '" + node.domain() + "." + node.op_type() + "' (" +
-                               nodeLabel(node) + ")");
+      throw UnsupportedOpError("unsupported op '" + node.domain() + "." + node.op_type() + "' (" + nodeLabel(node) +
+                               ")");
     const OpEvaluator* evaluator = registry.find(node.op_type());
     if (!evaluator)
       throw UnsupportedOpError("unsupported op '" + node.op_type() + "' (" + nodeLabel(node) + ")");

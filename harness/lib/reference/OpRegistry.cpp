@@ -7,7 +7,8 @@
 namespace dynqual::reference {
 
 OpContext::OpContext(const onnx::NodeProto& node, int64_t opset, std::vector<const Tensor*> inputs)
-    : node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+    : node_(node), opset_(opset), inputs_(std::move(inputs)) {
+}
 
 const Tensor& OpContext::input(std::size_t i) const {
   if (!hasInput(i))
@@ -59,7 +60,9 @@ std::string OpContext::describe() const {
   return "node '" + (node_.name().empty() ? std::string("?") : node_.name()) + "' (" + node_.op_type() + ")";
 }
 
-void OpContext::fail(const std::string& message) const { throw std::runtime_error(describe() + ": " + message); }
+void OpContext::fail(const std::string& message) const {
+  throw std::runtime_error(describe() + ": " + message);
+}
 
 void OpContext::checkOutputSize(const std::vector<int64_t>& dims) const {
   if (budget_ < 0)
@@ -74,8 +77,8 @@ void OpContext::checkOutputSize(const std::vector<int64_t>& dims) const {
     n = n > budget_ / d ? budget_ + 1 : n * d;
   }
   if (n > budget_)
-    throw LimitExceeded(describe() + ": an output of shape " + shapeToString(dims) +
-                        " would pass the element limit (" + std::to_string(budget_) + " elements left)");
+    throw LimitExceeded(describe() + ": an output of shape " + shapeToString(dims) + " would pass the element limit (" +
+                        std::to_string(budget_) + " elements left)");
 }
 
 void OpRegistry::add(const std::string& opType, OpEvaluator evaluator) {

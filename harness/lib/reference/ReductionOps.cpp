@@ -1,5 +1,6 @@
 // Ops that reduce over axes: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2,
-// ReduceSumSquare, ReduceLogSumExp, Softmax, LogSoftmax, LayerNormalization, CumSum. Double accumulation for floats, wrapping int64 for integers.
+// ReduceSumSquare, ReduceLogSumExp, Softmax, LogSoftmax, LayerNormalization, CumSum. Double accumulation for floats,
+// wrapping int64 for integers.
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
@@ -296,10 +297,14 @@ Tensor softmaxLike(const OpContext& ctx, bool log) {
   return out;
 }
 
-std::vector<Tensor> softmax(const OpContext& ctx) { return {softmaxLike(ctx, false)}; }
+std::vector<Tensor> softmax(const OpContext& ctx) {
+  return {softmaxLike(ctx, false)};
+}
 
 // LogSoftmax: (x - max) - log(sum exp(x - max)), with Softmax's axis rules per opset.
-std::vector<Tensor> logSoftmax(const OpContext& ctx) { return {softmaxLike(ctx, true)}; }
+std::vector<Tensor> logSoftmax(const OpContext& ctx) {
+  return {softmaxLike(ctx, true)};
+}
 
 // LayerNormalization-17: Y = (X - mean) / sqrt(var + epsilon) * Scale + B over dims [axis, rank),
 // var the biased (population) variance. Optional outputs Mean and InvStdDev have X's dims with

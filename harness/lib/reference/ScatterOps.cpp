@@ -15,11 +15,16 @@ Reduction reductionOf(const OpContext& ctx) {
   std::string r = "none";
   if (const auto* a = ctx.attribute("reduction"))
     r = a->s();
-  if (r == "none") return Reduction::None;
-  if (r == "add") return Reduction::Add;
-  if (r == "mul") return Reduction::Mul;
-  if (r == "max") return Reduction::Max;
-  if (r == "min") return Reduction::Min;
+  if (r == "none")
+    return Reduction::None;
+  if (r == "add")
+    return Reduction::Add;
+  if (r == "mul")
+    return Reduction::Mul;
+  if (r == "max")
+    return Reduction::Max;
+  if (r == "min")
+    return Reduction::Min;
   ctx.fail("unsupported: reduction '" + r + "'");
 }
 
@@ -35,10 +40,18 @@ void combine(Tensor& out, int64_t to, const Tensor& updates, int64_t from, Reduc
     const double a = out.getDouble(to), b = updates.getDouble(from);
     double v = 0;
     switch (red) {
-    case Reduction::Add: v = a + b; break;
-    case Reduction::Mul: v = a * b; break;
-    case Reduction::Max: v = std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); break;
-    default: v = std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); break;
+    case Reduction::Add:
+      v = a + b;
+      break;
+    case Reduction::Mul:
+      v = a * b;
+      break;
+    case Reduction::Max:
+      v = std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+      break;
+    default:
+      v = std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+      break;
     }
     out.setDouble(to, v);
     return;
@@ -46,10 +59,18 @@ void combine(Tensor& out, int64_t to, const Tensor& updates, int64_t from, Reduc
   const uint64_t a = static_cast<uint64_t>(out.getInt(to)), b = static_cast<uint64_t>(updates.getInt(from));
   int64_t v = 0;
   switch (red) {
-  case Reduction::Add: v = static_cast<int64_t>(a + b); break;
-  case Reduction::Mul: v = static_cast<int64_t>(a * b); break;
-  case Reduction::Max: v = std::max(static_cast<int64_t>(a), static_cast<int64_t>(b)); break;
-  default: v = std::min(static_cast<int64_t>(a), static_cast<int64_t>(b)); break;
+  case Reduction::Add:
+    v = static_cast<int64_t>(a + b);
+    break;
+  case Reduction::Mul:
+    v = static_cast<int64_t>(a * b);
+    break;
+  case Reduction::Max:
+    v = std::max(static_cast<int64_t>(a), static_cast<int64_t>(b));
+    break;
+  default:
+    v = std::min(static_cast<int64_t>(a), static_cast<int64_t>(b));
+    break;
   }
   out.setInt(to, v);
 }
@@ -64,8 +85,7 @@ int64_t checkedIndex(const OpContext& ctx, int64_t index, int64_t dim, int64_t a
 // Duplicate targets with reduction none are undefined in ONNX; both ops refuse them.
 void checkUnique(const OpContext& ctx, std::set<int64_t>& seen, int64_t offset, Reduction red) {
   if (red == Reduction::None && !seen.insert(offset).second)
-    ctx.fail("two updates write data element " + std::to_string(offset) +
-             " with reduction 'none' (undefined in ONNX)");
+    ctx.fail("two updates write data element " + std::to_string(offset) + " with reduction 'none' (undefined in ONNX)");
 }
 
 // ScatterND-11/13/16/18: indices [..., k] name slices data[idx_0 .. idx_{k-1}, ...]; updates have

@@ -90,7 +90,7 @@ std::vector<Tensor> oneHot(const OpContext& ctx) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const int64_t at = o * inner + i;
-      int64_t k = depth;  // off everywhere unless in range
+      int64_t k = depth; // off everywhere unless in range
       if (isFloatDType(indices.dtype())) {
         const double v = indices.getDouble(at);
         if (std::isfinite(v) && std::fabs(v) < 9.0e18)

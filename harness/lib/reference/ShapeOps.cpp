@@ -68,8 +68,7 @@ std::vector<Tensor> expand(const OpContext& ctx) {
 // Unsqueeze-13 takes axes as input 1; earlier versions as attribute 'axes'.
 std::vector<Tensor> unsqueeze(const OpContext& ctx) {
   const Tensor& data = ctx.input(0);
-  const std::vector<int64_t> axes =
-      ctx.opset() < 13 ? ctx.intsAttribute("axes") : intValues(ctx, ctx.input(1), "axes");
+  const std::vector<int64_t> axes = ctx.opset() < 13 ? ctx.intsAttribute("axes") : intValues(ctx, ctx.input(1), "axes");
   if (axes.empty())
     ctx.fail("axes is empty");
   const int64_t outRank = data.rank() + static_cast<int64_t>(axes.size());
@@ -137,7 +136,9 @@ std::vector<Tensor> shape(const OpContext& ctx) {
   return {Tensor::fromInts(DType::Int64, {static_cast<int64_t>(dims.size())}, dims)};
 }
 
-std::vector<Tensor> identity(const OpContext& ctx) { return {ctx.input(0)}; }
+std::vector<Tensor> identity(const OpContext& ctx) {
+  return {ctx.input(0)};
+}
 
 // Dropout in inference: output = input, optional mask all true (bool from Dropout-10, the data
 // dtype holding 1 before). Training mode (input 2 from Dropout-12, is_test = 0 before Dropout-7)

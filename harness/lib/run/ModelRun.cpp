@@ -19,9 +19,12 @@ namespace dynqual::run {
 
 const char* modelStatusName(ModelStatus s) {
   switch (s) {
-  case ModelStatus::Passed: return "pass";
-  case ModelStatus::Failed: return "FAIL";
-  case ModelStatus::Skipped: return "skip";
+  case ModelStatus::Passed:
+    return "pass";
+  case ModelStatus::Failed:
+    return "FAIL";
+  case ModelStatus::Skipped:
+    return "skip";
   }
   return "?";
 }
@@ -224,8 +227,8 @@ ModelResult runModel(const fs::path& modelDir, const RunConfig& config, const Co
       c.kind = "binding";
       // The reference decides admission before the compiled program runs: it must accept the
       // shapes and compute outputs that agree with the model's own declared static dims.
-      cases::Admission admission =
-          cases::admitBinding(model, candidates, inSpecs, outSpecs, [&](const std::vector<std::vector<int64_t>>& shapes) {
+      cases::Admission admission = cases::admitBinding(
+          model, candidates, inSpecs, outSpecs, [&](const std::vector<std::vector<int64_t>>& shapes) {
             return generate(inSpecs, shapes, ranges, config.seed + 101 * b);
           });
       c.name = "binding " + admission.binding.kind;

@@ -31,7 +31,7 @@ void addComparison(store::CaseRecord& c, const compare::Comparison& cmp, const s
   combined.reason = cmp.reason;
   combined.l2 = cmp.combinedL2;
   combined.relL2 = cmp.combinedRelL2;
-  combined.cosine = std::nan("");  // no combined cosine is defined
+  combined.cosine = std::nan(""); // no combined cosine is defined
   std::vector<store::AccuracyRow> rows;
   for (const auto& o : cmp.outputs) {
     store::AccuracyRow a;
@@ -62,8 +62,8 @@ void addComparison(store::CaseRecord& c, const compare::Comparison& cmp, const s
 
 store::ModelRef modelRef(const std::string& name, const fs::path& dir) {
   std::error_code ec;
-  return {name, fs::is_regular_file(dir / "model.onnx", ec) ? store::sha256File(dir / "model.onnx")
-                                                            : store::sha256Hex(name)};
+  return {name,
+          fs::is_regular_file(dir / "model.onnx", ec) ? store::sha256File(dir / "model.onnx") : store::sha256Hex(name)};
 }
 
 std::vector<store::CaseRecord> caseRecords(const ModelResult& r, uint64_t seed) {

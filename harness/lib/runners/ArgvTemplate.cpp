@@ -6,8 +6,8 @@
 namespace dynqual::runners::detail {
 
 namespace {
-constexpr std::array<const char*, 9> kPlaceholders = {"protocol", "model",  "output_dir", "reps", "warmup",
-                                                      "min_sample_ms", "inputs", "clock", "serve"};
+constexpr std::array<const char*, 9> kPlaceholders = {"protocol",      "model",  "output_dir", "reps", "warmup",
+                                                      "min_sample_ms", "inputs", "clock",      "serve"};
 }
 
 std::vector<Piece> splitTemplate(const std::string& element) {

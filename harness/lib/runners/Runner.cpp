@@ -103,11 +103,14 @@ const char* failureKindName(FailureKind kind) {
 }
 
 RunnerFailure::RunnerFailure(FailureKind kind, std::string runner, std::string detail)
-    : std::runtime_error((runner.empty() ? std::string() : "runner " + runner + ": ") + failureKindName(kind) +
-                         ": " + detail),
-      kind_(kind), runner_(std::move(runner)), detail_(std::move(detail)) {}
+    : std::runtime_error((runner.empty() ? std::string() : "runner " + runner + ": ") + failureKindName(kind) + ": " +
+                         detail),
+      kind_(kind), runner_(std::move(runner)), detail_(std::move(detail)) {
+}
 
-const char* runnerClockName(RunnerClock clock) { return clock == RunnerClock::Wall ? "wall" : "process-cpu"; }
+const char* runnerClockName(RunnerClock clock) {
+  return clock == RunnerClock::Wall ? "wall" : "process-cpu";
+}
 
 std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& request) {
   if (request.reps < 1)
@@ -118,24 +121,29 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
     throw std::invalid_argument("runner request: minSampleMs must be a finite number >= 0, got " +
                                 formatNumber(request.minSampleMs));
   if (request.protocol < kOldestProtocolVersion || request.protocol > kProtocolVersion)
-    throw std::invalid_argument("runner request: protocol " + std::to_string(request.protocol) + ", this driver speaks " +
-                                std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion));
+    throw std::invalid_argument("runner request: protocol " + std::to_string(request.protocol) +
+                                ", this driver speaks " + std::to_string(kOldestProtocolVersion) + " to " +
+                                std::to_string(kProtocolVersion));
   if (request.protocol < 2 && request.clock != RunnerClock::Wall)
     throw std::invalid_argument("runner request: the " + std::string(runnerClockName(request.clock)) +
-                                " clock needs runner protocol 2, the runner speaks " + std::to_string(request.protocol));
+                                " clock needs runner protocol 2, the runner speaks " +
+                                std::to_string(request.protocol));
   validateArgvTemplate(spec.argv, spec.origin, spec.name);
   bool clockPassed = passesClock(spec);
   if (clockPassed && request.protocol < 2)
     throw RunnerConfigError(spec.origin + ": runner " + spec.name +
-                            ": argv passes {clock}, but the runner speaks protocol " + std::to_string(request.protocol));
+                            ": argv passes {clock}, but the runner speaks protocol " +
+                            std::to_string(request.protocol));
   if (!clockPassed && request.clock != RunnerClock::Wall)
     throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {clock}, so the " +
                             runnerClockName(request.clock) + " clock cannot be asked of it");
   if (request.serve && request.protocol < 3)
-    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": serve mode needs runner protocol 3, the runner speaks " +
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name +
+                            ": serve mode needs runner protocol 3, the runner speaks " +
                             std::to_string(request.protocol));
   if (request.serve && !passesServe(spec))
-    throw RunnerConfigError(spec.origin + ": runner " + spec.name + ": argv never passes {serve}, so it cannot serve samples");
+    throw RunnerConfigError(spec.origin + ": runner " + spec.name +
+                            ": argv never passes {serve}, so it cannot serve samples");
 
   std::vector<std::string> argv;
   for (const std::string& element : spec.argv) {
@@ -204,8 +212,8 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
   if (protocol == doc.end())
     malformed(file, "missing \"protocol\"");
   if (!protocol->is_number_integer() || protocol->get<int64_t>() != expect.protocol)
-    malformed(file, "speaks protocol " + oneLine(protocol->dump(), 40) + ", expected " +
-                        std::to_string(expect.protocol));
+    malformed(file,
+              "speaks protocol " + oneLine(protocol->dump(), 40) + ", expected " + std::to_string(expect.protocol));
   auto ok = doc.find("ok");
   if (ok == doc.end() || !ok->is_boolean())
     malformed(file, "\"ok\" must be true or false");
@@ -227,8 +235,8 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
     // Samples of another clock than asked for would silently compare different things.
     std::string clock = requiredString(doc, "clock", file);
     if (clock != runnerClockName(expect.clock))
-      malformed(file, "\"clock\" is \"" + oneLine(clock, 40) + "\", " + runnerClockName(expect.clock) +
-                          " was asked for");
+      malformed(file,
+                "\"clock\" is \"" + oneLine(clock, 40) + "\", " + runnerClockName(expect.clock) + " was asked for");
     result.clock = expect.clock;
     if (auto threads = doc.find("threads"); threads != doc.end()) {
       if (!threads->is_object())
@@ -246,13 +254,13 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
       malformed(file, "samples_ms[" + std::to_string(i) + "] is " + oneLine(s.dump(), 40) + ", not a number");
     double v = s.get<double>();
     if (!std::isfinite(v) || v < 0)
-      malformed(file, "samples_ms[" + std::to_string(i) + "] is " + formatNumber(v) +
-                          ", expected a finite number >= 0");
+      malformed(file,
+                "samples_ms[" + std::to_string(i) + "] is " + formatNumber(v) + ", expected a finite number >= 0");
     result.samplesMs.push_back(v);
   }
   if (expect.reps >= 0 && result.samplesMs.size() != static_cast<std::size_t>(expect.reps))
-    malformed(file, "has " + std::to_string(result.samplesMs.size()) + " samples, " +
-                        std::to_string(expect.reps) + " were asked for");
+    malformed(file, "has " + std::to_string(result.samplesMs.size()) + " samples, " + std::to_string(expect.reps) +
+                        " were asked for");
   if (result.samplesMs.empty())
     malformed(file, "has no samples");
 
@@ -293,8 +301,8 @@ RunnerResult parseRunnerResult(const fs::path& outputDir, int childExitCode, con
   for (std::size_t k = 0; k < present.size(); ++k)
     if (!present[k])
       throw RunnerFailure(FailureKind::BadOutputs, "",
-                          "output_" + std::to_string(present.size() - 1) + ".pb without output_" +
-                              std::to_string(k) + ".pb in " + outputDir.string());
+                          "output_" + std::to_string(present.size() - 1) + ".pb without output_" + std::to_string(k) +
+                              ".pb in " + outputDir.string());
   if (!expect.outputNames.empty() && present.size() != expect.outputNames.size()) {
     std::string names;
     for (const auto& n : expect.outputNames)
@@ -324,10 +332,10 @@ std::vector<std::string> prepareInvocation(const RunnerSpec& spec, const RunnerR
   std::vector<std::string> argv = buildArgv(spec, request);
   fs::path program = findProgram(argv[0]);
   if (program.empty())
-    throw RunnerUnavailable("runner " + spec.name + ": program '" + argv[0] + "' " +
-                            (argv[0].find('/') != std::string::npos ? "does not exist or is not executable"
-                                                                     : "is not on PATH") +
-                            " (declared in " + spec.origin + ")");
+    throw RunnerUnavailable(
+        "runner " + spec.name + ": program '" + argv[0] + "' " +
+        (argv[0].find('/') != std::string::npos ? "does not exist or is not executable" : "is not on PATH") +
+        " (declared in " + spec.origin + ")");
   argv[0] = program.string();
 
   std::error_code ec;
@@ -398,8 +406,9 @@ int probeProtocol(const RunnerSpec& spec, double timeoutSeconds) {
     throw RunnerUnavailable(what + ": `" + oneLine(spec.versionArgv.back(), 80) + "` printed '" + oneLine(out, 40) +
                             "'" + (child.exitCode != 0 ? " and exited " + std::to_string(child.exitCode) : "") +
                             (child.timedOut ? " (timed out)" : "") +
-                            (stderrLine.empty() ? "" : "; stderr: " + stderrLine) + "; this driver speaks runner protocol " +
-                            std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion));
+                            (stderrLine.empty() ? "" : "; stderr: " + stderrLine) +
+                            "; this driver speaks runner protocol " + std::to_string(kOldestProtocolVersion) + " to " +
+                            std::to_string(kProtocolVersion));
   }
   return version;
 }

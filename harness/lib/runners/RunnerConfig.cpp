@@ -23,8 +23,8 @@ bool validRunnerName(std::string_view name) {
   if (name.empty())
     return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '-' || c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok)
       return false;
   }
@@ -38,11 +38,8 @@ bool isExecutableFile(const fs::path& p) {
 
 } // namespace
 
-void validateArgvTemplate(const std::vector<std::string>& argv, const std::string& origin,
-                          const std::string& name) {
-  auto fail = [&](const std::string& what) {
-    throw RunnerConfigError(origin + ": runner " + name + ": " + what);
-  };
+void validateArgvTemplate(const std::vector<std::string>& argv, const std::string& origin, const std::string& name) {
+  auto fail = [&](const std::string& what) { throw RunnerConfigError(origin + ": runner " + name + ": " + what); };
   if (argv.empty())
     fail("argv is empty");
   if (argv[0].empty())
@@ -113,9 +110,7 @@ RunnerConfig RunnerConfig::parse(std::string_view text, const std::string& origi
   for (const auto& [name, decl] : it->items()) {
     if (!validRunnerName(name))
       throw RunnerConfigError(origin + ": runner name \"" + name + "\" must be letters, digits, '_', '-' or '.'");
-    auto fail = [&](const std::string& what) {
-      throw RunnerConfigError(origin + ": runner " + name + ": " + what);
-    };
+    auto fail = [&](const std::string& what) { throw RunnerConfigError(origin + ": runner " + name + ": " + what); };
     if (!decl.is_object())
       fail("declaration must be an object {\"argv\": [...]}");
     for (const auto& [key, value] : decl.items())
@@ -207,7 +202,7 @@ bool passesPlaceholder(const RunnerSpec& spec, const std::string& name) {
     try {
       pieces = detail::splitTemplate(element);
     } catch (const std::invalid_argument&) {
-      continue;  // validateArgvTemplate reports it
+      continue; // validateArgvTemplate reports it
     }
     for (const auto& p : pieces)
       if (p.placeholder && p.text == name)
@@ -218,9 +213,13 @@ bool passesPlaceholder(const RunnerSpec& spec, const std::string& name) {
 
 } // namespace
 
-bool passesClock(const RunnerSpec& spec) { return passesPlaceholder(spec, "clock"); }
+bool passesClock(const RunnerSpec& spec) {
+  return passesPlaceholder(spec, "clock");
+}
 
-bool passesServe(const RunnerSpec& spec) { return passesPlaceholder(spec, "serve"); }
+bool passesServe(const RunnerSpec& spec) {
+  return passesPlaceholder(spec, "serve");
+}
 
 RunnerSpec ortCpuRunner(int protocol) {
   fs::path dir = ortRunnerDir();
@@ -241,9 +240,9 @@ RunnerSpec ortCpuRunner(int protocol) {
   RunnerSpec spec;
   spec.name = "ort:cpu";
   spec.origin = "built-in";
-  spec.argv = {node.string(), script.string(), "--protocol", "{protocol}", "--model", "{model}",
-               "--output-dir", "{output_dir}", "--reps", "{reps}", "--warmup", "{warmup}",
-               "--min-sample-ms", "{min_sample_ms}", "{inputs}"};
+  spec.argv = {node.string(), script.string(), "--protocol",      "{protocol}",      "--model",
+               "{model}",     "--output-dir",  "{output_dir}",    "--reps",          "{reps}",
+               "--warmup",    "{warmup}",      "--min-sample-ms", "{min_sample_ms}", "{inputs}"};
   if (protocol >= 2)
     spec.argv.insert(spec.argv.end() - 1, {"--clock", "{clock}"});
   if (protocol >= 3)
@@ -258,8 +257,8 @@ RunnerSpec resolveRunner(std::string_view variant, const RunnerConfig* config, i
   if (variant.substr(0, 4) == "ext:") {
     std::string_view name = variant.substr(4);
     if (!config)
-      throw RunnerConfigError("variant " + std::string(variant) +
-                              " needs a runner config file declaring \"" + std::string(name) + "\"");
+      throw RunnerConfigError("variant " + std::string(variant) + " needs a runner config file declaring \"" +
+                              std::string(name) + "\"");
     const RunnerSpec* spec = config->find(name);
     if (!spec) {
       std::string known;

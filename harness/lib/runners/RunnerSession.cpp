@@ -59,7 +59,8 @@ void RunnerSession::failEnded(const char* command) {
   std::string suffix = err.empty() ? "" : "; stderr: " + err;
   const std::string model = request_.model.filename().string();
   if (end.rfind("killed by signal", 0) == 0)
-    throw RunnerFailure(FailureKind::Crashed, spec_.name, "serve: " + end + " at '" + command + "' running " + model + suffix);
+    throw RunnerFailure(FailureKind::Crashed, spec_.name,
+                        "serve: " + end + " at '" + command + "' running " + model + suffix);
   throw RunnerFailure(FailureKind::Exited, spec_.name,
                       "serve: the runner " + (end.empty() ? std::string("exited with status 0") : end) + " at '" +
                           command + "' running " + model + suffix);

@@ -77,15 +77,16 @@ const std::set<std::string>& bfloat16TruncationFolders() {
 }
 
 const std::set<std::string>& windowPiFolders() {
-  static const std::set<std::string> names = {
-      "test_blackmanwindow_expanded", "test_blackmanwindow_symmetric_expanded", "test_hammingwindow_expanded",
-      "test_hammingwindow_symmetric_expanded", "test_hannwindow_expanded", "test_hannwindow_symmetric_expanded"};
+  static const std::set<std::string> names = {"test_blackmanwindow_expanded", "test_blackmanwindow_symmetric_expanded",
+                                              "test_hammingwindow_expanded",  "test_hammingwindow_symmetric_expanded",
+                                              "test_hannwindow_expanded",     "test_hannwindow_symmetric_expanded"};
   return names;
 }
 
 const std::set<std::string>& shapeContradictionFolders() {
-  static const std::set<std::string> names = {"test_castlike_BFLOAT16_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded",
-                                              "test_castlike_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16_expanded"};
+  static const std::set<std::string> names = {
+      "test_castlike_BFLOAT16_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded", "test_castlike_FLOAT_to_BFLOAT16",
+      "test_castlike_FLOAT_to_BFLOAT16_expanded"};
   return names;
 }
 
@@ -97,9 +98,9 @@ StoredDataSet readStoredDataSet(const onnx::ModelProto& model, const onnxio::Tes
   for (size_t i = 0; i < set.inputs.size(); ++i)
     d.inputs.push_back(readStoredTensor(set.inputs[i], i < ins.size() ? declaredType(*ins[i]) : 0));
   for (size_t i = 0; i < set.outputs.size(); ++i)
-    d.expected.push_back(readStoredTensor(
-        set.outputs[i],
-        i < static_cast<size_t>(model.graph().output_size()) ? declaredType(model.graph().output(static_cast<int>(i))) : 0));
+    d.expected.push_back(readStoredTensor(set.outputs[i], i < static_cast<size_t>(model.graph().output_size())
+                                                              ? declaredType(model.graph().output(static_cast<int>(i)))
+                                                              : 0));
   return d;
 }
 

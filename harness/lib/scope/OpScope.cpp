@@ -6,43 +6,51 @@ namespace dynqual::scope {
 
 const char* skipReasonName(SkipReason reason) {
   switch (reason) {
-  case SkipReason::OpOutsideSupportedSet: return "op_outside_supported_set";
-  case SkipReason::StringType: return "string_type";
-  case SkipReason::OptionalOrSequenceType: return "optional_or_sequence_type";
-  case SkipReason::DTypeOutsideList: return "dtype_outside_list";
-  case SkipReason::DocumentedDataQuirk: return "documented_data_quirk";
+  case SkipReason::OpOutsideSupportedSet:
+    return "op_outside_supported_set";
+  case SkipReason::StringType:
+    return "string_type";
+  case SkipReason::OptionalOrSequenceType:
+    return "optional_or_sequence_type";
+  case SkipReason::DTypeOutsideList:
+    return "dtype_outside_list";
+  case SkipReason::DocumentedDataQuirk:
+    return "documented_data_quirk";
   }
   return "unknown";
 }
 
 const char* skipReasonText(SkipReason reason) {
   switch (reason) {
-  case SkipReason::OpOutsideSupportedSet: return "op outside supported set";
-  case SkipReason::StringType: return "string type";
-  case SkipReason::OptionalOrSequenceType: return "optional or sequence type";
-  case SkipReason::DTypeOutsideList: return "dtype outside list";
-  case SkipReason::DocumentedDataQuirk: return "documented data quirk";
+  case SkipReason::OpOutsideSupportedSet:
+    return "op outside supported set";
+  case SkipReason::StringType:
+    return "string type";
+  case SkipReason::OptionalOrSequenceType:
+    return "optional or sequence type";
+  case SkipReason::DTypeOutsideList:
+    return "dtype outside list";
+  case SkipReason::DocumentedDataQuirk:
+    return "documented data quirk";
   }
   return "unknown";
 }
 
 const std::set<std::string>& supportedOps() {
   static const std::set<std::string> ops = {
-      "Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat",
-      "Transpose", "Shape", "Gather", "Cast", "Identity", "Constant", "ConstantOfShape",
-      "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where",
+      "Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Transpose", "Shape", "Gather", "Cast",
+      "Identity", "Constant", "ConstantOfShape", "Range", "Add", "Sub", "Mul", "Div", "Equal", "Where",
       // transformer op set
-      "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
-      "Pow", "Sqrt", "Reciprocal", "Neg", "Sigmoid", "Tanh", "Erf", "Exp", "Cos", "Sin", "Max",
-      "Min", "Not", "And", "Or", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN",
-      "Trilu", "CumSum", "GatherElements", "GatherND", "Split", "Dropout",
+      "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "Pow", "Sqrt",
+      "Reciprocal", "Neg", "Sigmoid", "Tanh", "Erf", "Exp", "Cos", "Sin", "Max", "Min", "Not", "And", "Or", "Less",
+      "LessOrEqual", "Greater", "GreaterOrEqual", "IsNaN", "Trilu", "CumSum", "GatherElements", "GatherND", "Split",
+      "Dropout",
       // elementwise and reduction tail
-      "Relu", "LeakyRelu", "Abs", "Log", "Floor", "Ceil", "Round", "Sign", "Clip", "Mod", "Xor",
-      "Sum", "Mean", "CastLike", "LogSoftmax", "ReduceMin", "ReduceProd", "ReduceL2",
-      "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin", "OneHot", "Size",
+      "Relu", "LeakyRelu", "Abs", "Log", "Floor", "Ceil", "Round", "Sign", "Clip", "Mod", "Xor", "Sum", "Mean",
+      "CastLike", "LogSoftmax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax",
+      "ArgMin", "OneHot", "Size",
       // data-dependent extents and shape-input ops
-      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements",
-      "Scatter"};
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements", "Scatter"};
   return ops;
 }
 
@@ -51,8 +59,7 @@ namespace {
 constexpr int32_t kStringCode = onnx::TensorProto::STRING;
 
 /// Classifies one value's type; returns true and sets reason/detail when it must be skipped.
-bool classifyType(const onnx::TypeProto& type, const std::string& name, SkipReason& reason,
-                  std::string& detail) {
+bool classifyType(const onnx::TypeProto& type, const std::string& name, SkipReason& reason, std::string& detail) {
   if (type.has_optional_type() || type.has_sequence_type() || type.has_map_type()) {
     reason = SkipReason::OptionalOrSequenceType;
     detail = "value '" + name + "'";

@@ -15,13 +15,14 @@ namespace dynqual::stats {
 
 namespace {
 
-
 /// Uniform index in [0, n) from the high bits of one 64-bit draw (portable).
 int below(std::mt19937_64& rng, int n) {
   return static_cast<int>((static_cast<unsigned __int128>(rng()) * static_cast<unsigned>(n)) >> 64);
 }
 
-double uniform01(std::mt19937_64& rng) { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; }
+double uniform01(std::mt19937_64& rng) {
+  return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
+}
 
 } // namespace
 
@@ -70,8 +71,9 @@ ChangePointSimResult simulateChangePoints(const ChangePointSimParams& p) {
         level += (rng() & 1) ? step : -step;
         ++next;
       }
-      double e = p.residuals.empty() ? p.sigma * boost::math::quantile(normal, uniform01(rng))
-                                     : p.residuals[static_cast<size_t>(below(rng, static_cast<int>(p.residuals.size())))];
+      double e = p.residuals.empty()
+                     ? p.sigma * boost::math::quantile(normal, uniform01(rng))
+                     : p.residuals[static_cast<size_t>(below(rng, static_cast<int>(p.residuals.size())))];
       x[static_cast<size_t>(i)] = std::exp(level + p.noiseScale * e);
     }
     std::vector<ChangePoint> found = detectChangePoints(x, p.options);

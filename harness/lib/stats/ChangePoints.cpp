@@ -103,8 +103,11 @@ std::vector<ChangePoint> merge(const std::vector<double>& z, std::vector<Candida
           worst = static_cast<int>(i);
     };
     auto largerP = [](const ChangePoint& a, const ChangePoint& b) { return a.p > b.p; };
-    pick([&](const ChangePoint& c) { return c.index - c.segmentStart < o.minSegment || c.segmentEnd - c.index < o.minSegment; },
-         largerP);
+    pick(
+        [&](const ChangePoint& c) {
+          return c.index - c.segmentStart < o.minSegment || c.segmentEnd - c.index < o.minSegment;
+        },
+        largerP);
     if (worst < 0)
       pick([&](const ChangePoint& c) { return c.p > o.maxP; }, largerP);
     if (worst < 0 && o.minMagnitude > 0)
@@ -121,12 +124,12 @@ std::vector<ChangePoint> merge(const std::vector<double>& z, std::vector<Candida
 /// p can no longer reach maxP.
 double permutationP(const std::vector<double>& z, const std::vector<std::pair<int, int>>& intervals, double q,
                     const ChangePointOptions& o, std::mt19937_64& rng) {
-  const int limit = static_cast<int>(std::floor(o.maxP * (o.permutations + 1) + 1e-9)) - 1;  // exceedances allowed
+  const int limit = static_cast<int>(std::floor(o.maxP * (o.permutations + 1) + 1e-9)) - 1; // exceedances allowed
   std::vector<double> w = z;
   int exceed = 0;
   for (int r = 0; r < o.permutations; ++r) {
     for (auto [a, b] : intervals)
-      for (int i = b - 1; i > a; --i) {  // Fisher-Yates; index by the high bits (portable, no std:: distribution)
+      for (int i = b - 1; i > a; --i) { // Fisher-Yates; index by the high bits (portable, no std:: distribution)
         auto k = static_cast<int>((static_cast<unsigned __int128>(rng()) * static_cast<unsigned>(i - a + 1)) >> 64);
         std::swap(w[static_cast<size_t>(i)], w[static_cast<size_t>(a + k)]);
       }
@@ -137,7 +140,7 @@ double permutationP(const std::vector<double>& z, const std::vector<std::pair<in
         best = std::max(best, s.q);
     }
     if (best >= q && ++exceed > limit)
-      return 1.0;  // cannot reach maxP any more; the exact p is not needed
+      return 1.0; // cannot reach maxP any more; the exact p is not needed
   }
   return (1.0 + exceed) / (o.permutations + 1.0);
 }
@@ -197,14 +200,14 @@ std::vector<Candidate> pelt(const std::vector<double>& z, const ChangePointOptio
   for (int i = 1; i < n; ++i)
     diffs.push_back(z[static_cast<size_t>(i)] - z[static_cast<size_t>(i - 1)]);
   double sigma = kMadNormalScale * mad(diffs) / std::sqrt(2.0);
-  if (!(sigma > 0)) {  // more than half the steps are 0: fall back to their mean absolute size
+  if (!(sigma > 0)) { // more than half the steps are 0: fall back to their mean absolute size
     double s = 0;
     for (double d : diffs)
       s += std::fabs(d);
     sigma = kMeanAbsDevNormalScale * s / static_cast<double>(diffs.size()) / std::sqrt(2.0);
   }
   if (!(sigma > 0))
-    return {};  // a constant series
+    return {}; // a constant series
   const double beta = (o.peltPenalty > 0 ? o.peltPenalty : kDefaultPeltPenalty) * std::log(static_cast<double>(n));
   std::vector<double> s1(static_cast<size_t>(n) + 1, 0), s2(static_cast<size_t>(n) + 1, 0);
   for (int i = 0; i < n; ++i) {
@@ -221,7 +224,7 @@ std::vector<Candidate> pelt(const std::vector<double>& z, const ChangePointOptio
   std::vector<double> f(static_cast<size_t>(n) + 1, inf);
   std::vector<int> last(static_cast<size_t>(n) + 1, 0);
   f[0] = -beta;
-  std::vector<int> keep = {0};  // R_t of Killick et al., ascending
+  std::vector<int> keep = {0}; // R_t of Killick et al., ascending
   for (int t = m; t <= n; ++t) {
     double best = inf;
     int arg = 0;
@@ -285,15 +288,15 @@ EnergySplit bestEnergySplit(const std::vector<double>& z, int begin, int end, in
     for (int i = 0; i < len; ++i)
       r[i + 1] = r[i] + std::fabs(z[static_cast<size_t>(begin + i)] - zj);
   }
-  double sxx = 0;  // sum_{i<k<t} |z_i - z_k|
+  double sxx = 0; // sum_{i<k<t} |z_i - z_k|
   for (int t = 1; t <= len - minSegment; ++t) {
-    sxx += prefix[static_cast<size_t>(t - 1) * row + static_cast<size_t>(t - 1)];  // adds point t-1 to X
+    sxx += prefix[static_cast<size_t>(t - 1) * row + static_cast<size_t>(t - 1)]; // adds point t-1 to X
     if (t < minSegment)
       continue;
     const double n = t;
     double sxy = 0, syy = 0;
     for (int k = t + 1; k <= len; ++k) {
-      const double* r = &prefix[static_cast<size_t>(k - 1) * row];  // point k-1 joins Y
+      const double* r = &prefix[static_cast<size_t>(k - 1) * row]; // point k-1 joins Y
       sxy += r[t];
       syy += r[k - 1] - r[t];
       const double m = k - t;

@@ -103,8 +103,8 @@ Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction 
   // maps [lo, hi] to [1/hi, 1/lo] and so mirrors the verdict.
   const double upper = 1 + margin, lower = 1 / (1 + margin);
   bool significant = pTwoSided < alpha;
-  bool above = ratioLow > upper;   // wholly a higher value than base beyond the margin
-  bool below = ratioHigh < lower;  // wholly a lower value
+  bool above = ratioLow > upper;  // wholly a higher value than base beyond the margin
+  bool below = ratioHigh < lower; // wholly a lower value
   bool worse = direction == Direction::LowerIsBetter ? above : below;
   bool better = direction == Direction::LowerIsBetter ? below : above;
   if (significant && worse)
@@ -148,7 +148,7 @@ std::vector<Decision> decideFamily(const std::vector<Comparison>& family, double
 int minRoundsForAlpha(double alpha) {
   checkAlpha(alpha, "alpha");
   int n = 1;
-  while (std::ldexp(1.0, 1 - n) >= alpha)  // smallest two-sided p over n rounds: 2 / 2^n
+  while (std::ldexp(1.0, 1 - n) >= alpha) // smallest two-sided p over n rounds: 2 / 2^n
     ++n;
   return n;
 }
@@ -165,10 +165,10 @@ int roundsToSettle(double sigma, double margin, double alpha, double power) {
     throw std::invalid_argument("rounds to settle: noise " + std::to_string(sigma) + ", margin " +
                                 std::to_string(margin) + " and power " + std::to_string(power) +
                                 " must be >= 0, > 0 and in (0, 1)");
-  double se = 1.05 * sigma / std::log1p(margin);  // per sqrt(round), in units of the log margin
+  double se = 1.05 * sigma / std::log1p(margin); // per sqrt(round), in units of the log margin
   // Student t quantiles at n - 1 degrees of freedom instead of normal ones, iterated to a fixed
   // point: the rounds are few, and the noise is estimated (Chow, Shao & Wang sec. 3.2 do the same).
-  int n = minRoundsForAlpha(alpha);  // below it the interval is unbounded
+  int n = minRoundsForAlpha(alpha); // below it the interval is unbounded
   for (int iter = 0; iter < 100; ++iter) {
     boost::math::students_t_distribution<double> t(std::max(1, n - 1));
     double q = boost::math::quantile(boost::math::complement(t, alpha / 2)) +

@@ -68,7 +68,9 @@ double mad(const std::vector<double>& x) {
   return median(std::move(dev));
 }
 
-double scaledMad(const std::vector<double>& x) { return kMadNormalScale * mad(x); }
+double scaledMad(const std::vector<double>& x) {
+  return kMadNormalScale * mad(x);
+}
 
 std::vector<double> robustZScores(const std::vector<double>& x) {
   if (x.empty())
@@ -86,7 +88,7 @@ std::vector<double> robustZScores(const std::vector<double>& x) {
     scale = kMeanAbsDevNormalScale * meanDev;
   std::vector<double> z(x.size(), 0.0);
   if (scale == 0)
-    return z;  // every value equals the median
+    return z; // every value equals the median
   for (size_t i = 0; i < x.size(); ++i)
     z[i] = (x[i] - m) / scale;
   return z;

@@ -59,7 +59,8 @@ double hodgesLehmann(const std::vector<double>& d) {
 
 HodgesLehmannResult hodgesLehmannInterval(const std::vector<double>& d, double confidence, int exactMaxN) {
   if (!(confidence > 0 && confidence < 1))
-    throw std::invalid_argument("Hodges-Lehmann interval: confidence " + std::to_string(confidence) + " outside (0, 1)");
+    throw std::invalid_argument("Hodges-Lehmann interval: confidence " + std::to_string(confidence) +
+                                " outside (0, 1)");
   if (exactMaxN < 0)
     throw std::invalid_argument("Hodges-Lehmann interval: exactMaxN < 0");
   std::vector<double> w = walshAverages(d);
@@ -68,7 +69,7 @@ HodgesLehmannResult hodgesLehmannInterval(const std::vector<double>& d, double c
   r.confidence = confidence;
   r.estimate = medianOf(w);
   double tail = (1 - confidence) / 2;
-  long big = static_cast<long>(w.size());  // N = n (n + 1) / 2
+  long big = static_cast<long>(w.size()); // N = n (n + 1) / 2
   long k = 0;
   if (r.n <= exactMaxN) {
     r.method = PValueMethod::Exact;

@@ -40,7 +40,7 @@ std::vector<double> holmAdjust(const std::vector<double>& p) {
   std::vector<double> adj(p.size());
   size_t m = p.size();
   double running = 0;
-  for (size_t i = 0; i < m; ++i) {  // i: 0-based sorted position, multiplier m - i
+  for (size_t i = 0; i < m; ++i) { // i: 0-based sorted position, multiplier m - i
     running = std::max(running, std::min(1.0, static_cast<double>(m - i) * p[idx[i]]));
     adj[idx[i]] = running;
   }
@@ -53,7 +53,7 @@ std::vector<double> benjaminiHochbergAdjust(const std::vector<double>& p) {
   std::vector<double> adj(p.size());
   size_t m = p.size();
   double running = 1;
-  for (size_t i = m; i-- > 0;) {  // rank i + 1
+  for (size_t i = m; i-- > 0;) { // rank i + 1
     running = std::min(running, std::min(1.0, static_cast<double>(m) * p[idx[i]] / static_cast<double>(i + 1)));
     adj[idx[i]] = running;
   }

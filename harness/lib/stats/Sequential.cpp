@@ -97,9 +97,8 @@ std::vector<Decision> applyLook(SuiteState& state, const LookSchedule& schedule,
     auto n = static_cast<int>(family[i].logRatios.size());
     bool open = state.closedAtRounds[i] == 0;
     if (open ? n != rounds : (n < state.closedAtRounds[i] || n > rounds))
-      throw std::invalid_argument("look " + std::to_string(look) + " is at " + std::to_string(rounds) +
-                                  " rounds, " + (open ? "an open" : "a closed") + " comparison has " +
-                                  std::to_string(n));
+      throw std::invalid_argument("look " + std::to_string(look) + " is at " + std::to_string(rounds) + " rounds, " +
+                                  (open ? "an open" : "a closed") + " comparison has " + std::to_string(n));
   }
   std::vector<Decision> decisions = decideFamily(family, alpha, common);
   bool allClosed = true;

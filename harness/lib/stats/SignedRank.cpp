@@ -17,12 +17,13 @@ SignedRankNull::SignedRankNull(const std::vector<int>& doubledRanks) : n_(static
   long total = 0;
   for (int a : doubledRanks) {
     if (a <= 0)
-      throw std::invalid_argument("signed-rank null distribution: doubled rank " + std::to_string(a) + " is not positive");
+      throw std::invalid_argument("signed-rank null distribution: doubled rank " + std::to_string(a) +
+                                  " is not positive");
     total += a;
   }
   pmf_.assign(static_cast<size_t>(total) + 1, 0.0);
   pmf_[0] = 1.0;
-  long reach = 0;  // largest sum reachable so far
+  long reach = 0; // largest sum reachable so far
   for (int a : doubledRanks) {
     // In place, downward: P_i(s) = (P_{i-1}(s) + P_{i-1}(s - a)) / 2.
     reach += a;
@@ -74,7 +75,7 @@ namespace detail {
 
 RankedDifferences rankNonZero(const std::vector<double>& d) {
   RankedDifferences r;
-  std::vector<std::pair<double, bool>> a;  // |d|, positive
+  std::vector<std::pair<double, bool>> a; // |d|, positive
   a.reserve(d.size());
   for (double v : d) {
     if (!std::isfinite(v))

@@ -29,7 +29,6 @@ RateEstimate rateEstimate(std::int64_t count, std::int64_t total) {
 
 namespace {
 
-
 void checkParams(const SimulationParams& p) {
   if (p.residuals.size() < 2)
     throw std::invalid_argument("gate simulation needs at least 2 A/A residuals");

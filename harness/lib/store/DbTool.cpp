@@ -17,10 +17,27 @@ namespace dynqual::store {
 
 namespace {
 
-const char* kTables[] = {"machines", "builds", "build_artifacts", "pipelines", "runs", "run_params", "models",
-                         "datasets", "cases", "case_params", "accuracy", "samples", "counters",
-                         "fuzz_cases", "findings", "verdicts", "fuzz_campaign_cases",
-                         "fuzz_signatures", "fuzz_findings", "fuzz_campaigns", "fuzz_bucket_status"};
+const char* kTables[] = {"machines",
+                         "builds",
+                         "build_artifacts",
+                         "pipelines",
+                         "runs",
+                         "run_params",
+                         "models",
+                         "datasets",
+                         "cases",
+                         "case_params",
+                         "accuracy",
+                         "samples",
+                         "counters",
+                         "fuzz_cases",
+                         "findings",
+                         "verdicts",
+                         "fuzz_campaign_cases",
+                         "fuzz_signatures",
+                         "fuzz_findings",
+                         "fuzz_campaigns",
+                         "fuzz_bucket_status"};
 
 OpenOptions readOnly() {
   OpenOptions o;
@@ -69,24 +86,32 @@ void dbInfo(const fs::path& db, const std::string& format, std::ostream& out) {
   if (format == "json") {
     json rj = json::array();
     for (const auto& r : runs)
-      rj.push_back({{"id", r.id}, {"key", r.key}, {"kind", r.kind}, {"status", r.status},
-                    {"started_at", r.startedAt}, {"ended_at", r.endedAt}, {"revision", r.revision},
-                    {"machine", r.machine}, {"cases", r.cases}});
-    out << json{{"path", db.string()}, {"schema_version", s.schemaVersion()},
-                {"current_schema_version", currentSchemaVersion()}, {"rows", counts}, {"runs", rj}}
+      rj.push_back({{"id", r.id},
+                    {"key", r.key},
+                    {"kind", r.kind},
+                    {"status", r.status},
+                    {"started_at", r.startedAt},
+                    {"ended_at", r.endedAt},
+                    {"revision", r.revision},
+                    {"machine", r.machine},
+                    {"cases", r.cases}});
+    out << json{{"path", db.string()},
+                {"schema_version", s.schemaVersion()},
+                {"current_schema_version", currentSchemaVersion()},
+                {"rows", counts},
+                {"runs", rj}}
                .dump(2)
         << "\n";
     return;
   }
-  out << db.string() << ": schema version " << s.schemaVersion() << " (this dynqual writes "
-      << currentSchemaVersion() << ")\n";
+  out << db.string() << ": schema version " << s.schemaVersion() << " (this dynqual writes " << currentSchemaVersion()
+      << ")\n";
   for (const auto& [t, n] : counts.items())
     out << "  " << t << ": " << n.get<int64_t>() << "\n";
   out << "runs:\n";
   for (const auto& r : runs)
-    out << "  " << r.id << "  " << r.key.substr(0, 12) << "  " << r.kind << "  " << r.status << "  "
-        << r.startedAt << "  " << (r.revision.empty() ? "-" : r.revision.substr(0, 12)) << "  " << r.cases
-        << " cases\n";
+    out << "  " << r.id << "  " << r.key.substr(0, 12) << "  " << r.kind << "  " << r.status << "  " << r.startedAt
+        << "  " << (r.revision.empty() ? "-" : r.revision.substr(0, 12)) << "  " << r.cases << " cases\n";
 }
 
 void dbQuery(const fs::path& db, const std::string& sql, const std::string& format, std::ostream& out) {
@@ -141,8 +166,7 @@ void dbExport(const fs::path& db, const std::vector<std::string>& runs, std::ost
   out << toJson(records).dump(1) << "\n";
 }
 
-ImportResult dbImport(const fs::path& db, const std::vector<std::string>& files, std::istream& in,
-                      std::ostream& out) {
+ImportResult dbImport(const fs::path& db, const std::vector<std::string>& files, std::istream& in, std::ostream& out) {
   std::vector<RunRecord> all;
   for (const auto& f : files) {
     std::string name = f == "-" ? "<stdin>" : f;
@@ -189,8 +213,8 @@ ImportResult dbMerge(const fs::path& db, const std::vector<fs::path>& shards, st
     out << shards[i].string() << ": added " << r.added << ", replaced " << r.replaced << ", skipped " << r.skipped
         << " runs";
     if (f.shards > 0 || f.cases > 0)
-      out << "; fuzz: " << f.cases << " new cases, " << f.findings << " new findings from " << f.shards
-          << " shard(s)" << (f.unfinished ? ", " + std::to_string(f.unfinished) + " unfinished (rerun with --resume)" : "");
+      out << "; fuzz: " << f.cases << " new cases, " << f.findings << " new findings from " << f.shards << " shard(s)"
+          << (f.unfinished ? ", " + std::to_string(f.unfinished) + " unfinished (rerun with --resume)" : "");
     out << "\n";
     total.added += r.added;
     total.replaced += r.replaced;

@@ -114,7 +114,7 @@ Machine probeMachine() {
   if (m.cpuModel.empty())
     m.cpuModel = "unknown";
   m.cores = std::thread::hardware_concurrency();
-  std::string mem = fieldOf("/proc/meminfo", "MemTotal", ':');  // "24576000 kB"
+  std::string mem = fieldOf("/proc/meminfo", "MemTotal", ':'); // "24576000 kB"
   if (!mem.empty())
     m.memoryBytes = std::stoll(mem) * 1024;
   utsname u{};
@@ -135,8 +135,7 @@ Machine probeMachine() {
   return m;
 }
 
-Build probeBuild(const fs::path& sourceDir, const std::string& dynqualVersion,
-                 const std::vector<fs::path>& artifacts) {
+Build probeBuild(const fs::path& sourceDir, const std::string& dynqualVersion, const std::vector<fs::path>& artifacts) {
   Build b;
   std::string git = "git -C " + shellQuote(sourceDir.string());
   b.revision = capture(git + " rev-parse HEAD 2>/dev/null");
@@ -184,7 +183,11 @@ std::string newRunKey() {
 
 std::string machineFingerprint(const Machine& m) {
   std::ostringstream s;
-  s << m.cpuModel << '\n' << m.cores << '\n' << m.memoryBytes << '\n' << m.os << '\n' << m.gpuName << '\n'
+  s << m.cpuModel << '\n'
+    << m.cores << '\n'
+    << m.memoryBytes << '\n'
+    << m.os << '\n'
+    << m.gpuName << '\n'
     << m.gpuDriver;
   return sha256Hex(s.str());
 }

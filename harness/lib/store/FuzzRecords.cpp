@@ -15,7 +15,9 @@ namespace dynqual::store {
 
 namespace {
 
-std::string text(SQLite::Statement& q, int col) { return q.getColumn(col).isNull() ? "" : q.getColumn(col).getString(); }
+std::string text(SQLite::Statement& q, int col) {
+  return q.getColumn(col).isNull() ? "" : q.getColumn(col).getString();
+}
 
 /// Splits "symptom|pass|origin|message" (the message may itself hold '|').
 void splitKey(FuzzBucket& b) {
@@ -41,7 +43,9 @@ void bindColumn(SQLite::Statement& ins, int index, const SQLite::Column& c) {
     ins.bind(index, c.getString());
 }
 
-int statusRank(const std::string& s) { return s == "new" ? 0 : s == "known" ? 1 : 2; }
+int statusRank(const std::string& s) {
+  return s == "new" ? 0 : s == "known" ? 1 : 2;
+}
 
 /// Markdown table cell: pipes and newlines would break the row.
 std::string cell(const std::string& s) {
@@ -146,12 +150,12 @@ std::vector<FuzzBucket> fuzzBuckets(Store& store, const std::string& nightIn) {
   std::map<std::string, FuzzBucket> byId;
   std::map<std::string, std::set<std::string>> sigs;
   std::map<std::string, std::set<uint64_t>> seeds;
-  SQLite::Statement q(store.db(),
-                      "SELECT f.bucket, f.bucket_key, f.campaign, f.seed, f.signature, f.detail, f.minimized_detail, "
-                      "f.variant, f.knob, f.binding, f.nodes_after, f.elements_after, f.case_dir, f.reproducer, "
-                      "f.recorded_at, COALESCE(c.night, ''), COALESCE(c.revision, ''), f.graph_text FROM fuzz_findings f "
-                      "LEFT JOIN fuzz_campaigns c ON c.campaign = f.campaign WHERE f.bucket != '' "
-                      "ORDER BY f.recorded_at, f.id");
+  SQLite::Statement q(
+      store.db(), "SELECT f.bucket, f.bucket_key, f.campaign, f.seed, f.signature, f.detail, f.minimized_detail, "
+                  "f.variant, f.knob, f.binding, f.nodes_after, f.elements_after, f.case_dir, f.reproducer, "
+                  "f.recorded_at, COALESCE(c.night, ''), COALESCE(c.revision, ''), f.graph_text FROM fuzz_findings f "
+                  "LEFT JOIN fuzz_campaigns c ON c.campaign = f.campaign WHERE f.bucket != '' "
+                  "ORDER BY f.recorded_at, f.id");
   while (q.executeStep()) {
     std::string id = text(q, 0);
     auto [it, fresh] = byId.try_emplace(id);
@@ -191,7 +195,8 @@ std::vector<FuzzBucket> fuzzBuckets(Store& store, const std::string& nightIn) {
       b.graph = text(q, 17);
     }
   }
-  SQLite::Statement st(store.db(), "SELECT bucket, corpus_case, checked_at, checked_revision, passes FROM fuzz_bucket_status");
+  SQLite::Statement st(store.db(),
+                       "SELECT bucket, corpus_case, checked_at, checked_revision, passes FROM fuzz_bucket_status");
   while (st.executeStep()) {
     auto it = byId.find(text(st, 0));
     if (it == byId.end())
@@ -281,8 +286,8 @@ FuzzMergeCounts mergeFuzzTables(Store& into, const fs::path& shardPath) {
   FuzzMergeCounts n;
   int version = shard.schemaVersion();
   if (version < 5)
-    return n;  // no fuzz tables yet
-  bool v6 = version >= 7;  // buckets arrived with schema version 7
+    return n;             // no fuzz tables yet
+  bool v6 = version >= 7; // buckets arrived with schema version 7
   into.transaction("merging the fuzz rows of " + shardPath.string(), [&] {
     {
       SQLite::Statement q(shard.db(), "SELECT campaign, case_index, seed, generator, valid, nodes, findings "
@@ -305,8 +310,8 @@ FuzzMergeCounts mergeFuzzTables(Store& into, const fs::path& shardPath) {
       std::string marks;
       for (int c = 0; c < count; ++c)
         marks += c ? ", ?" : "?";
-      SQLite::Statement ins(into.db(), "INSERT OR IGNORE INTO fuzz_findings(" + cols + (v6 ? more : "") +
-                                           ") VALUES(" + marks + ")");
+      SQLite::Statement ins(into.db(), "INSERT OR IGNORE INTO fuzz_findings(" + cols + (v6 ? more : "") + ") VALUES(" +
+                                           marks + ")");
       while (q.executeStep()) {
         for (int c = 0; c < count; ++c)
           bindColumn(ins, c + 1, q.getColumn(c));
@@ -363,28 +368,36 @@ FuzzMergeCounts mergeFuzzTables(Store& into, const fs::path& shardPath) {
 }
 
 nlohmann::json toJson(const FuzzBucket& b) {
-  return {{"bucket", b.bucket},
-          {"key", b.key},
-          {"status", b.status},
-          {"symptom", b.symptom},
-          {"pass", b.pass},
-          {"origin", b.origin},
-          {"message", b.message},
-          {"hits", b.hits},
-          {"hits_tonight", b.hitsTonight},
-          {"signatures", b.signatures},
-          {"first_seen", {{"campaign", b.firstCampaign}, {"at", b.firstSeen}, {"revision", b.firstRevision},
-                          {"night", b.firstNight}}},
-          {"last_seen", {{"campaign", b.lastCampaign}, {"at", b.lastSeen}}},
-          {"smallest", {{"nodes", b.nodes}, {"input_elements", b.elements}, {"seed", b.seed},
-                        {"signature", b.signature}, {"binding", b.binding}, {"variant", b.variant},
-                        {"knob", b.knob}, {"case_dir", b.caseDir}, {"reproducer", b.reproducer},
-                        {"detail", b.detail}}},
-          {"example_seeds", b.exampleSeeds},
-          {"corpus_case", b.corpusCase},
-          {"last_check", b.passes < 0 ? nlohmann::json(nullptr)
-                                      : nlohmann::json{{"at", b.checkedAt}, {"revision", b.checkedRevision},
-                                                       {"passes", b.passes == 1}}}};
+  return {
+      {"bucket", b.bucket},
+      {"key", b.key},
+      {"status", b.status},
+      {"symptom", b.symptom},
+      {"pass", b.pass},
+      {"origin", b.origin},
+      {"message", b.message},
+      {"hits", b.hits},
+      {"hits_tonight", b.hitsTonight},
+      {"signatures", b.signatures},
+      {"first_seen",
+       {{"campaign", b.firstCampaign}, {"at", b.firstSeen}, {"revision", b.firstRevision}, {"night", b.firstNight}}},
+      {"last_seen", {{"campaign", b.lastCampaign}, {"at", b.lastSeen}}},
+      {"smallest",
+       {{"nodes", b.nodes},
+        {"input_elements", b.elements},
+        {"seed", b.seed},
+        {"signature", b.signature},
+        {"binding", b.binding},
+        {"variant", b.variant},
+        {"knob", b.knob},
+        {"case_dir", b.caseDir},
+        {"reproducer", b.reproducer},
+        {"detail", b.detail}}},
+      {"example_seeds", b.exampleSeeds},
+      {"corpus_case", b.corpusCase},
+      {"last_check",
+       b.passes < 0 ? nlohmann::json(nullptr)
+                    : nlohmann::json{{"at", b.checkedAt}, {"revision", b.checkedRevision}, {"passes", b.passes == 1}}}};
 }
 
 void writeTriage(const std::vector<FuzzBucket>& buckets, const std::string& night, const std::string& format,

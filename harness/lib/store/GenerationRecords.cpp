@@ -89,8 +89,8 @@ CaseRecord generationCase(const json& doc) {
   c.dataset.hash = sha256Hex(c.model.hash + "\n" + c.dataset.binding + "\n" + seed);
   c.status = "passed";
 
-  for (const char* k : {"warmup", "reps", "prompt_len", "gen_tokens", "seed", "batch", "copy_mib", "copy_reps",
-                        "launches"})
+  for (const char* k :
+       {"warmup", "reps", "prompt_len", "gen_tokens", "seed", "batch", "copy_mib", "copy_reps", "launches"})
     if (p.contains(k))
       c.params[k] = text(p.at(k));
   c.params["engine"] = engine;
@@ -128,7 +128,7 @@ CaseRecord generationCase(const json& doc) {
   };
   for (const auto& [metric, path, unit] : single) {
     const double v = number(doc, path);
-    if (!std::isnan(v))  // not measured (a peer has no launch count): no sample, the table shows "-"
+    if (!std::isnan(v)) // not measured (a peer has no launch count): no sample, the table shows "-"
       c.samples.push_back({metric, unit, {v}});
   }
   const double peak = number(doc, "peak_device_bytes");

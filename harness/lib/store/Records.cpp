@@ -48,9 +48,7 @@ public:
       fail(std::string("'") + k + "' must be an integer");
     return v.get<int64_t>();
   }
-  double real(const char* k, double dflt) const {
-    return has(k) ? realOf(at(k), std::string("'") + k + "'") : dflt;
-  }
+  double real(const char* k, double dflt) const { return has(k) ? realOf(at(k), std::string("'") + k + "'") : dflt; }
   double realOf(const json& v, const std::string& what) const {
     if (v.is_number())
       return v.get<double>();
@@ -102,8 +100,12 @@ json buildJson(const Build& b) {
   json arts = json::array();
   for (const auto& a : b.artifacts)
     arts.push_back({{"path", a.path}, {"sha256", a.sha256}, {"size_bytes", a.sizeBytes}});
-  return {{"key", b.key}, {"revision", b.revision}, {"dirty", b.dirty}, {"compiler_version", b.compilerVersion},
-          {"dynqual_version", b.dynqualVersion}, {"artifacts", arts}};
+  return {{"key", b.key},
+          {"revision", b.revision},
+          {"dirty", b.dirty},
+          {"compiler_version", b.compilerVersion},
+          {"dynqual_version", b.dynqualVersion},
+          {"artifacts", arts}};
 }
 
 Build buildFrom(const json& j, const std::string& path) {
@@ -127,10 +129,19 @@ Build buildFrom(const json& j, const std::string& path) {
 nlohmann::json caseToJson(const CaseRecord& c) {
   json acc = json::array();
   for (const auto& a : c.accuracy)
-    acc.push_back({{"comparison", a.comparison}, {"output", a.output}, {"verdict", a.verdict}, {"reason", a.reason},
-                   {"dtype", a.dtype}, {"shape", a.shape}, {"elements", a.elements},
-                   {"nan_inf_skipped", a.nanInfSkipped}, {"mismatches", a.mismatches}, {"l2", number(a.l2)},
-                   {"rel_l2", number(a.relL2)}, {"max_abs", number(a.maxAbs)}, {"cosine", number(a.cosine)}});
+    acc.push_back({{"comparison", a.comparison},
+                   {"output", a.output},
+                   {"verdict", a.verdict},
+                   {"reason", a.reason},
+                   {"dtype", a.dtype},
+                   {"shape", a.shape},
+                   {"elements", a.elements},
+                   {"nan_inf_skipped", a.nanInfSkipped},
+                   {"mismatches", a.mismatches},
+                   {"l2", number(a.l2)},
+                   {"rel_l2", number(a.relL2)},
+                   {"max_abs", number(a.maxAbs)},
+                   {"cosine", number(a.cosine)}});
   json samples = json::array();
   for (const auto& s : c.samples) {
     json vals = json::array();
@@ -141,8 +152,14 @@ nlohmann::json caseToJson(const CaseRecord& c) {
   json ds = nullptr;
   if (!c.dataset.name.empty())
     ds = {{"name", c.dataset.name}, {"kind", c.dataset.kind}, {"binding", c.dataset.binding}, {"hash", c.dataset.hash}};
-  return {{"model", {{"name", c.model.name}, {"hash", c.model.hash}}}, {"dataset", ds}, {"status", c.status},
-          {"error", c.error}, {"params", c.params}, {"accuracy", acc}, {"samples", samples}, {"counters", c.counters}};
+  return {{"model", {{"name", c.model.name}, {"hash", c.model.hash}}},
+          {"dataset", ds},
+          {"status", c.status},
+          {"error", c.error},
+          {"params", c.params},
+          {"accuracy", acc},
+          {"samples", samples},
+          {"counters", c.counters}};
 }
 
 CaseRecord caseFromJson(const nlohmann::json& j, const std::string& path) {
@@ -217,16 +234,26 @@ nlohmann::json toJson(const std::vector<RunRecord>& runs) {
     json cases = json::array();
     for (const auto& c : r.cases)
       cases.push_back(caseToJson(c));
-    out.push_back({{"key", r.key}, {"kind", r.kind}, {"status", r.status}, {"started_at", r.startedAt},
+    out.push_back({{"key", r.key},
+                   {"kind", r.kind},
+                   {"status", r.status},
+                   {"started_at", r.startedAt},
                    {"ended_at", r.endedAt.empty() ? json(nullptr) : json(r.endedAt)},
-                   {"command_line", r.commandLine}, {"device", r.device},
-                   {"machine", {{"fingerprint", m.fingerprint}, {"cpu_model", m.cpuModel}, {"cores", m.cores},
-                                {"memory_bytes", m.memoryBytes}, {"os", m.os}, {"gpu_name", m.gpuName},
-                                {"gpu_driver", m.gpuDriver}}},
+                   {"command_line", r.commandLine},
+                   {"device", r.device},
+                   {"machine",
+                    {{"fingerprint", m.fingerprint},
+                     {"cpu_model", m.cpuModel},
+                     {"cores", m.cores},
+                     {"memory_bytes", m.memoryBytes},
+                     {"os", m.os},
+                     {"gpu_name", m.gpuName},
+                     {"gpu_driver", m.gpuDriver}}},
                    {"build", r.build ? buildJson(*r.build) : json(nullptr)},
                    {"base_build", r.baseBuild ? buildJson(*r.baseBuild) : json(nullptr)},
                    {"pipeline", {{"hash", r.pipeline.hash}, {"spec", r.pipeline.spec}}},
-                   {"params", r.params}, {"cases", cases}});
+                   {"params", r.params},
+                   {"cases", cases}});
   }
   return {{"format", "dynqual-store"}, {"version", kExchangeFormatVersion}, {"runs", out}};
 }
@@ -257,8 +284,8 @@ std::vector<RunRecord> runsFromJson(const nlohmann::json& doc) {
     run.commandLine = r.str("command_line", false);
     run.device = r.str("device", false);
     Reader m(r.at("machine"), r.sub("machine"));
-    run.machine = {"", m.str("cpu_model"), m.integer("cores"), m.integer("memory_bytes"), m.str("os"),
-                   m.str("gpu_name", false), m.str("gpu_driver", false)};
+    run.machine = {"",          m.str("cpu_model"),       m.integer("cores"),        m.integer("memory_bytes"),
+                   m.str("os"), m.str("gpu_name", false), m.str("gpu_driver", false)};
     run.machine.fingerprint = m.has("fingerprint") ? m.str("fingerprint") : machineFingerprint(run.machine);
     if (r.has("build"))
       run.build = buildFrom(r.at("build"), r.sub("build"));

@@ -323,18 +323,21 @@ const std::vector<Migration>& migrations() {
   return all;
 }
 
-int currentSchemaVersion() { return migrations().back().version; }
+int currentSchemaVersion() {
+  return migrations().back().version;
+}
 
-int schemaVersion(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
+int schemaVersion(SQLite::Database& db) {
+  return db.execAndGet("PRAGMA user_version").getInt();
+}
 
 void migrate(SQLite::Database& db, int target) {
   if (target < 0)
     target = currentSchemaVersion();
   int have = schemaVersion(db);
   if (have > currentSchemaVersion())
-    throw std::runtime_error("unsupported: schema version " + std::to_string(have) +
-                             " is newer than this dynqual (" + std::to_string(currentSchemaVersion()) +
-                             "); use a newer dynqual");
+    throw std::runtime_error("unsupported: schema version " + std::to_string(have) + " is newer than this dynqual (" +
+                             std::to_string(currentSchemaVersion()) + "); use a newer dynqual");
   for (const auto& m : migrations()) {
     if (m.version > target)
       break;
@@ -351,7 +354,7 @@ void migrate(SQLite::Database& db, int target) {
       db.exec("PRAGMA user_version = " + std::to_string(m.version));
       db.exec("COMMIT");
     } catch (...) {
-      sqlite3_exec(db.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);  // may be rolled back already
+      sqlite3_exec(db.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr); // may be rolled back already
       throw;
     }
     have = m.version;

@@ -60,7 +60,9 @@ std::string shellWord(const fs::path& path) {
   return out + "'";
 }
 
-void bindText(SQLite::Statement& st, int i, const std::string& s) { st.bind(i, s); }
+void bindText(SQLite::Statement& st, int i, const std::string& s) {
+  st.bind(i, s);
+}
 
 /// NaN is stored as NULL (SQLite has no NaN); inf is stored as REAL.
 void bindReal(SQLite::Statement& st, int i, double v) {
@@ -70,9 +72,13 @@ void bindReal(SQLite::Statement& st, int i, double v) {
     st.bind(i, v);
 }
 
-double realOf(const SQLite::Column& c) { return c.isNull() ? std::nan("") : c.getDouble(); }
+double realOf(const SQLite::Column& c) {
+  return c.isNull() ? std::nan("") : c.getDouble();
+}
 
-std::string shapeText(const std::vector<int64_t>& shape) { return nlohmann::json(shape).dump(); }
+std::string shapeText(const std::vector<int64_t>& shape) {
+  return nlohmann::json(shape).dump();
+}
 
 /// INSERT ... ON CONFLICT DO NOTHING, then the id of the row with that content key.
 int64_t upsertId(SQLite::Database& db, const std::string& insertSql, const std::string& selectSql,
@@ -232,8 +238,8 @@ void Store::reopenImmutable() {
   fs::path wal = path_.string() + "-wal";
   std::error_code ec;
   if (fs::exists(wal, ec) && fs::file_size(wal, ec) > 0)
-    throw StoreError(path_.string() + ": cannot read: its write-ahead log " + wal.string() +
-                     " holds rows and " + path_.string() +
+    throw StoreError(path_.string() + ": cannot read: its write-ahead log " + wal.string() + " holds rows and " +
+                     path_.string() +
                      "-shm cannot be created in this folder; copy the database with its -wal file to a "
                      "writable folder and read it there");
   // URI: every byte outside the unreserved set is percent-encoded, so '?', '#' and '%' in the
@@ -256,9 +262,13 @@ void Store::reopenImmutable() {
 
 Store::~Store() = default;
 
-SQLite::Database& Store::db() { return *db_; }
+SQLite::Database& Store::db() {
+  return *db_;
+}
 
-int Store::schemaVersion() { return store::schemaVersion(*db_); }
+int Store::schemaVersion() {
+  return store::schemaVersion(*db_);
+}
 
 void Store::rethrow(const std::string& what) {
   try {
@@ -348,7 +358,8 @@ void Store::insertCases(int64_t runId, const std::vector<CaseRecord>& cases) {
   seqQ.bind(1, runId);
   seqQ.executeStep();
   int64_t seq = seqQ.getColumn(0).getInt64();
-  SQLite::Statement caseIns(db, "INSERT INTO cases(run_id, seq, model_id, dataset_id, status, error) VALUES(?,?,?,?,?,?)");
+  SQLite::Statement caseIns(db,
+                            "INSERT INTO cases(run_id, seq, model_id, dataset_id, status, error) VALUES(?,?,?,?,?,?)");
   SQLite::Statement parIns(db, "INSERT INTO case_params(case_id, key, value) VALUES(?,?,?)");
   SQLite::Statement accIns(db, "INSERT INTO accuracy(case_id, comparison, output, verdict, reason, dtype, shape, "
                                "elements, nan_inf_skipped, mismatches, l2, rel_l2, max_abs, cosine) "
@@ -529,7 +540,7 @@ RunRecord Store::loadRun(int64_t id) {
       r.baseBuild = loadBuild(db, s.getColumn(8).getInt64());
     r.pipeline = {s.getColumn(9).getString(), s.getColumn(10).getString()};
     r.machine = {s.getColumn(11).getString(), s.getColumn(12).getString(), s.getColumn(13).getInt64(),
-                 s.getColumn(14).getInt64(), s.getColumn(15).getString(), s.getColumn(16).getString(),
+                 s.getColumn(14).getInt64(),  s.getColumn(15).getString(), s.getColumn(16).getString(),
                  s.getColumn(17).getString()};
     r.params = loadParams(db, "SELECT key, value FROM run_params WHERE run_id = ?", id);
 
@@ -612,7 +623,8 @@ std::vector<RunSummary> Store::listRuns() {
 int64_t Store::resolveRun(const std::string& selector) {
   try {
     if (selector == "latest") {
-      SQLite::Statement s(*db_, "SELECT id FROM runs WHERE status = 'finished' ORDER BY started_at DESC, id DESC LIMIT 1");
+      SQLite::Statement s(*db_,
+                          "SELECT id FROM runs WHERE status = 'finished' ORDER BY started_at DESC, id DESC LIMIT 1");
       if (s.executeStep())
         return s.getColumn(0).getInt64();
       throw StoreError(path_.string() + ": no finished run yet; record one with `dynqual qualify --db " +

@@ -30,8 +30,7 @@ double decode(uint16_t bits, BinaryFormat f) {
   else if (exp == 0)
     mag = std::ldexp(static_cast<double>(mant), 1 - f.bias() - f.mantBits);
   else
-    mag = std::ldexp(static_cast<double>(mant | (1u << f.mantBits)),
-                     static_cast<int>(exp) - f.bias() - f.mantBits);
+    mag = std::ldexp(static_cast<double>(mant | (1u << f.mantBits)), static_cast<int>(exp) - f.bias() - f.mantBits);
   return negative ? -mag : mag;
 }
 
@@ -71,10 +70,18 @@ uint16_t encode(double value, BinaryFormat f) {
 
 } // namespace
 
-double halfBitsToDouble(uint16_t bits) { return decode(bits, kHalf); }
-uint16_t doubleToHalfBits(double value) { return encode(value, kHalf); }
-double bfloat16BitsToDouble(uint16_t bits) { return decode(bits, kBFloat16); }
-uint16_t doubleToBFloat16Bits(double value) { return encode(value, kBFloat16); }
+double halfBitsToDouble(uint16_t bits) {
+  return decode(bits, kHalf);
+}
+uint16_t doubleToHalfBits(double value) {
+  return encode(value, kHalf);
+}
+double bfloat16BitsToDouble(uint16_t bits) {
+  return decode(bits, kBFloat16);
+}
+uint16_t doubleToBFloat16Bits(double value) {
+  return encode(value, kBFloat16);
+}
 
 uint16_t floatToBFloat16BitsTruncate(float value) {
   return static_cast<uint16_t>(std::bit_cast<uint32_t>(value) >> 16);

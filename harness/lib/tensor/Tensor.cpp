@@ -16,7 +16,9 @@ template <typename T> T load(const uint8_t* p) {
   return v;
 }
 
-template <typename T> void store(uint8_t* p, T v) { std::memcpy(p, &v, sizeof(T)); }
+template <typename T> void store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
 
 // Truncate toward zero into int64, saturating; NaN maps to 0.
 int64_t truncToInt64(double v) {
@@ -64,7 +66,8 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
   return strides;
 }
 
-Tensor::Tensor() : Tensor(DType::Float, {0}) {}
+Tensor::Tensor() : Tensor(DType::Float, {0}) {
+}
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims)
     : dtype_(dtype), dims_(std::move(dims)), numel_(shapeNumel(dims_)) {
@@ -78,16 +81,15 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t> byte
     : dtype_(dtype), dims_(std::move(dims)), numel_(shapeNumel(dims_)), bytes_(std::move(bytes)) {
   const auto expected = static_cast<uint64_t>(numel_) * dtypeSize(dtype_);
   if (bytes_.size() != expected)
-    throw std::invalid_argument(std::string("tensor of ") + dtypeName(dtype_) + " " +
-                                shapeToString(dims_) + " needs " + std::to_string(expected) +
-                                " bytes, got " + std::to_string(bytes_.size()));
+    throw std::invalid_argument(std::string("tensor of ") + dtypeName(dtype_) + " " + shapeToString(dims_) + " needs " +
+                                std::to_string(expected) + " bytes, got " + std::to_string(bytes_.size()));
 }
 
 Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
   Tensor t(dtype, std::move(dims));
   if (static_cast<int64_t>(values.size()) != t.numel())
-    throw std::invalid_argument("fromDoubles: " + std::to_string(values.size()) +
-                                " values for shape " + shapeToString(t.dims()));
+    throw std::invalid_argument("fromDoubles: " + std::to_string(values.size()) + " values for shape " +
+                                shapeToString(t.dims()));
   for (int64_t i = 0; i < t.numel(); ++i)
     t.setDouble(i, values[i]);
   return t;
@@ -96,8 +98,8 @@ Tensor Tensor::fromDoubles(DType dtype, std::vector<int64_t> dims, const std::ve
 Tensor Tensor::fromInts(DType dtype, std::vector<int64_t> dims, const std::vector<int64_t>& values) {
   Tensor t(dtype, std::move(dims));
   if (static_cast<int64_t>(values.size()) != t.numel())
-    throw std::invalid_argument("fromInts: " + std::to_string(values.size()) +
-                                " values for shape " + shapeToString(t.dims()));
+    throw std::invalid_argument("fromInts: " + std::to_string(values.size()) + " values for shape " +
+                                shapeToString(t.dims()));
   for (int64_t i = 0; i < t.numel(); ++i)
     t.setInt(i, values[i]);
   return t;
@@ -105,23 +107,31 @@ Tensor Tensor::fromInts(DType dtype, std::vector<int64_t> dims, const std::vecto
 
 void Tensor::checkIndex(int64_t i) const {
   if (i < 0 || i >= numel_)
-    throw std::out_of_range("element " + std::to_string(i) + " outside tensor of shape " +
-                            shapeToString(dims_));
+    throw std::out_of_range("element " + std::to_string(i) + " outside tensor of shape " + shapeToString(dims_));
 }
 
 double Tensor::getDouble(int64_t i) const {
   checkIndex(i);
   const uint8_t* p = elementPtr(i);
   switch (dtype_) {
-  case DType::Float: return load<float>(p);
-  case DType::Double: return load<double>(p);
-  case DType::Float16: return halfBitsToDouble(load<uint16_t>(p));
-  case DType::BFloat16: return bfloat16BitsToDouble(load<uint16_t>(p));
-  case DType::Uint8: return load<uint8_t>(p);
-  case DType::Int8: return load<int8_t>(p);
-  case DType::Int32: return load<int32_t>(p);
-  case DType::Int64: return static_cast<double>(load<int64_t>(p));
-  case DType::Bool: return load<uint8_t>(p) ? 1.0 : 0.0;
+  case DType::Float:
+    return load<float>(p);
+  case DType::Double:
+    return load<double>(p);
+  case DType::Float16:
+    return halfBitsToDouble(load<uint16_t>(p));
+  case DType::BFloat16:
+    return bfloat16BitsToDouble(load<uint16_t>(p));
+  case DType::Uint8:
+    return load<uint8_t>(p);
+  case DType::Int8:
+    return load<int8_t>(p);
+  case DType::Int32:
+    return load<int32_t>(p);
+  case DType::Int64:
+    return static_cast<double>(load<int64_t>(p));
+  case DType::Bool:
+    return load<uint8_t>(p) ? 1.0 : 0.0;
   }
   throw std::logic_error("getDouble: invalid dtype");
 }
@@ -130,12 +140,18 @@ int64_t Tensor::getInt(int64_t i) const {
   checkIndex(i);
   const uint8_t* p = elementPtr(i);
   switch (dtype_) {
-  case DType::Uint8: return load<uint8_t>(p);
-  case DType::Int8: return load<int8_t>(p);
-  case DType::Int32: return load<int32_t>(p);
-  case DType::Int64: return load<int64_t>(p);
-  case DType::Bool: return load<uint8_t>(p) ? 1 : 0;
-  default: return truncToInt64(getDouble(i));
+  case DType::Uint8:
+    return load<uint8_t>(p);
+  case DType::Int8:
+    return load<int8_t>(p);
+  case DType::Int32:
+    return load<int32_t>(p);
+  case DType::Int64:
+    return load<int64_t>(p);
+  case DType::Bool:
+    return load<uint8_t>(p) ? 1 : 0;
+  default:
+    return truncToInt64(getDouble(i));
   }
 }
 
@@ -143,12 +159,24 @@ void Tensor::setDouble(int64_t i, double v) {
   checkIndex(i);
   uint8_t* p = elementPtr(i);
   switch (dtype_) {
-  case DType::Float: store<float>(p, static_cast<float>(v)); return;
-  case DType::Double: store<double>(p, v); return;
-  case DType::Float16: store<uint16_t>(p, doubleToHalfBits(v)); return;
-  case DType::BFloat16: store<uint16_t>(p, doubleToBFloat16Bits(v)); return;
-  case DType::Bool: store<uint8_t>(p, v != 0.0 ? 1 : 0); return; // NaN != 0 is true
-  default: setInt(i, truncToInt64(v)); return;
+  case DType::Float:
+    store<float>(p, static_cast<float>(v));
+    return;
+  case DType::Double:
+    store<double>(p, v);
+    return;
+  case DType::Float16:
+    store<uint16_t>(p, doubleToHalfBits(v));
+    return;
+  case DType::BFloat16:
+    store<uint16_t>(p, doubleToBFloat16Bits(v));
+    return;
+  case DType::Bool:
+    store<uint8_t>(p, v != 0.0 ? 1 : 0);
+    return; // NaN != 0 is true
+  default:
+    setInt(i, truncToInt64(v));
+    return;
   }
 }
 
@@ -158,13 +186,27 @@ void Tensor::setInt(int64_t i, int64_t v) {
   switch (dtype_) {
   // Conversion of an out-of-range value to an unsigned type wraps modulo 2^bits; to a signed
   // type it does the same since C++20.
-  case DType::Uint8: store<uint8_t>(p, static_cast<uint8_t>(v)); return;
-  case DType::Int8: store<int8_t>(p, static_cast<int8_t>(v)); return;
-  case DType::Int32: store<int32_t>(p, static_cast<int32_t>(v)); return;
-  case DType::Int64: store<int64_t>(p, v); return;
-  case DType::Bool: store<uint8_t>(p, v != 0 ? 1 : 0); return;
-  case DType::Float: store<float>(p, static_cast<float>(v)); return; // one rounding from int64
-  default: setDouble(i, static_cast<double>(v)); return;
+  case DType::Uint8:
+    store<uint8_t>(p, static_cast<uint8_t>(v));
+    return;
+  case DType::Int8:
+    store<int8_t>(p, static_cast<int8_t>(v));
+    return;
+  case DType::Int32:
+    store<int32_t>(p, static_cast<int32_t>(v));
+    return;
+  case DType::Int64:
+    store<int64_t>(p, v);
+    return;
+  case DType::Bool:
+    store<uint8_t>(p, v != 0 ? 1 : 0);
+    return;
+  case DType::Float:
+    store<float>(p, static_cast<float>(v));
+    return; // one rounding from int64
+  default:
+    setDouble(i, static_cast<double>(v));
+    return;
   }
 }
 

@@ -19,16 +19,16 @@ struct Script {
   size_t n = 16;
   /// Speed factor of revision i for model m (1 = as fast as --good).
   std::function<double(size_t i, const std::string& m)> speed = [](size_t, const std::string&) { return 1.0; };
-  std::set<size_t> broken;        ///< revisions that do not build
-  std::set<size_t> unmeasurable;  ///< revisions whose comparison reports an error
-  std::set<size_t> inconclusive;  ///< heads whose comparison is inconclusive (estimate still true)
+  std::set<size_t> broken;       ///< revisions that do not build
+  std::set<size_t> unmeasurable; ///< revisions whose comparison reports an error
+  std::set<size_t> inconclusive; ///< heads whose comparison is inconclusive (estimate still true)
   std::vector<size_t> builds;
   int measures = 0;
 
   std::vector<Revision> revisions() const {
     std::vector<Revision> r;
     for (size_t i = 0; i < n; ++i)
-      r.push_back({std::string(40, static_cast<char>('a' + i % 6)) , "commit " + std::to_string(i)});
+      r.push_back({std::string(40, static_cast<char>('a' + i % 6)), "commit " + std::to_string(i)});
     return r;
   }
   Outcome run(const std::vector<std::string>& models, Options opt = {}) {
@@ -163,7 +163,7 @@ TEST(Bisection, TwoSlowdownsOfOneModelFindTheFirstAndSayTheRangeHoldsMore) {
 
 TEST(Bisection, AnUnbuildableRevisionIsSkippedAndReported) {
   Script s = slowAt(6);
-  s.broken = {7};  // the first midpoint of 0..15
+  s.broken = {7}; // the first midpoint of 0..15
   Outcome o = s.run({"a"});
   ASSERT_EQ(o.exitCode, kLocated) << o.summary;
   EXPECT_EQ(o.tracks[0].bad, 6u);
@@ -208,7 +208,7 @@ TEST(Bisection, AnEndpointThatDoesNotBuildIsAnInfrastructureErrorNamingIt) {
 
 TEST(Bisection, AnInconclusiveProbeDecidesByTheEstimateAndSaysSo) {
   Script s = slowAt(5);
-  s.inconclusive = {7};  // the true ratio there is 1.05: nearer --bad
+  s.inconclusive = {7}; // the true ratio there is 1.05: nearer --bad
   Outcome o = s.run({"a"});
   ASSERT_EQ(o.exitCode, kLocated) << o.summary;
   EXPECT_EQ(o.tracks[0].bad, 5u);

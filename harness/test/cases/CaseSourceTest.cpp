@@ -19,11 +19,12 @@ std::vector<std::string> kinds(const std::vector<onnxio::NamedBinding>& bs) {
 
 // x[n, 4], y[m]: two dynamic dims.
 std::vector<onnxio::ValueSpec> dynamicSpecs() {
-  return {{"x", DType::Float, {onnxio::kDynamicDim, 4}, {"n", ""}},
-          {"y", DType::Float, {onnxio::kDynamicDim}, {"m"}}};
+  return {{"x", DType::Float, {onnxio::kDynamicDim, 4}, {"n", ""}}, {"y", DType::Float, {onnxio::kDynamicDim}, {"m"}}};
 }
 
-std::vector<onnxio::ValueSpec> staticSpecs() { return {{"x", DType::Float, {2, 4}, {"", ""}}}; }
+std::vector<onnxio::ValueSpec> staticSpecs() {
+  return {{"x", DType::Float, {2, 4}, {"", ""}}};
+}
 
 } // namespace
 

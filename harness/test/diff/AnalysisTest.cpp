@@ -46,7 +46,7 @@ TEST(RoundValues, MinimumOfEachArmInTheRound) {
                            {"m", "head", 0, 1, 0, 4, 1}, {"m", "head", 0, 2, 0, 6, 1}, {"m", "base", 1, 0, 0, 7, 1},
                            {"x", "head", 0, 1, 0, 99, 1}};
   auto v = roundValues(s, "m");
-  ASSERT_EQ(v.size(), 1u);  // round 1 lacks a head value
+  ASSERT_EQ(v.size(), 1u); // round 1 lacks a head value
   EXPECT_DOUBLE_EQ(v.at(0).first, 1);
   EXPECT_DOUBLE_EQ(v.at(0).second, 4);
 }
@@ -72,8 +72,8 @@ TEST(RoundValues, MeanMedianAndP90OfEachArmInTheRound) {
   EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::Mean), 4.5);
   EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::Median), 4);
   EXPECT_DOUBLE_EQ(roundValueOf(b, RoundValue::P90), 9);
-  for (RoundValue v : {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median,
-                       RoundValue::P90})
+  for (RoundValue v :
+       {RoundValue::Min, RoundValue::LowerHalfMean, RoundValue::Mean, RoundValue::Median, RoundValue::P90})
     EXPECT_EQ(parseRoundValue(roundValueName(v)), v);
 }
 
@@ -96,7 +96,7 @@ TEST(Analysis, TheTailValueIsASecondComparisonAndAnImprovementNeedsBoth) {
   EXPECT_NEAR(a.comparisons[0].ratio, 0.9, 1e-3);
   EXPECT_NEAR(a.comparisons[1].ratio, 1.0, 1e-3);
   EXPECT_EQ(a.comparisons[1].verdict, Verdict::NoChange);
-  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Inconclusive);  // improvement of the minimum only
+  EXPECT_EQ(a.comparisons[0].verdict, Verdict::Inconclusive); // improvement of the minimum only
   p.tailValue.reset();
   EXPECT_EQ(analyze(s, {"m"}, p, "cpu_time_ms").comparisons[0].verdict, Verdict::Improvement);
 }
@@ -143,7 +143,7 @@ TEST(Analysis, NoisyArmsStayInconclusiveAndMissingRoundsStopTheReplay) {
   AnalysisOutcome a = analyze(s, {"noisy"}, policy({12, 16}));
   ASSERT_EQ(a.comparisons.size(), 1u);
   EXPECT_EQ(a.comparisons[0].verdict, Verdict::Inconclusive);
-  EXPECT_EQ(a.looksDone, 1);  // rounds for the look at 16 were never taken
+  EXPECT_EQ(a.looksDone, 1); // rounds for the look at 16 were never taken
   EXPECT_FALSE(a.allClosed);
   AnalysisOutcome none = analyze(make("m", 5, 1.0, 0.01, 4), {"m"}, policy({12}));
   EXPECT_EQ(none.looksDone, 0);
@@ -231,7 +231,7 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
   fs::path dbPath = fs::temp_directory_path() / ("ab-store-" + std::to_string(::getpid()) + ".db");
   fs::remove(dbPath);
   Policy p = policy({12, 16});
-  p.roundValue = RoundValue::LowerHalfMean;  // stored with the run, so the replay uses it too
+  p.roundValue = RoundValue::LowerHalfMean; // stored with the run, so the replay uses it too
   Measurement m;
   AbResult r;
   r.samples = make("slow", 16, 1.05, 0.01, 5);

@@ -82,11 +82,11 @@ TEST(ModelledMetric, ConstantDifferencesNeverReachTheSignedRankTest) {
   ASSERT_EQ(exact.comparisons.size(), 1u);
   EXPECT_TRUE(exact.comparisons[0].exact);
   EXPECT_EQ(exact.comparisons[0].verdict, Verdict::Regression);
-  EXPECT_EQ(exact.comparisons[0].alphaUsed, 0.0);  // no level: not a member of the tested family
+  EXPECT_EQ(exact.comparisons[0].alphaUsed, 0.0); // no level: not a member of the tested family
   AnalysisOutcome tested = analyze(constant("m", 1, 1.0, 1.03), {"m"}, p, "latency_ms");
   ASSERT_EQ(tested.comparisons.size(), 1u);
   EXPECT_FALSE(tested.comparisons[0].exact);
-  EXPECT_EQ(tested.comparisons[0].verdict, Verdict::Inconclusive);  // one round decides nothing
+  EXPECT_EQ(tested.comparisons[0].verdict, Verdict::Inconclusive); // one round decides nothing
 }
 
 TEST(ModelledMetric, ExactSeriesLeaveTheHolmFamilyOfTheOthers) {
@@ -110,7 +110,7 @@ TEST(ModelledMetric, ExactSeriesLeaveTheHolmFamilyOfTheOthers) {
   EXPECT_EQ(a.comparisons[1].verdict, Verdict::Regression);
   EXPECT_FALSE(a.comparisons[2].exact);
   EXPECT_EQ(a.comparisons[2].metric, "compile_ms");
-  EXPECT_DOUBLE_EQ(a.comparisons[2].alphaUsed, 0.05);  // one look, a family of one
+  EXPECT_DOUBLE_EQ(a.comparisons[2].alphaUsed, 0.05); // one look, a family of one
 }
 
 TEST(ModelledMetric, ASeriesThatIsNotConstantGoesThroughTheTests) {
@@ -178,7 +178,7 @@ TEST(ModelledMetric, MetricNamesAndTheFamilySize) {
   EXPECT_EQ(decidingMetric(m), "modelled_device_ms");
   EXPECT_EQ(sideMetric(m), "cpu_time_ms");
   Policy p;
-  EXPECT_EQ(comparisonCount(5, p, m), 0);  // decided exactly: no tested comparison
+  EXPECT_EQ(comparisonCount(5, p, m), 0); // decided exactly: no tested comparison
   m.compileTime = true;
   EXPECT_EQ(comparisonCount(5, p, m), 5);
 }

@@ -100,7 +100,7 @@ TEST(GateSimulation, EachKindOfChangeGetsTheVerdictItShould) {
   auto spread = simulateGateOnSamples(suite("spread:3", "a"));
   EXPECT_NEAR(spread.busyUs, 100 * std::sqrt(24.0), 1e-9);
   EXPECT_EQ(spread.changedImprovement.count, 0);
-  EXPECT_GT(spread.firstVerdicts["a"]["inconclusive"], 0);  // the minimum alone said improvement
+  EXPECT_GT(spread.firstVerdicts["a"]["inconclusive"], 0); // the minimum alone said improvement
   // Without the second comparison the same data reads as an improvement.
   GateSimulationParams minOnly = suite("spread:3", "a");
   minOnly.policy.tailValue.reset();

@@ -101,14 +101,14 @@ TEST_F(ExecutorTest, BusyWorkLeavesTheModelledDeviceTimeAlone) {
   t.busyWaitUs = 2000;
   ExecResult busy = executor->execute(m, inputs(), t, work / "busy");
   ASSERT_EQ(plain.modelledSamplesMs.size(), 2u);
-  EXPECT_EQ(busy.modelledSamplesMs, plain.modelledSamplesMs);  // the driver scales an injected shift itself
+  EXPECT_EQ(busy.modelledSamplesMs, plain.modelledSamplesMs); // the driver scales an injected shift itself
 }
 
 TEST_F(ExecutorTest, BusyWaitSlowsEveryTimedRun) {
   PreparedModel m = executor->prepare(arm, kModel);
   TimingRequest t;
   t.reps = 3;
-  t.busyWaitUs = 5000;  // 5 ms of busy work per run, so every sample is at least 5 ms
+  t.busyWaitUs = 5000; // 5 ms of busy work per run, so every sample is at least 5 ms
   ExecResult r = executor->execute(m, inputs(), t, work / "out");
   for (double s : r.samplesMs)
     EXPECT_GE(s, 5.0);
@@ -165,7 +165,7 @@ TEST_F(ExecutorTest, ThreadCpuClockTimesTheRuntimeThread) {
   TimingRequest t;
   t.reps = 3;
   t.clock = TimingClock::ThreadCpu;
-  t.busyWaitUs = 5000;  // the busy work spins on the timing clock: 5 ms of this thread's CPU per run
+  t.busyWaitUs = 5000; // the busy work spins on the timing clock: 5 ms of this thread's CPU per run
   ExecResult r = executor->execute(m, inputs(), t, work / "out");
   ASSERT_EQ(r.samplesMs.size(), 3u);
   for (double s : r.samplesMs)
@@ -215,12 +215,13 @@ TEST_F(ExecutorTest, RuntimeSanitizerReportIsQuotedByItsHeadline) {
   PreparedModel m = executor->prepare(arm, kModel);
   fs::path dir = work / "sanitized-arm";
   fs::create_directories(dir);
-  std::ofstream(dir / "dynqual-exec") << "#!/bin/sh\n"
-                                         "if [ \"$1\" = --protocol-version ]; then echo 2; exit 0; fi\n"
-                                         "echo '==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x10' >&2\n"
-                                         "echo '    #0 0x10 in f x.cpp:1' >&2\n"
-                                         "echo '==7==ABORTING' >&2\n"
-                                         "exit 1\n";
+  std::ofstream(dir / "dynqual-exec")
+      << "#!/bin/sh\n"
+         "if [ \"$1\" = --protocol-version ]; then echo 2; exit 0; fi\n"
+         "echo '==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x10' >&2\n"
+         "echo '    #0 0x10 in f x.cpp:1' >&2\n"
+         "echo '==7==ABORTING' >&2\n"
+         "exit 1\n";
   fs::permissions(dir / "dynqual-exec", fs::perms::owner_all);
   m.arm.binDir = dir;
   std::string msg;

@@ -278,10 +278,10 @@ TEST_F(RevisionBuildTest, ToolchainOrCommandsChangeTheKey) {
   EXPECT_EQ(ba.cacheKey.substr(0, 40), bb.cacheKey.substr(0, 40));
   EXPECT_FALSE(bb.fromCache);
   EXPECT_EQ(builds(), 2);
-  EXPECT_EQ(ba.srcDir, bb.srcDir);  // one checkout per commit
+  EXPECT_EQ(ba.srcDir, bb.srcDir); // one checkout per commit
 
   BuildRequest c = request("HEAD");
-  c.build.push_back("");  // an extra (empty) argument: different build command
+  c.build.push_back(""); // an extra (empty) argument: different build command
   BuiltRevision bc = buildRevision(c);
   EXPECT_NE(bc.cacheKey, ba.cacheKey);
   EXPECT_EQ(builds(), 3);
@@ -306,7 +306,7 @@ TEST_F(RevisionBuildTest, StaleOrModifiedCheckoutIsRecreated) {
 
 TEST_F(RevisionBuildTest, ConcurrentGatesBuildAKeyOnce) {
   BuildRequest slow = request("HEAD");
-  slow.build.push_back("0.3");  // sleep inside the build
+  slow.build.push_back("0.3"); // sleep inside the build
   BuiltRevision r1, r2;
   std::thread t1([&] { r1 = buildRevision(slow); });
   std::thread t2([&] { r2 = buildRevision(slow); });

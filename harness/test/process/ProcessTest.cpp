@@ -38,7 +38,7 @@ struct TempFolder {
 TEST(Process, CapturesBothStreamsAndTheExitStatus) {
   ProcessResult r = sh("echo out; echo err >&2; read x; echo \"stdin:$x.\"; exit 3");
   ASSERT_TRUE(r.started) << r.error;
-  EXPECT_EQ(r.out, "out\nstdin:.\n");  // stdin is /dev/null: read gets nothing
+  EXPECT_EQ(r.out, "out\nstdin:.\n"); // stdin is /dev/null: read gets nothing
   EXPECT_EQ(r.err, "err\n");
   EXPECT_EQ(r.exitCode, 3);
   EXPECT_EQ(r.signal, 0);
@@ -92,7 +92,7 @@ TEST(Process, StartFailuresNameTheCause) {
   EXPECT_EQ(r.error, "/nonexistent/dq-tool: No such file or directory");
   EXPECT_EQ(r.describeAbnormalEnd(1), "could not start: /nonexistent/dq-tool: No such file or directory");
 
-  spec.argv = {"sh", "-c", "exit 0"};  // a bare name is a path unless searchPath is set
+  spec.argv = {"sh", "-c", "exit 0"}; // a bare name is a path unless searchPath is set
   EXPECT_FALSE(runProcess(spec).started);
   spec.searchPath = true;
   EXPECT_TRUE(runProcess(spec).ok());
@@ -109,7 +109,8 @@ TEST(Process, WorkingFolderEnvironmentAndLog) {
   TempFolder dir;
   setenv("DQ_PROCESS_TEST_REMOVED", "present", 1);
   ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "pwd; echo \"set=$DQ_PROCESS_TEST_SET removed=${DQ_PROCESS_TEST_REMOVED-unset}\"; echo e >&2"};
+  spec.argv = {"/bin/sh", "-c",
+               "pwd; echo \"set=$DQ_PROCESS_TEST_SET removed=${DQ_PROCESS_TEST_REMOVED-unset}\"; echo e >&2"};
   spec.cwd = dir.path;
   spec.env = {{"DQ_PROCESS_TEST_SET", std::string("v1")}, {"DQ_PROCESS_TEST_REMOVED", std::nullopt}};
   ProcessResult r = runProcess(spec);
@@ -131,7 +132,7 @@ TEST(Process, WorkingFolderEnvironmentAndLog) {
 TEST(Process, CpuTimeOfTheChild) {
   ProcessResult r = sh("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done");
   ASSERT_TRUE(r.ok()) << r.describe(30);
-  EXPECT_GT(r.cpuMs, 1.0);  // 300000 shell iterations take far more than 1 ms of CPU
+  EXPECT_GT(r.cpuMs, 1.0); // 300000 shell iterations take far more than 1 ms of CPU
 }
 
 TEST(Process, AddressSpaceLimitFailsTheAllocationInTheChild) {
@@ -149,7 +150,7 @@ TEST(Process, AddressSpaceLimitFailsTheAllocationInTheChild) {
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("MemoryError"), std::string::npos) << r.err;
   spec.memoryLimitBytes = 0;
-  spec.argv = {"/usr/bin/python3", "-c", "b = bytearray(16 << 20)"};  // well under: fine without a limit
+  spec.argv = {"/usr/bin/python3", "-c", "b = bytearray(16 << 20)"}; // well under: fine without a limit
   EXPECT_TRUE(runProcess(spec).ok());
 }
 

@@ -67,9 +67,8 @@ TEST(RunnerConfig, ExpandsEveryPlaceholder) {
   RunnerConfig c = RunnerConfig::parse(kGoodConfig, "cfg.json");
   EXPECT_EQ(buildArgv(*c.find("py"), request()),
             (std::vector<std::string>{"python3", "/opt/r.py", "--protocol", "1", "--model", "/m/model.onnx",
-                                      "--output-dir", "/tmp/out", "--reps", "7", "--warmup", "2",
-                                      "--min-sample-ms", "0.5", "--input", "/d/input_0.pb", "--input",
-                                      "/d/input_1.pb"}));
+                                      "--output-dir", "/tmp/out", "--reps", "7", "--warmup", "2", "--min-sample-ms",
+                                      "0.5", "--input", "/d/input_0.pb", "--input", "/d/input_1.pb"}));
 }
 
 TEST(RunnerConfig, ExpandsInsideElementsAndUnescapesBraces) {
@@ -84,7 +83,8 @@ TEST(RunnerConfig, ExpandsInsideElementsAndUnescapesBraces) {
 TEST(RunnerConfig, MinSampleMsUsesTheShortestDecimal) {
   RunnerConfig c = RunnerConfig::parse(kGoodConfig, "cfg.json");
   RunnerRequest r = request();
-  for (auto [value, text] : std::vector<std::pair<double, std::string>>{{0, "0"}, {10, "10"}, {2.25, "2.25"}, {0.1, "0.1"}}) {
+  for (auto [value, text] :
+       std::vector<std::pair<double, std::string>>{{0, "0"}, {10, "10"}, {2.25, "2.25"}, {0.1, "0.1"}}) {
     r.minSampleMs = value;
     EXPECT_EQ(buildArgv(*c.find("py"), r)[13], text);
   }
@@ -107,16 +107,22 @@ TEST(RunnerConfig, RejectsBadRequests) {
 
 TEST(RunnerConfig, UnknownPlaceholderNamesFileRunnerAndPlaceholder) {
   std::string e = argvError(R"(["r", "{model}", "{output_dir}", "{inputs}", "--threads", "{threads}"])");
-  EXPECT_NE(e.find("cfg.json: runner r1: argv[5] \"{threads}\": unknown placeholder {threads}"), std::string::npos) << e;
+  EXPECT_NE(e.find("cfg.json: runner r1: argv[5] \"{threads}\": unknown placeholder {threads}"), std::string::npos)
+      << e;
   EXPECT_NE(e.find("{min_sample_ms}"), std::string::npos) << e; // lists the known ones
 }
 
 TEST(RunnerConfig, RejectsMalformedTemplates) {
   EXPECT_NE(argvError(R"(["r", "{model", "{output_dir}", "{inputs}"])").find("unmatched '{'"), std::string::npos);
-  EXPECT_NE(argvError(R"(["r", "model}", "{model}", "{output_dir}", "{inputs}"])").find("unmatched '}'"), std::string::npos);
-  EXPECT_NE(argvError(R"(["r", "{}", "{model}", "{output_dir}", "{inputs}"])").find("bad placeholder \"{}\""), std::string::npos);
-  EXPECT_NE(argvError(R"(["r", "{model}", "{output_dir}", "--in={inputs}"])").find("must be a whole argv element"), std::string::npos);
-  EXPECT_NE(argvError(R"(["{model}", "{output_dir}", "{inputs}"])").find("argv[0] (the program) may not hold a placeholder"), std::string::npos);
+  EXPECT_NE(argvError(R"(["r", "model}", "{model}", "{output_dir}", "{inputs}"])").find("unmatched '}'"),
+            std::string::npos);
+  EXPECT_NE(argvError(R"(["r", "{}", "{model}", "{output_dir}", "{inputs}"])").find("bad placeholder \"{}\""),
+            std::string::npos);
+  EXPECT_NE(argvError(R"(["r", "{model}", "{output_dir}", "--in={inputs}"])").find("must be a whole argv element"),
+            std::string::npos);
+  EXPECT_NE(
+      argvError(R"(["{model}", "{output_dir}", "{inputs}"])").find("argv[0] (the program) may not hold a placeholder"),
+      std::string::npos);
   EXPECT_NE(argvError(R"([])").find("cfg.json: runner r1: argv is empty"), std::string::npos);
   EXPECT_NE(argvError(R"([""])").find("argv[0] (the program) is empty"), std::string::npos);
   EXPECT_NE(argvError(R"(["r", "{output_dir}", "{inputs}"])").find("never passes {model}"), std::string::npos);
@@ -153,10 +159,14 @@ TEST(RunnerConfig, LoadsFilesAndNamesMissingOnes) {
 TEST(RunnerConfig, ResolvesVariants) {
   RunnerConfig c = RunnerConfig::parse(kGoodConfig, "cfg.json");
   EXPECT_EQ(resolveRunner("ext:py", &c).name, "ext:py");
-  EXPECT_NE(configError([&] { resolveRunner("ext:zz", &c); }).find("no runner \"zz\" in the runner config (declared: eq, py)"),
+  EXPECT_NE(configError([&] {
+              resolveRunner("ext:zz", &c);
+            }).find("no runner \"zz\" in the runner config (declared: eq, py)"),
             std::string::npos);
-  EXPECT_NE(configError([&] { resolveRunner("ext:py", nullptr); }).find("needs a runner config file"), std::string::npos);
-  EXPECT_NE(configError([&] { resolveRunner("tvm:cpu", &c); }).find("unknown runner variant \"tvm:cpu\""), std::string::npos);
+  EXPECT_NE(configError([&] { resolveRunner("ext:py", nullptr); }).find("needs a runner config file"),
+            std::string::npos);
+  EXPECT_NE(configError([&] { resolveRunner("tvm:cpu", &c); }).find("unknown runner variant \"tvm:cpu\""),
+            std::string::npos);
 }
 
 TEST(RunnerConfig, FindsProgramsOnPath) {

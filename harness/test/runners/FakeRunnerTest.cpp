@@ -87,7 +87,8 @@ TEST_F(FakeRunnerTest, Crash) {
   RunnerFailure f = failure(fake("crash", "echo 'about to crash' >&2\nkill -SEGV $$\n"));
   EXPECT_EQ(f.kind(), FailureKind::Crashed);
   EXPECT_EQ(f.runner(), "ext:crash");
-  EXPECT_NE(std::string(f.what()).find("runner ext:crash: crashed: killed by signal 11"), std::string::npos) << f.what();
+  EXPECT_NE(std::string(f.what()).find("runner ext:crash: crashed: killed by signal 11"), std::string::npos)
+      << f.what();
   EXPECT_NE(std::string(f.what()).find("running model.onnx; stderr: about to crash"), std::string::npos) << f.what();
 }
 
@@ -98,7 +99,8 @@ TEST_F(FakeRunnerTest, Hang) {
 }
 
 TEST_F(FakeRunnerTest, MalformedJson) {
-  RunnerFailure f = failure(fake("garbled", copyOutput() + "echo '{\"protocol\":1,\"ok\":tru' > \"$out/result.json\"\n"));
+  RunnerFailure f =
+      failure(fake("garbled", copyOutput() + "echo '{\"protocol\":1,\"ok\":tru' > \"$out/result.json\"\n"));
   EXPECT_EQ(f.kind(), FailureKind::MalformedResult);
   EXPECT_NE(std::string(f.what()).find("runner ext:garbled: malformed result: "), std::string::npos) << f.what();
   EXPECT_NE(std::string(f.what()).find("result.json: not valid JSON"), std::string::npos) << f.what();
@@ -128,16 +130,18 @@ TEST_F(FakeRunnerTest, ExitWithoutResultNamesStderr) {
 }
 
 TEST_F(FakeRunnerTest, ReportedError) {
-  RunnerFailure f = failure(fake("fails", "echo '{\"protocol\":1,\"ok\":false,\"error\":\"model.onnx: op Foo unsupported\"}' > \"$out/result.json\"\nexit 1\n"));
+  RunnerFailure f = failure(fake("fails", "echo '{\"protocol\":1,\"ok\":false,\"error\":\"model.onnx: op Foo "
+                                          "unsupported\"}' > \"$out/result.json\"\nexit 1\n"));
   EXPECT_EQ(f.kind(), FailureKind::ReportedError);
   EXPECT_STREQ(f.what(), "runner ext:fails: reported an error: model.onnx: op Foo unsupported");
 }
 
 TEST_F(FakeRunnerTest, MissingProgramIsUnavailable) {
-  RunnerSpec spec = *RunnerConfig::parse(
-                         R"({"runners":{"gone":{"argv":["dynqual-no-such-runner","{model}","{output_dir}","{inputs}"]}}})",
-                         "gone.json")
-                         .find("gone");
+  RunnerSpec spec =
+      *RunnerConfig::parse(
+           R"({"runners":{"gone":{"argv":["dynqual-no-such-runner","{model}","{output_dir}","{inputs}"]}}})",
+           "gone.json")
+           .find("gone");
   try {
     runRunner(spec, request(), 10);
     FAIL() << "ran a missing program";

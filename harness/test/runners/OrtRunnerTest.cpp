@@ -65,7 +65,7 @@ void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::p
   req.inputs = dataFiles(ds, "input_");
   req.outputDir = out.path();
   req.reps = 3;
-  req.warmup = 6;  // the fastest of 5 warm-ups sizes k, so one slow warm-up on a loaded machine cannot shrink the batch
+  req.warmup = 6; // the fastest of 5 warm-ups sizes k, so one slow warm-up on a loaded machine cannot shrink the batch
   req.minSampleMs = 1;
   req.protocol = 2;
   req.clock = clock;
@@ -98,9 +98,8 @@ void runAndCompare(const RunnerSpec& spec, const fs::path& modelDir, const fs::p
     EXPECT_LE(d, tolerance) << ds << " output " << k << " (" << r.outputs[k].name << ")";
     std::cout << "[ ort:cpu  ] " << modelDir.filename().string() << "/" << ds.filename().string() << " "
               << r.outputs[k].name << ": max abs diff " << d
-              << (r.outputs[k].tensor == expected[k] ? " (bit-identical)" : "") << ", samples ms "
-              << r.samplesMs[0] << " " << r.samplesMs[1] << " " << r.samplesMs[2] << " x" << r.iterationsPerSample
-              << "\n";
+              << (r.outputs[k].tensor == expected[k] ? " (bit-identical)" : "") << ", samples ms " << r.samplesMs[0]
+              << " " << r.samplesMs[1] << " " << r.samplesMs[2] << " x" << r.iterationsPerSample << "\n";
   }
 }
 
@@ -206,9 +205,9 @@ std::optional<std::string> runCodec(const ScratchDir& tmp, const std::string& mo
     return std::nullopt;
   }
   testutil::writeText(tmp / "codec.js", kCodecScript);
-  process::ProcessResult r = process::runChild({node.string(), (tmp / "codec.js").string(),
-                                      (ortRunnerDir() / "tensorproto.js").string(), mode, dir.string()},
-                                     60);
+  process::ProcessResult r = process::runChild(
+      {node.string(), (tmp / "codec.js").string(), (ortRunnerDir() / "tensorproto.js").string(), mode, dir.string()},
+      60);
   EXPECT_EQ(r.exitCode, 0) << r.err;
   return r.out;
 }
@@ -255,7 +254,9 @@ TEST(TensorProtoCodec, FilesWrittenByJsReadInCpp) {
   std::string why;
   if (!runCodec(tmp, "encode", tmp / "pb", why))
     GTEST_SKIP() << why;
-  auto read = [&](const std::string& file, std::string& name) { return onnxio::readTensorFile(tmp / "pb" / file, name); };
+  auto read = [&](const std::string& file, std::string& name) {
+    return onnxio::readTensorFile(tmp / "pb" / file, name);
+  };
   std::string name;
   Tensor f32 = read("f32.pb", name);
   EXPECT_EQ(name, "a");

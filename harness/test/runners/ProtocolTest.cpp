@@ -28,7 +28,8 @@ while [ $# -gt 0 ]; do
 done
 cp "$(dirname "$0")/expected.pb" "$out/output_0.pb"
 extra=""
-[ "$proto" = 2 ] && extra=")" + v2Fields + R"("
+[ "$proto" = 2 ] && extra=")" +
+         v2Fields + R"("
 printf '{"protocol":%s,"ok":true,"runner":"fake","version":"fake 0","samples_ms":[0.5],"iterations_per_sample":1,"session_ms":1,"first_infer_ms":2%s}' "$proto" "$extra" > "$out/result.json"
 )";
 }
@@ -43,11 +44,10 @@ protected:
                   bool probe) {
     std::filesystem::path script = dir / (name + ".sh");
     testutil::writeScript(script, fakeBody(version, v2Fields));
-    std::string json = R"({"runners":{")" + name + R"(":{"argv":[")" + script.string() +
-                       R"(","--protocol","{protocol}",)" + (clock ? R"("--clock","{clock}",)" : "") +
-                       R"("--model","{model}","--output-dir","{output_dir}","{inputs}"])" +
-                       (probe ? R"(,"protocol_version_argv":[")" + script.string() + R"(","--protocol-version"])" : "") +
-                       "}}}";
+    std::string json =
+        R"({"runners":{")" + name + R"(":{"argv":[")" + script.string() + R"(","--protocol","{protocol}",)" +
+        (clock ? R"("--clock","{clock}",)" : "") + R"("--model","{model}","--output-dir","{output_dir}","{inputs}"])" +
+        (probe ? R"(,"protocol_version_argv":[")" + script.string() + R"(","--protocol-version"])" : "") + "}}}";
     return *RunnerConfig::parse(json, "fake.json").find(name);
   }
   RunnerRequest request(int protocol, RunnerClock clock) {
@@ -76,7 +76,8 @@ TEST_F(ProtocolTest, ARunnerWithoutVersionCommandSpeaksProtocol1) {
 }
 
 TEST_F(ProtocolTest, ProbesTheVersionAndPassesTheClock) {
-  RunnerSpec spec = fake("new", "2", R"(,\"clock\":\"$clock\",\"threads\":{\"intra_op\":1,\"inter_op\":1})", true, true);
+  RunnerSpec spec =
+      fake("new", "2", R"(,\"clock\":\"$clock\",\"threads\":{\"intra_op\":1,\"inter_op\":1})", true, true);
   EXPECT_EQ(probeProtocol(spec), 2);
   RunnerResult r = runRunner(spec, request(2, RunnerClock::ProcessCpu), 30);
   EXPECT_EQ(r.protocol, 2);
@@ -109,7 +110,8 @@ TEST_F(ProtocolTest, AResultOfAnotherClockOrProtocolIsMalformed) {
     FAIL() << "accepted samples of the wrong clock";
   } catch (const RunnerFailure& f) {
     EXPECT_EQ(f.kind(), FailureKind::MalformedResult);
-    EXPECT_NE(std::string(f.what()).find("\"clock\" is \"wall\", process-cpu was asked for"), std::string::npos) << f.what();
+    EXPECT_NE(std::string(f.what()).find("\"clock\" is \"wall\", process-cpu was asked for"), std::string::npos)
+        << f.what();
   }
   // Protocol 2 without a clock in the result.
   RunnerSpec noClock = fake("noclock", "2", "", true, true);
@@ -162,7 +164,8 @@ TEST_F(ProtocolTest, ConfigChecksTheVersionCommand) {
             std::string::npos);
   EXPECT_NE(error("{" + argv + R"(,"protocol_version_argv":["r","{model}"]})").find("takes no placeholders"),
             std::string::npos);
-  EXPECT_NE(error("{" + argv + R"(,"protocol_version_argv":[]})").find("non-empty array of strings"), std::string::npos);
+  EXPECT_NE(error("{" + argv + R"(,"protocol_version_argv":[]})").find("non-empty array of strings"),
+            std::string::npos);
   EXPECT_EQ(error("{" + argv + R"(,"protocol_version_argv":["r","--protocol-version"]})"), "");
 }
 

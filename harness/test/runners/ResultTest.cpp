@@ -43,11 +43,11 @@ protected:
   ScratchDir dir;
 };
 
-#define EXPECT_FAILS(KIND, TEXT)                                                                              \
-  do {                                                                                                        \
-    RunnerFailure f_ = failure();                                                                             \
-    EXPECT_EQ(f_.kind(), KIND) << f_.what();                                                                  \
-    EXPECT_NE(std::string(f_.what()).find(TEXT), std::string::npos) << f_.what();                             \
+#define EXPECT_FAILS(KIND, TEXT)                                                                                       \
+  do {                                                                                                                 \
+    RunnerFailure f_ = failure();                                                                                      \
+    EXPECT_EQ(f_.kind(), KIND) << f_.what();                                                                           \
+    EXPECT_NE(std::string(f_.what()).find(TEXT), std::string::npos) << f_.what();                                      \
   } while (0)
 
 } // namespace

@@ -49,7 +49,8 @@ protected:
         R"({"runners":{")" + name + R"(":{"argv":[")" + script.string() +
             R"(","--protocol","{protocol}","--model","{model}","--output-dir","{output_dir}",)"
             R"("--warmup","{warmup}","--min-sample-ms","{min_sample_ms}","--clock","{clock}","{serve}","{inputs}"],)"
-            R"("protocol_version_argv":["sh",")" + (dir / (name + "-version.sh")).string() + R"("]}}})",
+            R"("protocol_version_argv":["sh",")" +
+            (dir / (name + "-version.sh")).string() + R"("]}}})",
         "fake.json");
     return *config.find(name);
   }
@@ -123,7 +124,8 @@ TEST_F(RunnerSessionTest, QuitWritesNothing) {
 }
 
 TEST_F(RunnerSessionTest, CrashDuringASample) {
-  RunnerFailure f = failure(fake("crash", std::string(kReady) + "read -r cmd\necho 'about to crash' >&2\nkill -SEGV $$\n"), 2);
+  RunnerFailure f =
+      failure(fake("crash", std::string(kReady) + "read -r cmd\necho 'about to crash' >&2\nkill -SEGV $$\n"), 2);
   EXPECT_EQ(f.kind(), FailureKind::Crashed);
   EXPECT_NE(std::string(f.what()).find("runner ext:crash: crashed: serve: killed by signal 11"), std::string::npos)
       << f.what();
@@ -145,7 +147,8 @@ TEST_F(RunnerSessionTest, NeverReady) {
 }
 
 TEST_F(RunnerSessionTest, MalformedLines) {
-  RunnerFailure notJson = failure(fake("garbled", std::string(kReady) + "read -r cmd\necho 'sample: 0.5'\nsleep 5\n"), 1);
+  RunnerFailure notJson =
+      failure(fake("garbled", std::string(kReady) + "read -r cmd\necho 'sample: 0.5'\nsleep 5\n"), 1);
   EXPECT_EQ(notJson.kind(), FailureKind::MalformedResult);
   EXPECT_NE(std::string(notJson.what()).find("'sample' was answered by a line that is not JSON: sample: 0.5"),
             std::string::npos)
@@ -161,8 +164,8 @@ TEST_F(RunnerSessionTest, MalformedLines) {
 }
 
 TEST_F(RunnerSessionTest, ReportedError) {
-  RunnerFailure f =
-      failure(fake("err", std::string(kReady) + "read -r cmd\necho '{\"error\":\"inference failed for m\"}'\nexit 1\n"), 1);
+  RunnerFailure f = failure(
+      fake("err", std::string(kReady) + "read -r cmd\necho '{\"error\":\"inference failed for m\"}'\nexit 1\n"), 1);
   EXPECT_EQ(f.kind(), FailureKind::ReportedError);
   EXPECT_STREQ(f.what(), "runner ext:err: reported an error: inference failed for m");
 }

@@ -17,7 +17,9 @@ double upperTail(int k, int n, double p) {
          std::pow(1 - p, n - j);
   return s;
 }
-double lowerTail(int k, int n, double p) { return 1 - upperTail(k + 1, n, p); }
+double lowerTail(int k, int n, double p) {
+  return 1 - upperTail(k + 1, n, p);
+}
 } // namespace
 
 TEST(Binomial, ZeroAndAllSuccessesClosedForm) {

@@ -38,13 +38,14 @@ stats::ChangePointOptions method(stats::ChangePointMethod m, stats::ChangePointT
   o.method = m;
   o.test = t;
   o.permutations = 199;
-  o.maxP = 0.01;  // reachable by 199 permutations: (1 + 0) / 200 = 0.005
+  o.maxP = 0.01; // reachable by 199 permutations: (1 + 0) / 200 = 0.005
   return o;
 }
 
-const stats::ChangePointOptions kAll[] = {method(stats::ChangePointMethod::EDivisive),
-                                          method(stats::ChangePointMethod::EDivisive, stats::ChangePointTest::Permutation),
-                                          method(stats::ChangePointMethod::Pelt)};
+const stats::ChangePointOptions kAll[] = {
+    method(stats::ChangePointMethod::EDivisive),
+    method(stats::ChangePointMethod::EDivisive, stats::ChangePointTest::Permutation),
+    method(stats::ChangePointMethod::Pelt)};
 
 } // namespace
 
@@ -63,7 +64,7 @@ TEST(ChangePoints, EnergyStatisticOfACleanStep) {
   auto w = stats::bestEnergySplit({0, 2, 5, 5}, 0, 4, 2);
   EXPECT_EQ(w.tau, 2);
   EXPECT_DOUBLE_EQ(w.q, 6.0);
-  EXPECT_EQ(stats::bestEnergySplit({0, 1, 2}, 0, 3, 2).tau, -1);  // no split leaves 2 points a side
+  EXPECT_EQ(stats::bestEnergySplit({0, 1, 2}, 0, 3, 2).tau, -1); // no split leaves 2 points a side
 }
 
 TEST(ChangePoints, WelchTestMatchesAHandCalculation) {
@@ -73,7 +74,7 @@ TEST(ChangePoints, WelchTestMatchesAHandCalculation) {
   EXPECT_NEAR(w.t, 3.6742, 1e-4);
   EXPECT_NEAR(w.df, 4.0, 1e-12);
   EXPECT_NEAR(w.p, 0.021312, 1e-6);
-  EXPECT_EQ(stats::welchTest({1, 1}, {2, 2}).p, 0.0);  // no spread, different means
+  EXPECT_EQ(stats::welchTest({1, 1}, {2, 2}).p, 0.0); // no spread, different means
   EXPECT_EQ(stats::welchTest({1, 1}, {1, 1}).p, 1.0);
   EXPECT_THROW(stats::welchTest({1}, {2, 3}), std::invalid_argument);
 }
@@ -108,7 +109,7 @@ TEST(ChangePoints, NoStepNoChangePoint) {
     SCOPED_TRACE(stats::changePointMethodName(o));
     EXPECT_TRUE(stats::detectChangePoints(steps({{120, 10.0}}), o).empty());
     EXPECT_TRUE(stats::detectChangePoints(wobble(steps({{120, 10.0}})), o).empty());
-    EXPECT_TRUE(stats::detectChangePoints({10, 11}, o).empty());  // shorter than two segments
+    EXPECT_TRUE(stats::detectChangePoints({10, 11}, o).empty()); // shorter than two segments
   }
 }
 
@@ -120,7 +121,7 @@ TEST(ChangePoints, TwoStepsAcrossWindows) {
     ASSERT_EQ(indices(cps), (std::vector<int>{40, 80}));
     EXPECT_NEAR(cps[0].change, 0.20, 0.01);
     EXPECT_NEAR(cps[1].change, -0.25, 0.01);
-    EXPECT_EQ(cps[0].segmentEnd, 80);  // the segments of neighbours meet
+    EXPECT_EQ(cps[0].segmentEnd, 80); // the segments of neighbours meet
     EXPECT_EQ(cps[1].segmentStart, 40);
   }
 }
@@ -141,7 +142,7 @@ TEST(ChangePoints, MinimumSegmentLength) {
 }
 
 TEST(ChangePoints, MinimumMagnitudeDropsSmallChanges) {
-  auto x = wobble(steps({{40, 10.0}, {40, 10.3}, {40, 12.0}}));  // +3 % at 40, +16.5 % at 80
+  auto x = wobble(steps({{40, 10.0}, {40, 10.3}, {40, 12.0}})); // +3 % at 40, +16.5 % at 80
   stats::ChangePointOptions o;
   EXPECT_EQ(indices(stats::detectChangePoints(x, o)), (std::vector<int>{40, 80}));
   o.minMagnitude = 0.05;
@@ -150,7 +151,7 @@ TEST(ChangePoints, MinimumMagnitudeDropsSmallChanges) {
 
 TEST(ChangePoints, Deterministic) {
   std::vector<double> x;
-  for (int i = 0; i < 200; ++i)  // a pseudo-random history with a step at 120
+  for (int i = 0; i < 200; ++i) // a pseudo-random history with a step at 120
     x.push_back((i < 120 ? 10.0 : 10.6) * (1 + 0.02 * std::sin(1.7 * i * i)));
   for (const auto& o : kAll) {
     auto a = stats::detectChangePoints(x, o);
@@ -163,9 +164,9 @@ TEST(ChangePoints, Deterministic) {
 
 TEST(ChangePoints, RejectsBadInput) {
   stats::ChangePointOptions o;
-  EXPECT_THROW(stats::detectChangePoints({1, 2, 0, 3}, o), std::invalid_argument);  // log of 0
+  EXPECT_THROW(stats::detectChangePoints({1, 2, 0, 3}, o), std::invalid_argument); // log of 0
   EXPECT_THROW(stats::detectChangePoints({1, NAN, 3}, o), std::invalid_argument);
-  o.window = 8;  // fewer than two segments of 5
+  o.window = 8; // fewer than two segments of 5
   EXPECT_THROW(stats::detectChangePoints({1, 2, 3}, o), std::invalid_argument);
   o = {};
   o.minSegment = 1;

@@ -64,9 +64,9 @@ TEST(Decision, ClearRegressionAndImprovement) {
   EXPECT_EQ(d.verdict, Verdict::Regression);
   EXPECT_TRUE(std::isfinite(d.medianRatioLow) && d.medianRatioLow <= d.medianRatio);
   EXPECT_TRUE(d.outlierRounds.empty());
-  p.direction = Direction::HigherIsBetter;  // e.g. QPS up 10 %
+  p.direction = Direction::HigherIsBetter; // e.g. QPS up 10 %
   EXPECT_EQ(stats::decide(r, p).verdict, Verdict::Improvement);
-  EXPECT_EQ(stats::decide(rounds(0.90, 10), p).verdict, Verdict::Regression);  // QPS down 10 %
+  EXPECT_EQ(stats::decide(rounds(0.90, 10), p).verdict, Verdict::Regression); // QPS down 10 %
 }
 
 TEST(Decision, NoChangeInconclusiveAndTooFewRounds) {
@@ -172,13 +172,13 @@ TEST(Decision, RoundsToSettleGiveEightyPercentNoChange) {
       settled += hl.low >= -std::log1p(m) && hl.high <= std::log1p(m);
     }
     EXPECT_GE(settled, 740) << "sigma " << sigma << " alpha " << alpha << " n " << n;
-    EXPECT_LE(settled, 900) << "sigma " << sigma << " alpha " << alpha << " n " << n;  // not oversized either
+    EXPECT_LE(settled, 900) << "sigma " << sigma << " alpha " << alpha << " n " << n; // not oversized either
   }
 }
 
 TEST(Decision, OutliersAreFlaggedNeverDropped) {
   std::vector<double> r = rounds(1.0, 10);
-  r[7] = std::log(3.0);  // one round three times slower
+  r[7] = std::log(3.0); // one round three times slower
   stats::DecisionParams p;
   p.bootstrapResamples = 0;
   auto d = stats::decide(r, p);
@@ -186,7 +186,7 @@ TEST(Decision, OutliersAreFlaggedNeverDropped) {
   ASSERT_EQ(d.outlierRounds.size(), 1u);
   EXPECT_EQ(d.outlierRounds[0], 7);
   EXPECT_EQ(d.robustZ.size(), 20u);
-  EXPECT_TRUE(std::isnan(d.medianRatioLow));  // bootstrap skipped
+  EXPECT_TRUE(std::isnan(d.medianRatioLow)); // bootstrap skipped
 }
 
 TEST(Decision, FamilyUsesHolmLevels) {

@@ -10,8 +10,8 @@
 using namespace dynqual;
 
 TEST(Descriptive, MedianOddEvenAndErrors) {
-  EXPECT_DOUBLE_EQ(stats::median({3, 1, 2}), 2);       // sorted 1 2 3
-  EXPECT_DOUBLE_EQ(stats::median({4, 1, 3, 2}), 2.5);  // (2 + 3) / 2
+  EXPECT_DOUBLE_EQ(stats::median({3, 1, 2}), 2);      // sorted 1 2 3
+  EXPECT_DOUBLE_EQ(stats::median({4, 1, 3, 2}), 2.5); // (2 + 3) / 2
   EXPECT_DOUBLE_EQ(stats::median({7}), 7);
   EXPECT_THROW(stats::median({}), std::invalid_argument);
   EXPECT_THROW(stats::median({1, NAN}), std::invalid_argument);
@@ -23,7 +23,7 @@ TEST(Descriptive, MeanAndQuantileDefinition7) {
   // Hyndman-Fan type 7 on 1..4: h = 3 p; p = 0.25 -> h = 0.75 -> 1 + 0.75 (2 - 1) = 1.75
   // (R: quantile(1:4, 0.25) == 1.75).
   EXPECT_DOUBLE_EQ(stats::quantile({4, 3, 2, 1}, 0.25), 1.75);
-  EXPECT_DOUBLE_EQ(stats::quantile({4, 3, 2, 1}, 0.5), 2.5);  // equals the median
+  EXPECT_DOUBLE_EQ(stats::quantile({4, 3, 2, 1}, 0.5), 2.5); // equals the median
   EXPECT_DOUBLE_EQ(stats::quantile({4, 3, 2, 1}, 0), 1);
   EXPECT_DOUBLE_EQ(stats::quantile({4, 3, 2, 1}, 1), 4);
   // h = 3 * 0.9 = 2.7 -> 3 + 0.7 (10 - 3) = 7.9
@@ -56,7 +56,7 @@ TEST(Descriptive, RobustZUsesMad) {
   ASSERT_EQ(z.size(), 5u);
   EXPECT_NEAR(z[0], -2 / 1.4826, 1e-12);
   EXPECT_DOUBLE_EQ(z[2], 0);
-  EXPECT_NEAR(z[4], 97 / 1.4826, 1e-9);  // 65.43: an outlier by the 3.5 cutoff
+  EXPECT_NEAR(z[4], 97 / 1.4826, 1e-9); // 65.43: an outlier by the 3.5 cutoff
   EXPECT_GT(std::fabs(z[4]), stats::kRobustZOutlierCutoff);
   EXPECT_LT(std::fabs(z[3]), stats::kRobustZOutlierCutoff);
 }

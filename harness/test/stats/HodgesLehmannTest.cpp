@@ -58,7 +58,7 @@ TEST(HodgesLehmann, NormalApproximationCriticalValue) {
   auto r = stats::hodgesLehmannInterval(d, 0.95);
   EXPECT_EQ(r.method, stats::PValueMethod::NormalApprox);
   EXPECT_EQ(r.k, 649);
-  EXPECT_NEAR(r.estimate, 29.5, 1e-12);  // symmetric sample: centre of symmetry
+  EXPECT_NEAR(r.estimate, 29.5, 1e-12); // symmetric sample: centre of symmetry
   EXPECT_NEAR(r.low + r.high, 59, 1e-12);
   EXPECT_GT(r.achievedCoverage, 0.95);
   EXPECT_LT(r.achievedCoverage, 0.955);

@@ -37,7 +37,7 @@ TEST(Latency, NearestRankIsExactForIntegerPercentiles) {
   for (int n = 1; n <= 400; ++n) {
     std::vector<double> v(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
-      v[static_cast<size_t>(i)] = i + 1;  // the k-th smallest is k
+      v[static_cast<size_t>(i)] = i + 1; // the k-th smallest is k
     for (int p = 1; p <= 100; ++p) {
       int k = 1;
       while (100 * k < p * n)

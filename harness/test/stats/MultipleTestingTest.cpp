@@ -11,10 +11,10 @@ using namespace dynqual;
 namespace {
 // m = 4; sorted: 0.005 (index 3), 0.01 (0), 0.03 (2), 0.04 (1).
 const std::vector<double> kP = {0.01, 0.04, 0.03, 0.005};
-}
+} // namespace
 
 TEST(MultipleTesting, Bonferroni) {
-  auto a = stats::bonferroniAdjust(kP);  // 4 p, capped at 1
+  auto a = stats::bonferroniAdjust(kP); // 4 p, capped at 1
   EXPECT_NEAR(a[0], 0.04, 1e-15);
   EXPECT_NEAR(a[1], 0.16, 1e-15);
   EXPECT_NEAR(a[2], 0.12, 1e-15);

@@ -11,7 +11,7 @@ using namespace dynqual;
 using stats::Verdict;
 
 TEST(Sequential, BonferroniSplitAndBudget) {
-  stats::LookSchedule s;  // 12 16 24 32 48 64
+  stats::LookSchedule s; // 12 16 24 32 48 64
   ASSERT_EQ(s.rounds.size(), 6u);
   for (int k = 0; k < 6; ++k)
     EXPECT_NEAR(s.alphaAt(k, 0.05), 0.05 / 6, 1e-15);
@@ -65,17 +65,17 @@ TEST(Sequential, SuiteClosesDecisiveComparisons) {
   s.rounds = {8, 12};
   std::vector<double> slow, noisy;
   for (int i = 1; i <= 12; ++i) {
-    slow.push_back(std::log(1.2) + 0.001 * i);      // all positive: p = 2/256 = 0.0078 at 8 rounds
-    noisy.push_back((i % 2 ? 1 : -1) * 0.05 * i);   // +/-5 % .. 60 %: inconclusive
+    slow.push_back(std::log(1.2) + 0.001 * i);    // all positive: p = 2/256 = 0.0078 at 8 rounds
+    noisy.push_back((i % 2 ? 1 : -1) * 0.05 * i); // +/-5 % .. 60 %: inconclusive
   }
   auto prefix = [](const std::vector<double>& v, int n) { return std::vector<double>(v.begin(), v.begin() + n); };
   stats::SuiteState st = stats::startSuite(2);
   stats::DecisionParams common;
   common.bootstrapResamples = 0;
-  auto at8 = stats::applyLook(st, s, 0.05,
-                              {{prefix(slow, 8), stats::Direction::LowerIsBetter},
-                               {prefix(noisy, 8), stats::Direction::LowerIsBetter}},
-                              common);
+  auto at8 = stats::applyLook(
+      st, s, 0.05,
+      {{prefix(slow, 8), stats::Direction::LowerIsBetter}, {prefix(noisy, 8), stats::Direction::LowerIsBetter}},
+      common);
   EXPECT_EQ(at8[0].verdict, Verdict::Regression);
   EXPECT_EQ(st.verdict[0], Verdict::Regression);
   EXPECT_EQ(st.closedAtRounds[0], 8);
@@ -87,7 +87,7 @@ TEST(Sequential, SuiteClosesDecisiveComparisons) {
   stats::applyLook(st, s, 0.05, {{slow, {}}, {noisy, {}}}, common);
   EXPECT_TRUE(st.done);
   EXPECT_EQ(st.roundsUsed, 12);
-  EXPECT_EQ(st.verdict[0], Verdict::Regression);  // closed verdicts stay
+  EXPECT_EQ(st.verdict[0], Verdict::Regression); // closed verdicts stay
   EXPECT_EQ(st.verdict[1], Verdict::Inconclusive);
   EXPECT_THROW(stats::applyLook(st, s, 0.05, {{slow, {}}, {noisy, {}}}, common), std::invalid_argument);
 }

@@ -14,7 +14,9 @@ using namespace dynqual;
 
 namespace {
 
-double phi(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double phi(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
 
 /// Midrank of |d_i| among the non-zero |d| by counting: #{|d_j| < |d_i|} + (#{|d_j| == |d_i|} + 1) / 2.
 std::vector<double> midranksByCounting(const std::vector<double>& d) {
@@ -68,7 +70,7 @@ TEST(SignedRank, HollanderWolfeExample31) {
   EXPECT_DOUBLE_EQ(r.wPlus, 5);
   EXPECT_EQ(r.method, stats::PValueMethod::Exact);
   EXPECT_NEAR(r.pLess, 10.0 / 512, 1e-15);
-  EXPECT_NEAR(r.pGreater, 1 - 7.0 / 512, 1e-15);  // P(T+ >= 5) = 1 - P(T+ <= 4) = 1 - 7/512
+  EXPECT_NEAR(r.pGreater, 1 - 7.0 / 512, 1e-15); // P(T+ >= 5) = 1 - P(T+ <= 4) = 1 - 7/512
   EXPECT_NEAR(r.pTwoSided, 20.0 / 512, 1e-15);
 }
 
@@ -103,7 +105,7 @@ TEST(SignedRank, ExactWithTiesMatchesEnumerationOfAllSignVectors) {
     std::vector<double> d;
     int n = 3 + c % 12;
     for (int i = 0; i < n; ++i) {
-      double v = static_cast<double>(rng() % 5 + 1);  // |d| in 1..5: many ties
+      double v = static_cast<double>(rng() % 5 + 1); // |d| in 1..5: many ties
       d.push_back(rng() & 1 ? v : -v);
     }
     cases.push_back(d);
@@ -129,7 +131,7 @@ TEST(SignedRank, NullDistributionSumsToOneAndIsSymmetric) {
   }
   EXPECT_NEAR(total, 1, 1e-15);
   EXPECT_DOUBLE_EQ(null.pmf(0), 1.0 / 64);
-  EXPECT_DOUBLE_EQ(null.pmf(3), 2.0 / 64);  // either of the two 3s alone
+  EXPECT_DOUBLE_EQ(null.pmf(3), 2.0 / 64); // either of the two 3s alone
   EXPECT_THROW(stats::SignedRankNull({2, 0}), std::invalid_argument);
 }
 

@@ -36,7 +36,7 @@ TEST(Simulation, NoEffectStaysWithinAlpha) {
   EXPECT_LT(r.falsePositivePerSuite.low, 0.05);
   EXPECT_LE(r.falsePositivePerComparison.rate, 0.05);
   EXPECT_EQ(r.detection.count, 0);
-  EXPECT_GT(r.noChange.rate, 0.8);  // 1 % noise, 2 % margin: most runs end "no change"
+  EXPECT_GT(r.noChange.rate, 0.8); // 1 % noise, 2 % margin: most runs end "no change"
   EXPECT_GE(r.meanRounds, 12);
   EXPECT_LE(r.meanRounds, 64);
   EXPECT_LE(r.falsePositivePerSuite.low, r.falsePositivePerSuite.rate);
@@ -58,7 +58,7 @@ TEST(Simulation, PowerGrowsWithTheEffect) {
   EXPECT_LT(a.detection.rate, b.detection.rate);
   EXPECT_LE(b.detection.rate, c.detection.rate);
   EXPECT_GT(c.detection.rate, 0.95);
-  EXPECT_LT(c.falsePositivePerComparison.rate, 0.01);  // never flagged as an improvement
+  EXPECT_LT(c.falsePositivePerComparison.rate, 0.01); // never flagged as an improvement
   // Larger effects end sooner.
   EXPECT_LE(c.meanRounds, a.meanRounds);
   // A 6 % speed-up of latency is detected as an improvement.

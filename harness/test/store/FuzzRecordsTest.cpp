@@ -77,7 +77,7 @@ TEST(FuzzRecords, FindBucketByPrefix) {
   twoNights(s);
   EXPECT_EQ(findBucket(s, "bbbb").bucket, "bbbb000000000002");
   EXPECT_THROW(findBucket(s, "dddd"), StoreError);
-  EXPECT_THROW(findBucket(s, "aa"), StoreError);  // too short
+  EXPECT_THROW(findBucket(s, "aa"), StoreError); // too short
 }
 
 TEST(FuzzRecords, MergeCopiesEachCaseOnceAndIsIdempotent) {
@@ -89,7 +89,7 @@ TEST(FuzzRecords, MergeCopiesEachCaseOnceAndIsIdempotent) {
       fx::caseRow(a, "s0", i, 10 + i, true, 5);
     fx::finding(a, "s0", 1, 11, "aaaa000000000001", "Slice", 2, 2, "2026-01-01T00:00:30Z");
     Store b(t.path / "b.db");
-    fx::shard(b, "s1", "n", "2026-01-01T00:00:00Z", "", 20);  // killed: unfinished
+    fx::shard(b, "s1", "n", "2026-01-01T00:00:00Z", "", 20); // killed: unfinished
     for (int i = 0; i < 2; ++i)
       fx::caseRow(b, "s1", i, 20 + i, i == 0, 7);
   }
@@ -124,7 +124,7 @@ TEST(FuzzRecords, MergeCopiesEachCaseOnceAndIsIdempotent) {
   auto stats = fuzzNightStats(m);
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].cases, 6);
-  EXPECT_EQ(stats[0].valid, 5);  // 3 + (1 of 2) + 1
+  EXPECT_EQ(stats[0].valid, 5); // 3 + (1 of 2) + 1
   EXPECT_EQ(stats[0].buckets, 1);
   EXPECT_EQ(stats[0].newBuckets, 1);
 }

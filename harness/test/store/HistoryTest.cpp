@@ -35,7 +35,7 @@ TEST(History, OnePointPerRunAndModelOldestFirst) {
   auto all = metricHistory(s, q);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].runKey, "r1");
-  EXPECT_EQ(all[0].values, (std::vector<double>{1, 1.5}));  // the whole-model case, not the data set's 1.0
+  EXPECT_EQ(all[0].values, (std::vector<double>{1, 1.5})); // the whole-model case, not the data set's 1.0
   EXPECT_EQ(all[0].unit, "ms");
   EXPECT_EQ(all[0].revision, "0123456789abcdef0123456789abcdef01234567");
   EXPECT_FALSE(all[0].dirty);
@@ -75,6 +75,6 @@ TEST(History, NonFiniteSamplesAreLeftOut) {
   s.importRuns({qualifyRun("r1", "2026-01-01T00:00:00Z", "m1", {NAN, 2.0, INFINITY}),
                 qualifyRun("r2", "2026-01-02T00:00:00Z", "m1", {NAN})});
   auto pts = metricHistory(s, {});
-  ASSERT_EQ(pts.size(), 1u);  // r2 has no finite sample left: no point
+  ASSERT_EQ(pts.size(), 1u); // r2 has no finite sample left: no point
   EXPECT_EQ(pts[0].values, (std::vector<double>{2.0}));
 }

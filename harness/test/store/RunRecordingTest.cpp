@@ -40,7 +40,7 @@ TEST(RunRecording, CaseCodecKeepsEveryValue) {
   c.samples = {{"latency_ms", "ms", {0.1, 1e-300, 12345.678}}};
   c.counters = {{"syncs", 3}, {"peak_device_bytes", int64_t{1} << 40}};
 
-  nlohmann::json j = nlohmann::json::parse(caseToJson(c).dump());  // through text, as between processes
+  nlohmann::json j = nlohmann::json::parse(caseToJson(c).dump()); // through text, as between processes
   CaseRecord back = caseFromJson(j, "records[0]");
   EXPECT_EQ(back.model.hash, "abc");
   EXPECT_EQ(back.dataset.name, "binding ones");
@@ -64,7 +64,7 @@ TEST(RunRecording, CaseCodecKeepsEveryValue) {
   EXPECT_EQ(b.maxAbs, -inf);
   EXPECT_TRUE(std::isnan(b.cosine));
   ASSERT_EQ(back.samples.size(), 1u);
-  EXPECT_EQ(back.samples[0].values, c.samples[0].values);  // exact: JSON numbers round-trip doubles
+  EXPECT_EQ(back.samples[0].values, c.samples[0].values); // exact: JSON numbers round-trip doubles
   EXPECT_EQ(back.counters, c.counters);
 
   j.erase("status");
@@ -87,6 +87,6 @@ TEST(RunRecording, HeaderDescribesThisProcess) {
   EXPECT_EQ(r.pipeline.hash, sha256Hex("production"));
   EXPECT_NE(r.commandLine.find("dynqual_store_test"), std::string::npos) << r.commandLine;
   ASSERT_TRUE(r.build);
-  EXPECT_EQ(r.build->revision.size(), 40u);  // the source tree is a git checkout
+  EXPECT_EQ(r.build->revision.size(), 40u); // the source tree is a git checkout
   EXPECT_NE(newRunHeader("run", "sim", "p", {}, {}).key, r.key);
 }

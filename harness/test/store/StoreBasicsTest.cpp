@@ -49,7 +49,8 @@ TEST(Store, RecordAndLoadRoundTrip) {
   ASSERT_TRUE(out.build);
   EXPECT_EQ(out.build->artifacts.at(0).sizeBytes, 1500000);
   // Samples are narrow rows: one per repetition, with unit and rep index.
-  SQLite::Statement q(s.db(), "SELECT count(*), min(rep), max(rep), min(unit) FROM samples WHERE metric = 'latency_ms'");
+  SQLite::Statement q(s.db(),
+                      "SELECT count(*), min(rep), max(rep), min(unit) FROM samples WHERE metric = 'latency_ms'");
   ASSERT_TRUE(q.executeStep());
   EXPECT_EQ(q.getColumn(0).getInt(), 3);
   EXPECT_EQ(q.getColumn(1).getInt(), 0);
@@ -132,7 +133,7 @@ TEST(Store, ResolveRunSelectors) {
   RunRecord unfinished = sampleRun("qualify", "ccc3", "2026-01-09T00:00:00Z", {1.0});
   unfinished.status = kRunUnfinished;
   s.importRuns({unfinished});
-  EXPECT_EQ(s.loadRun(s.resolveRun("latest")).key, "bbb2");  // unfinished runs are never "latest"
+  EXPECT_EQ(s.loadRun(s.resolveRun("latest")).key, "bbb2"); // unfinished runs are never "latest"
   EXPECT_EQ(s.loadRun(s.resolveRun("aa")).key, "aaa1");
   EXPECT_EQ(s.loadRun(s.resolveRun("1")).key, "aaa1");
   try {
@@ -191,13 +192,15 @@ TEST(DbTool, InfoAndQuery) {
   TempDir dir;
   std::ostringstream out;
   dbInit(dir.path / "a.db", out);
-  EXPECT_EQ(out.str(), (dir.path / "a.db").string() + ": schema version " + std::to_string(currentSchemaVersion()) + "\n");
+  EXPECT_EQ(out.str(),
+            (dir.path / "a.db").string() + ": schema version " + std::to_string(currentSchemaVersion()) + "\n");
   {
     Store s(dir.path / "a.db");
     s.importRuns({sampleRun("qualify", "k-1", "2026-01-01T00:00:00Z", {1.5, 2.5})});
   }
   std::ostringstream q;
-  dbQuery(dir.path / "a.db", "SELECT metric, value, unit, rep FROM samples WHERE metric = 'latency_ms' ORDER BY rep", "text", q);
+  dbQuery(dir.path / "a.db", "SELECT metric, value, unit, rep FROM samples WHERE metric = 'latency_ms' ORDER BY rep",
+          "text", q);
   EXPECT_EQ(q.str(), "metric\tvalue\tunit\trep\nlatency_ms\t1.5\tms\t0\nlatency_ms\t2.5\tms\t1\n");
   std::ostringstream j;
   dbQuery(dir.path / "a.db", "SELECT count(*) AS n FROM runs", "json", j);
@@ -205,7 +208,7 @@ TEST(DbTool, InfoAndQuery) {
   std::ostringstream info;
   dbInfo(dir.path / "a.db", "json", info);
   auto ij = nlohmann::json::parse(info.str());
-  EXPECT_EQ(ij["rows"]["samples"], 2 + 1);  // two latency samples + one compile_ms sample
+  EXPECT_EQ(ij["rows"]["samples"], 2 + 1); // two latency samples + one compile_ms sample
   EXPECT_EQ(ij["runs"][0]["status"], "finished");
   // The query connection is read-only: a write is refused with a clear line.
   std::ostringstream w;

@@ -36,7 +36,9 @@ std::string journalMode(const fs::path& db) {
   return h[18] == 2 && h[19] == 2 ? "wal" : "rollback";
 }
 
-int64_t count(Store& s, const std::string& sql) { return s.db().execAndGet(sql).getInt64(); }
+int64_t count(Store& s, const std::string& sql) {
+  return s.db().execAndGet(sql).getInt64();
+}
 
 std::string errorOf(const std::function<void()>& fn) {
   try {
@@ -84,7 +86,7 @@ TEST(StoreSafety, KilledRunIsUnfinishedAndEarlierRunsIntact) {
   close(ready[1]);
   char b;
   ASSERT_EQ(read(ready[0], &b, 1), 1) << "the writer died before committing 4 cases";
-  usleep(20000);  // let it get into the middle of further transactions
+  usleep(20000); // let it get into the middle of further transactions
   ASSERT_EQ(kill(child, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -104,13 +106,15 @@ TEST(StoreSafety, KilledRunIsUnfinishedAndEarlierRunsIntact) {
   // Every committed case is whole: 2000 samples each, never a partial one.
   for (const auto& c : killed.cases)
     EXPECT_EQ(c.samples.at(0).values.size(), 2000u) << c.dataset.name;
-  EXPECT_EQ(s.resolveRun("latest"), got.id);  // an unfinished run is never "latest"
+  EXPECT_EQ(s.resolveRun("latest"), got.id); // an unfinished run is never "latest"
 }
 
 TEST(StoreSafety, LockedDatabaseGivesClearError) {
   TempDir dir;
   fs::path db = dir.path / "locked.db";
-  { Store init(db); }
+  {
+    Store init(db);
+  }
   SQLite::Database other(db, SQLite::OPEN_READWRITE);
   other.exec("BEGIN IMMEDIATE");
   OpenOptions o;
@@ -144,7 +148,7 @@ TEST(StoreSafety, FullDiskGivesClearErrorAndLosesNothing) {
   EXPECT_EQ(count(s, "SELECT count(*) FROM cases"), casesBefore);
   EXPECT_EQ(s.loadRun(s.resolveRun("first")).cases[1].samples[0].values, (std::vector<double>{1.0, 2.0}));
   EXPECT_EQ(integrity(db), "ok");
-  s.recordCases(id, {first.cases[1]});  // the store still works once space is back
+  s.recordCases(id, {first.cases[1]}); // the store still works once space is back
   s.finishRun(id);
   EXPECT_EQ(s.loadRun(id).status, "finished");
 }
@@ -199,7 +203,7 @@ TEST(StoreSafety, ReadOnlyFolderCanBeRead) {
     s.importRuns({sampleRun("qualify", "kept", "2026-01-01T00:00:00Z", {1.0})});
   }
   ASSERT_EQ(journalMode(db), "wal");
-  ASSERT_FALSE(fs::exists(db.string() + "-shm"));  // removed by the last writer's close
+  ASSERT_FALSE(fs::exists(db.string() + "-shm")); // removed by the last writer's close
   ASSERT_EQ(chmod(dir.path.c_str(), 0755), 0);
   ASSERT_EQ(chmod(db.c_str(), 0644), 0);
   ASSERT_EQ(chmod(folder.c_str(), 0555), 0);
@@ -242,5 +246,5 @@ TEST(StoreSafety, ReadOnlyFolderCanBeRead) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   chmod(folder.c_str(), 0755);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << why;
-  EXPECT_FALSE(fs::exists(db.string() + "-shm"));  // the reader left nothing behind
+  EXPECT_FALSE(fs::exists(db.string() + "-shm")); // the reader left nothing behind
 }

@@ -36,8 +36,7 @@ inline dynqual::store::RunRecord sampleRun(const std::string& kind, const std::s
   r.device = "sim";
   r.machine = {"", "Test CPU", 2, 24000000000, "Linux 6.1", "", ""};
   r.machine.fingerprint = machineFingerprint(r.machine);
-  Build b{"", "0123456789abcdef0123456789abcdef01234567", false, "g++ 12", "0.1.0",
-          {{"dynqual", "aa", 1500000}}};
+  Build b{"", "0123456789abcdef0123456789abcdef01234567", false, "g++ 12", "0.1.0", {{"dynqual", "aa", 1500000}}};
   b.key = buildKey(b);
   r.build = b;
   r.pipeline = {"ph", "production"};

@@ -11,8 +11,7 @@ class ModelProto;
 namespace mlir {
 class MLIRContext;
 class ModuleOp;
-template <typename OpTy>
-class OwningOpRef;
+template <typename OpTy> class OwningOpRef;
 } // namespace mlir
 
 namespace mlir::dq {
@@ -21,8 +20,7 @@ namespace mlir::dq {
 /// `func.func @main` whose body is generic `onnx.<OpType>` ops on ranked tensors; every
 /// dim_param or unknown dim becomes `?`. On failure returns null and sets `error` to one line
 /// naming the node/input and the problem (unsupported op, unsupported dtype, bad attribute).
-OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const onnx::ModelProto &model,
-                                      std::string &error);
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const onnx::ModelProto &model, std::string &error);
 
 } // namespace mlir::dq
 

@@ -32,8 +32,8 @@ const char *stageName(Stage stage);
 
 /// What to compile and what to report.
 struct CompileOptions {
-  /// "production", "production{inject=KNOB}" (docs/fuzz/knobs.md) or a textual spec in MLIR pass-pipeline syntax anchored on builtin.module,
-  /// e.g. "builtin.module(dq-convert-onnx, cse, one-shot-bufferize{...}, func.func(...))".
+  /// "production", "production{inject=KNOB}" (docs/fuzz/knobs.md) or a textual spec in MLIR pass-pipeline syntax
+  /// anchored on builtin.module, e.g. "builtin.module(dq-convert-onnx, cse, one-shot-bufferize{...}, func.func(...))".
   std::string pipeline = "production";
   Stage stopAfter = Stage::Dqp;
   /// "" (off), "all", or a pass's command-line name ("dq-pool-allocs", "cse"): the module is

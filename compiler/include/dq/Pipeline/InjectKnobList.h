@@ -22,13 +22,18 @@ inline std::string_view injectKnobPass(InjectKnob knob) {
   case InjectKnob::ReshapeByTypeEquality:
   case InjectKnob::SliceUpperBound:
   case InjectKnob::SplitDimSizeAlias:
-  case InjectKnob::ReadbackWithoutSync: return "dq-convert-onnx";
+  case InjectKnob::ReadbackWithoutSync:
+    return "dq-convert-onnx";
   case InjectKnob::OutputRankCollapse:
-  case InjectKnob::EraseAllocBeforeViewAnalysis: return "dq-use-output-allocator";
+  case InjectKnob::EraseAllocBeforeViewAnalysis:
+    return "dq-use-output-allocator";
   case InjectKnob::HostScalarsAfterReuse:
-  case InjectKnob::PromoteBeforeReuse: return "dq-optimize-memrefs";
-  case InjectKnob::StridedViewBasePointer: return "dq-promote-strided-operands";
-  case InjectKnob::SingletonCopyHostPath: return "dq-lower-copies";
+  case InjectKnob::PromoteBeforeReuse:
+    return "dq-optimize-memrefs";
+  case InjectKnob::StridedViewBasePointer:
+    return "dq-promote-strided-operands";
+  case InjectKnob::SingletonCopyHostPath:
+    return "dq-lower-copies";
   }
   return "unknown";
 }
@@ -49,10 +54,8 @@ inline bool parseInjectKnobs(std::string_view list, std::vector<InjectKnob> &kno
     bool seen = false;
     for (InjectKnob h : knobs)
       seen |= h == *k;
-    if (!seen)
-      knobs.push_back(*k);
-    if (comma == std::string_view::npos)
-      return true;
+    if (!seen) knobs.push_back(*k);
+    if (comma == std::string_view::npos) return true;
     at = comma + 1;
   }
 }
@@ -64,8 +67,7 @@ inline std::string checkKnobCombination(const std::vector<InjectKnob> &knobs) {
     for (size_t j = i + 1; j < knobs.size(); ++j)
       if (injectKnobPass(knobs[i]) == injectKnobPass(knobs[j]))
         return "unsupported: inject knobs '" + std::string(injectKnobName(knobs[i])) + "' and '" +
-               std::string(injectKnobName(knobs[j])) + "' both act on " +
-               std::string(injectKnobPass(knobs[i])) +
+               std::string(injectKnobName(knobs[j])) + "' both act on " + std::string(injectKnobPass(knobs[i])) +
                ", which takes one knob at a time; combine knobs of different passes";
   return "";
 }

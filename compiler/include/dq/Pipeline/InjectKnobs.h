@@ -45,16 +45,14 @@ inline constexpr std::array<std::pair<InjectKnob, std::string_view>, 10> kInject
 /// The option spelling of `knob`.
 inline std::string_view injectKnobName(InjectKnob knob) {
   for (const auto &[k, name] : kInjectKnobs)
-    if (k == knob)
-      return name;
+    if (k == knob) return name;
   return "unknown";
 }
 
 /// The knob spelled `name`, or std::nullopt when no knob has that spelling.
 inline std::optional<InjectKnob> parseInjectKnob(std::string_view name) {
   for (const auto &[k, n] : kInjectKnobs)
-    if (n == name)
-      return k;
+    if (n == name) return k;
   return std::nullopt;
 }
 

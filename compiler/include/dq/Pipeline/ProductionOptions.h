@@ -26,8 +26,7 @@ struct ProductionOptions {
 /// Parses the text between the braces of `production{...}`: space-separated `inject=KNOB[,KNOB]` and
 /// `views=true|false`, each at most once, in any order. Returns false with a one-line `error`
 /// naming the bad option and listing the valid ones (and the knobs) on anything else.
-inline bool parseProductionOptions(const std::string &body, ProductionOptions &out,
-                                   std::string &error) {
+inline bool parseProductionOptions(const std::string &body, ProductionOptions &out, std::string &error) {
   out = ProductionOptions{};
   std::string knobs;
   for (const auto &[k, name] : kInjectKnobs)
@@ -41,8 +40,7 @@ inline bool parseProductionOptions(const std::string &body, ProductionOptions &o
     std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (key == "inject" && eq != std::string::npos && !sawInject) {
       sawInject = true;
-      if (value.empty())
-        continue;
+      if (value.empty()) continue;
       std::string bad;
       if (!parseInjectKnobs(value, out.knobs, bad)) {
         error = "unknown inject knob '" + bad + "' (knobs: " + knobs + ")";

@@ -32,8 +32,8 @@ bool parseInjectKnobList(const std::string &list, std::vector<InjectKnob> &knobs
 std::string productionPipelineSpec(const ProductionOptions &options);
 
 /// Resolves the `production` pipeline name with its options: "production" or
-/// "production{inject=KNOB[,KNOB...] views=false}" (either option alone; also spelled "dq-production{...}"). Returns false when `text` is
-/// not a production name at all; throws nothing. On an unknown option or knob, `error` gets one
+/// "production{inject=KNOB[,KNOB...] views=false}" (either option alone; also spelled "dq-production{...}"). Returns
+/// false when `text` is not a production name at all; throws nothing. On an unknown option or knob, `error` gets one
 /// line listing the valid knobs and the result is true with `spec` empty.
 bool resolveProductionName(const std::string &text, std::string &spec, std::string &error);
 

@@ -21,14 +21,11 @@ namespace mlir::dq {
 /// Parses the `inject` option `value` of pass `pass`: "" is no knob; a knob in `owned` is
 /// returned. Anything else (an unknown spelling, or a knob another pass owns) emits one error on
 /// `op` naming the pass and listing the knobs it owns, and fails.
-inline FailureOr<std::optional<::dq::InjectKnob>>
-parseInjectOption(Operation *op, StringRef pass, StringRef value,
-                  ArrayRef<::dq::InjectKnob> owned) {
-  if (value.empty())
-    return std::optional<::dq::InjectKnob>();
+inline FailureOr<std::optional<::dq::InjectKnob>> parseInjectOption(Operation *op, StringRef pass, StringRef value,
+                                                                    ArrayRef<::dq::InjectKnob> owned) {
+  if (value.empty()) return std::optional<::dq::InjectKnob>();
   std::optional<::dq::InjectKnob> knob = ::dq::parseInjectKnob(std::string_view(value.data(), value.size()));
-  if (knob && llvm::is_contained(owned, *knob))
-    return knob;
+  if (knob && llvm::is_contained(owned, *knob)) return knob;
   std::string list;
   for (::dq::InjectKnob k : owned)
     list += (list.empty() ? "" : ", ") + std::string(::dq::injectKnobName(k));

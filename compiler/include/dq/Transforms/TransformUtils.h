@@ -51,8 +51,7 @@ struct BufferLiveness {
 /// Walks the uses of `buffer` (defined by an op of `block`) and of every aliasing view derived
 /// from it. `position` maps each op of `block` to its index. Sound for lifetime-based reuse: when
 /// `escapes` is false, no op after `lastUse` in the block touches the buffer's memory.
-BufferLiveness analyzeBufferLiveness(Value buffer, Block &block,
-                                     const llvm::DenseMap<Operation *, unsigned> &position);
+BufferLiveness analyzeBufferLiveness(Value buffer, Block &block, const llvm::DenseMap<Operation *, unsigned> &position);
 
 } // namespace mlir::dq
 

@@ -9,16 +9,19 @@
 namespace dq::rt::hipk {
 namespace {
 
-struct Dims { int64_t v[kMaxRank]; };
+struct Dims {
+  int64_t v[kMaxRank];
+};
 
 Dims dimsOf(const int64_t *v, int r) {
   Dims d{};
-  for (int i = 0; i < r && i < kMaxRank; ++i) d.v[i] = v[i];
+  for (int i = 0; i < r && i < kMaxRank; ++i)
+    d.v[i] = v[i];
   return d;
 }
 
-#define DQ_GRID_LOOP(i, n)                                                                         \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);          \
+#define DQ_GRID_LOOP(i, n)                                                                                             \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);                               \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 __device__ inline bool nonZeroAt(const Opd &o, int64_t e) {
@@ -39,7 +42,8 @@ __global__ void kCountNonzero(Opd out, Opd in, Shape shape) {
   __syncthreads();
   if (threadIdx.x == 0) {
     long long total = 0;
-    for (int t = 0; t < kThreads; ++t) total += partial[t];
+    for (int t = 0; t < kThreads; ++t)
+      total += partial[t];
     storeI(out, out.offset, total);
   }
 }
@@ -51,7 +55,8 @@ __global__ void kNonzero(Opd out, Opd in, Shape shape, int64_t n, DevError *err)
     coords(shape, i, c);
     if (!nonZeroAt(in, offsetOf(in, c, shape.rank))) continue;
     if (j < n)
-      for (int d = 0; d < shape.rank; ++d) storeI(out, out.offset + d * out.strides[0] + j * out.strides[1], c[d]);
+      for (int d = 0; d < shape.rank; ++d)
+        storeI(out, out.offset + d * out.strides[0] + j * out.strides[1], c[d]);
     ++j;
   }
   if (j != n) report(err, kErrCountMismatch, j, n, 0);
@@ -121,7 +126,8 @@ __global__ void kTile(Opd out, Shape shape, Opd x, Dims xSizes) {
   DQ_GRID_LOOP(i, shape.count) {
     coords(shape, i, c);
     const int64_t e = offsetOf(out, c, shape.rank);
-    for (int d = 0; d < shape.rank; ++d) c[d] %= xSizes.v[d];
+    for (int d = 0; d < shape.rank; ++d)
+      c[d] %= xSizes.v[d];
     copyElem(out, e, x, offsetOf(x, c, shape.rank));
   }
 }
@@ -146,36 +152,53 @@ __global__ void kPad(Opd out, Shape shape, Opd x, Dims xSizes, Dims begins, int 
     bool constant = false;
     for (int d = 0; d < shape.rank && !constant; ++d) {
       const int64_t s = padSource(c[d], begins.v[d], xSizes.v[d], mode);
-      if (s < 0 && mode != 0) { report(err, kErrPadEmpty, d, mode, 0); return; }
+      if (s < 0 && mode != 0) {
+        report(err, kErrPadEmpty, d, mode, 0);
+        return;
+      }
       constant = s < 0;
       c[d] = s;
     }
-    if (!constant) copyElem(out, e, x, offsetOf(x, c, shape.rank));
-    else if (hasValue) copyElem(out, e, value, value.offset);
-    else if (isFloatT(out.dtype)) storeF(out, e, 0.0);
-    else storeI(out, e, 0);
+    if (!constant)
+      copyElem(out, e, x, offsetOf(x, c, shape.rank));
+    else if (hasValue)
+      copyElem(out, e, value, value.offset);
+    else if (isFloatT(out.dtype))
+      storeF(out, e, 0.0);
+    else
+      storeI(out, e, 0);
   }
 }
 
 // ---- scatters (one thread; `out` already holds a copy of data) --------------------------------------
 
 __device__ inline void combine(const Opd &out, int64_t e, const Opd &upd, int64_t ue, int red) {
-  if (red == 0) { copyElem(out, e, upd, ue); return; }
+  if (red == 0) {
+    copyElem(out, e, upd, ue);
+    return;
+  }
   if (isFloatT(out.dtype)) {
     const double a = loadF(out, e), b = loadF(upd, ue);
     double v;
-    if (red == 1) v = a + b;
-    else if (red == 2) v = a * b;
-    else if (isnan(a) || isnan(b)) v = NAN;
-    else v = red == 3 ? (a > b ? a : b) : (a < b ? a : b);
+    if (red == 1)
+      v = a + b;
+    else if (red == 2)
+      v = a * b;
+    else if (isnan(a) || isnan(b))
+      v = NAN;
+    else
+      v = red == 3 ? (a > b ? a : b) : (a < b ? a : b);
     storeF(out, e, v);
     return;
   }
   const long long a = loadI(out, e), b = loadI(upd, ue);
   long long v;
-  if (red == 1) v = static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
-  else if (red == 2) v = static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
-  else v = red == 3 ? (a > b ? a : b) : (a < b ? a : b);
+  if (red == 1)
+    v = static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+  else if (red == 2)
+    v = static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+  else
+    v = red == 3 ? (a > b ? a : b) : (a < b ? a : b);
   storeI(out, e, v);
 }
 
@@ -190,15 +213,18 @@ __device__ int64_t tupleTarget(const Opd &out, Dims dataSizes, const Opd &indice
   for (int j = 0; j < m; ++j) {
     long long k = loadI(indices, ib + j * indices.strides[q - 1]);
     const int64_t n = dataSizes.v[j];
-    if (k < -n || k >= n) { report(err, kErrIndex, k, j, n); return -1; }
+    if (k < -n || k >= n) {
+      report(err, kErrIndex, k, j, n);
+      return -1;
+    }
     if (k < 0) k += n;
     e += k * out.strides[j];
   }
   return e;
 }
 
-__global__ void kScatterND(Opd out, Dims dataSizes, Opd indices, Shape tuples, int m, Opd updates, Shape slice,
-                           int red, DevError *err) {
+__global__ void kScatterND(Opd out, Dims dataSizes, Opd indices, Shape tuples, int m, Opd updates, Shape slice, int red,
+                           DevError *err) {
   int64_t sc[kMaxRank];
   for (int64_t t = 0; t < tuples.count; ++t) {
     const int64_t base = tupleTarget(out, dataSizes, indices, tuples, m, t, err);
@@ -212,7 +238,8 @@ __global__ void kScatterND(Opd out, Dims dataSizes, Opd indices, Shape tuples, i
     int64_t tc[kMaxRank];
     coords(tuples, t, tc);
     int64_t ub = updates.offset;
-    for (int d = 0; d < tuples.rank; ++d) ub += tc[d] * updates.strides[d];
+    for (int d = 0; d < tuples.rank; ++d)
+      ub += tc[d] * updates.strides[d];
     for (int64_t s = 0; s < slice.count; ++s) {
       coords(slice, s, sc);
       int64_t e = base, ue = ub;
@@ -231,7 +258,10 @@ __device__ int64_t elementTarget(const Opd &out, Dims dataSizes, const Opd &indi
   coords(shape, i, c);
   long long k = loadI(indices, offsetOf(indices, c, shape.rank));
   const int64_t n = dataSizes.v[axis];
-  if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); return -1; }
+  if (k < -n || k >= n) {
+    report(err, kErrIndex, k, axis, n);
+    return -1;
+  }
   c[axis] = k < 0 ? k + n : k;
   return offsetOf(out, c, shape.rank);
 }
@@ -253,7 +283,7 @@ __global__ void kScatterElements(Opd out, Dims dataSizes, Opd indices, Opd updat
   }
 }
 
-}  // namespace
+} // namespace
 
 hipError_t countNonzero(hipStream_t s, Opd out, Opd in, Shape shape) {
   hipLaunchKernelGGL(kCountNonzero, dim3(1), dim3(kThreads), 0, s, out, in, shape);
@@ -265,8 +295,8 @@ hipError_t nonzero(hipStream_t s, Opd out, Opd in, Shape shape, int64_t n, DevEr
   return hipGetLastError();
 }
 
-hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis,
-                    int64_t extent, DevError *err) {
+hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis, int64_t extent,
+                    DevError *err) {
   hipLaunchKernelGGL(kCompressCheck, dim3(1), dim3(1), 0, s, cond, condLen, extent, axis, err);
   hipError_t e = hipGetLastError();
   if (e != hipSuccess || shape.count == 0) return e;
@@ -300,8 +330,8 @@ hipError_t pad(hipStream_t s, Opd out, Shape shape, Opd x, const int64_t *xSizes
 
 hipError_t scatterND(hipStream_t s, Opd out, const int64_t *dataSizes, int r, Opd indices, Shape tuples, int m,
                      Opd updates, Shape slice, int reduction, DevError *err) {
-  hipLaunchKernelGGL(kScatterND, dim3(1), dim3(1), 0, s, out, dimsOf(dataSizes, r), indices, tuples, m, updates,
-                     slice, reduction, err);
+  hipLaunchKernelGGL(kScatterND, dim3(1), dim3(1), 0, s, out, dimsOf(dataSizes, r), indices, tuples, m, updates, slice,
+                     reduction, err);
   return hipGetLastError();
 }
 
@@ -312,4 +342,4 @@ hipError_t scatterElements(hipStream_t s, Opd out, const int64_t *dataSizes, Opd
   return hipGetLastError();
 }
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

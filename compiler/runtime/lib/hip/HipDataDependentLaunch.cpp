@@ -11,8 +11,8 @@ void HipDevice::checkCounts(const std::string &k, const std::vector<Operand> &in
                             size_t minIns, size_t maxIns, size_t nOuts) {
   if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
     fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
-                " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) +
-                " and " + std::to_string(outs.size()));
+                " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) + " and " +
+                std::to_string(outs.size()));
 }
 
 int64_t HipDevice::immAt(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
@@ -49,10 +49,12 @@ void HipDevice::kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs,
   if (axis < 0 || axis >= static_cast<int64_t>(data.sizes.size()))
     fail("compress", "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(data.sizes.size()));
   if (out.sizes.size() != data.sizes.size())
-    fail("compress", out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+    fail("compress",
+         out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
   for (size_t d = 0; d < data.sizes.size(); ++d)
     if (static_cast<int64_t>(d) != axis && out.sizes[d] != data.sizes[d])
-      fail("compress", out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
+      fail("compress",
+           out.label() + " shape " + formatDims(out.sizes) + " does not match data " + formatDims(data.sizes));
   // The out extent is the read-back count; the kernel trusts it, as the count kernel produced it.
   launched(hipk::compress(stream_, own(out), shapeOf(out.sizes), own(data), own(cond), cond.sizes[0],
                           static_cast<int>(axis), data.sizes[static_cast<size_t>(axis)], errDev_));
@@ -78,8 +80,7 @@ void HipDevice::kTopK(std::vector<Operand> &ins, std::vector<Operand> &outs, con
   lines[a] = 1;
   checkShape("top_k", values, expect);
   checkShape("top_k", indices, expect);
-  launched(hipk::topK(stream_, own(values), own(indices), own(x), shapeOf(lines), static_cast<int>(a), n, k,
-                      largest));
+  launched(hipk::topK(stream_, own(values), own(indices), own(x), shapeOf(lines), static_cast<int>(a), n, k, largest));
 }
 
 void HipDevice::kTile(std::vector<Operand> &ins, std::vector<Operand> &outs) {
@@ -90,7 +91,8 @@ void HipDevice::kTile(std::vector<Operand> &ins, std::vector<Operand> &outs) {
   bool ok = out.sizes.size() == x.sizes.size();
   for (size_t d = 0; ok && d < x.sizes.size(); ++d)
     ok = x.sizes[d] == 0 ? out.sizes[d] == 0 : out.sizes[d] % x.sizes[d] == 0;
-  if (!ok) fail("tile", out.label() + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
+  if (!ok)
+    fail("tile", out.label() + " shape " + formatDims(out.sizes) + " is not a multiple of " + formatDims(x.sizes));
   launched(hipk::tile(stream_, own(out), shapeOf(out.sizes), own(x), x.sizes.data()));
 }
 
@@ -100,7 +102,8 @@ void HipDevice::kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, cons
   Operand &out = outs[0];
   checkSameDType("pad", x, out);
   const int64_t mode = immAt("pad", args, 0, "mode");
-  if (mode < 0 || mode > 2) fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
+  if (mode < 0 || mode > 2)
+    fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
   const size_t r = x.sizes.size();
   if (out.sizes.size() != r || args.scalars.size() != r)
     fail("pad", "expects an output of rank " + std::to_string(r) + " and one begin pad per axis");
@@ -162,7 +165,8 @@ void HipDevice::kScatterElements(std::vector<Operand> &ins, std::vector<Operand>
   if (axis < 0 || axis >= static_cast<int64_t>(r))
     fail(k, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
   bool ok = indices.sizes.size() == r && updates.sizes == indices.sizes;
-  for (size_t d = 0; ok && d < r; ++d) ok = static_cast<int64_t>(d) == axis || indices.sizes[d] <= data.sizes[d];
+  for (size_t d = 0; ok && d < r; ++d)
+    ok = static_cast<int64_t>(d) == axis || indices.sizes[d] <= data.sizes[d];
   if (!ok)
     fail(k, "indices " + formatDims(indices.sizes) + " and updates " + formatDims(updates.sizes) +
                 " must have one shape that fits data " + formatDims(data.sizes));
@@ -172,4 +176,4 @@ void HipDevice::kScatterElements(std::vector<Operand> &ins, std::vector<Operand>
   checkDataError(k);
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

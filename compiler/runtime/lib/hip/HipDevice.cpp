@@ -39,7 +39,8 @@ HipDevice::HipDevice() {
 HipDevice::~HipDevice() {
   profile_.reset();
   (void)hipStreamSynchronize(stream_);
-  for (auto &[h, a] : allocations_) release(a);
+  for (auto &[h, a] : allocations_)
+    release(a);
   dropFreeBlocks();
   if (gemvPartials_) (void)hipFreeAsync(gemvPartials_, stream_);
   if (gemvCounters_) (void)hipFreeAsync(gemvCounters_, stream_);
@@ -69,8 +70,7 @@ BufferHandle HipDevice::allocate(MemSpace space, uint64_t bytes, AllocPurpose pu
         }
       }
       if (e != hipSuccess)
-        throw RuntimeError("allocate: " + std::to_string(bytes) + " bytes of device memory: " +
-                           hipGetErrorString(e));
+        throw RuntimeError("allocate: " + std::to_string(bytes) + " bytes of device memory: " + hipGetErrorString(e));
       pending_ = true;
     } else if (space == MemSpace::Host) {
       a.ptr = static_cast<char *>(std::malloc(bytes));
@@ -140,8 +140,7 @@ void HipDevice::download(void *dst, BufferHandle src, uint64_t srcOffset, uint64
   countTransfer(MemSpace::Host, a.space, bytes);
 }
 
-void HipDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-                       uint64_t bytes) {
+void HipDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
   const Allocation &s = live(src, "memcpy source");
   const Allocation &d = live(dst, "memcpy destination");
   checkRange(s, src, srcOffset, bytes, "memcpy source");
@@ -152,8 +151,8 @@ void HipDevice::memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, u
   countTransfer(d.space, s.space, bytes);
 }
 
-void HipDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
-            uint64_t srcOffset, uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) {
+void HipDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src, uint64_t srcOffset,
+                       uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) {
   if (rows > 1 && (dstPitch < rowBytes || srcPitch < rowBytes))
     throw RuntimeError("copy2d: pitches " + std::to_string(srcPitch) + " -> " + std::to_string(dstPitch) +
                        " are smaller than the " + std::to_string(rowBytes) + "-byte rows");
@@ -171,8 +170,7 @@ void HipDevice::copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, 
     } else {
       // One row: pitches are irrelevant (and may be smaller than the row).
       const uint64_t dp = rows == 1 ? rowBytes : dstPitch, sp = rows == 1 ? rowBytes : srcPitch;
-      check(hipMemcpy2DAsync(d.ptr + dstOffset, dp, s.ptr + srcOffset, sp, rowBytes, rows,
-                             hipMemcpyDefault, stream_),
+      check(hipMemcpy2DAsync(d.ptr + dstOffset, dp, s.ptr + srcOffset, sp, rowBytes, rows, hipMemcpyDefault, stream_),
             "copy2d");
       pending_ = true;
       if (s.space == MemSpace::Host || d.space == MemSpace::Host) syncQuiet();
@@ -216,8 +214,10 @@ void HipDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
   const Allocation &a = live(src, "readback");
   checkRange(a, src, offset, bytes, "readback");
   if (!bytes) return;
-  if (a.space == MemSpace::Device) check(hipMemcpy(dst, a.ptr + offset, bytes, hipMemcpyDeviceToHost), "readback");
-  else std::memcpy(dst, a.ptr + offset, bytes);
+  if (a.space == MemSpace::Device)
+    check(hipMemcpy(dst, a.ptr + offset, bytes, hipMemcpyDeviceToHost), "readback");
+  else
+    std::memcpy(dst, a.ptr + offset, bytes);
 }
 
 void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
@@ -233,8 +233,8 @@ void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t 
     for (const auto &[b, e] : it->second)
       if (offset < e && b < offset + bytes)
         throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" +
-                           spaceName(a.space) + "), which device work wrote after the last "
+                           std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
+                           "), which device work wrote after the last "
                            "synchronization; synchronize (or read back) first");
   waitForHost();
   if (bytes) std::memcpy(dst, a.ptr + offset, bytes);
@@ -261,7 +261,7 @@ void HipDevice::resetCounters() {
 uint64_t HipDevice::blockBytes(uint64_t bytes) {
   if (bytes <= 4096) return (bytes + 255) & ~uint64_t{255};
   if (bytes > kRoundedBlockMax) return bytes;
-  const int top = 63 - __builtin_clzll(bytes);  // floor(log2(bytes)) >= 12
+  const int top = 63 - __builtin_clzll(bytes); // floor(log2(bytes)) >= 12
   const uint64_t step = uint64_t{1} << (top - 3);
   return (bytes + step - 1) & ~(step - 1);
 }
@@ -277,7 +277,8 @@ bool HipDevice::reuseBlock(uint64_t bytes, char *&ptr) {
 
 void HipDevice::dropFreeBlocks() {
   for (auto &[bytes, blocks] : freeBlocks_)
-    for (char *p : blocks) (void)hipFreeAsync(p, stream_);
+    for (char *p : blocks)
+      (void)hipFreeAsync(p, stream_);
   freeBlocks_.clear();
   freeBlockBytes_ = 0;
 }
@@ -293,18 +294,29 @@ void HipDevice::release(Allocation &a) {
     }
   } else {
     syncQuiet();
-    if (a.space == MemSpace::Host) std::free(a.ptr);
-    else (void)hipHostFree(a.ptr);
+    if (a.space == MemSpace::Host)
+      std::free(a.ptr);
+    else
+      (void)hipHostFree(a.ptr);
   }
   a.ptr = a.devPtr = nullptr;
 }
 
 void HipDevice::countTransfer(MemSpace dst, MemSpace src, uint64_t bytes) {
   const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
-  if (s && d) { ++counters_.d2dTransfers; counters_.d2dBytes += bytes; }
-  else if (d) { ++counters_.h2dTransfers; counters_.h2dBytes += bytes; }
-  else if (s) { ++counters_.d2hTransfers; counters_.d2hBytes += bytes; }
-  else { ++counters_.h2hTransfers; counters_.h2hBytes += bytes; }
+  if (s && d) {
+    ++counters_.d2dTransfers;
+    counters_.d2dBytes += bytes;
+  } else if (d) {
+    ++counters_.h2dTransfers;
+    counters_.h2dBytes += bytes;
+  } else if (s) {
+    ++counters_.d2hTransfers;
+    counters_.d2hBytes += bytes;
+  } else {
+    ++counters_.h2hTransfers;
+    counters_.h2hBytes += bytes;
+  }
 }
 
 void HipDevice::markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64_t begin, uint64_t end) {
@@ -340,7 +352,7 @@ void HipDevice::transfer(const Allocation &d, uint64_t doff, const Allocation &s
   if (s.space == MemSpace::Host || d.space == MemSpace::Host) syncQuiet();
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev
 
 namespace dq::rt {
 bool hipDeviceAvailable(std::string *reason) {
@@ -348,8 +360,7 @@ bool hipDeviceAvailable(std::string *reason) {
   hipError_t e = hipGetDeviceCount(&n);
   if (e != hipSuccess || n == 0) {
     if (reason)
-      *reason = std::string("no GPU: hipGetDeviceCount: ") +
-                (e != hipSuccess ? hipGetErrorString(e) : "0 devices");
+      *reason = std::string("no GPU: hipGetDeviceCount: ") + (e != hipSuccess ? hipGetErrorString(e) : "0 devices");
     return false;
   }
   return true;
@@ -365,4 +376,4 @@ std::string hipDeviceDescription() {
 
 std::unique_ptr<Device> createHipDevice() { return std::make_unique<hipdev::HipDevice>(); }
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -14,7 +14,7 @@
 
 namespace dq::rt::hipdev {
 
-struct ElemInfo;  ///< an elementwise kernel's name, op code and admitted types (HipLaunch.cpp)
+struct ElemInfo; ///< an elementwise kernel's name, op code and admitted types (HipLaunch.cpp)
 
 class HipDevice final : public Device {
 public:
@@ -37,16 +37,15 @@ public:
 
   void download(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
 
-  void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-              uint64_t bytes) override;
+  void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
 
-  void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
-              uint64_t srcOffset, uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) override;
+  void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src, uint64_t srcOffset,
+              uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) override;
 
   void copyStrided(const BufferView &dst, const BufferView &src) override;
 
-  void launch(const std::string &kernel, const std::vector<BufferView> &ins,
-              const std::vector<BufferView> &outs, const KernelArgs &args) override;
+  void launch(const std::string &kernel, const std::vector<BufferView> &ins, const std::vector<BufferView> &outs,
+              const KernelArgs &args) override;
 
   static std::string profileLabel(const std::string &kernel, const std::vector<Operand> &ins,
                                   const std::vector<Operand> &outs);
@@ -65,10 +64,10 @@ public:
 private:
   struct Allocation {
     MemSpace space = MemSpace::Device;
-    uint64_t size = 0;   ///< bytes asked for; every check uses this
-    uint64_t block = 0;  ///< bytes of the device block behind it (blockBytes(size)), Device only
-    char *ptr = nullptr;     ///< host-side pointer for host spaces, device pointer for Device
-    char *devPtr = nullptr;  ///< what kernels use
+    uint64_t size = 0;      ///< bytes asked for; every check uses this
+    uint64_t block = 0;     ///< bytes of the device block behind it (blockBytes(size)), Device only
+    char *ptr = nullptr;    ///< host-side pointer for host spaces, device pointer for Device
+    char *devPtr = nullptr; ///< what kernels use
   };
 
   /// The device block size for an allocation of `bytes`: multiples of 256 B up to 4 KiB, then 8
@@ -94,8 +93,7 @@ private:
     throw RuntimeError(std::string(what) + ": unknown " + bufferName(buffer));
   }
 
-  void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
-                  const char *what) const {
+  void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const {
     if (offset > a.size || bytes > a.size - offset)
       throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) + ", " +
                          std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " which holds " +
@@ -129,13 +127,11 @@ private:
   void makeOperand(const BufferView &v, const char *role, int index, Operand &o,
                    const std::string *kernel = nullptr) const;
   /// makeOperand for a kernel operand, which must also be device-visible.
-  void resolveOperand(const BufferView &v, const char *role, int index, const std::string &kernel,
-                      Operand &o) const;
+  void resolveOperand(const BufferView &v, const char *role, int index, const std::string &kernel, Operand &o) const;
 
   void launched(hipError_t e) {
     pending_ = true;
-    if (e != hipSuccess)
-      throw RuntimeError("kernel '" + gKernel + "' on hip: launch failed: " + hipGetErrorString(e));
+    if (e != hipSuccess) throw RuntimeError("kernel '" + gKernel + "' on hip: launch failed: " + hipGetErrorString(e));
   }
 
   /// Synchronizes (uncounted) and turns an error a kernel reported into the sim's message.
@@ -220,8 +216,7 @@ private:
   void blasMatmul(const Operand &a, const Operand &b, Operand &out, const std::vector<int64_t> &batch, int64_t M,
                   int64_t K, int64_t N);
 
-  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
-                bool logOut = false);
+  void kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args, bool logOut = false);
 
   void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args);
 
@@ -289,23 +284,23 @@ private:
   /// is not here was freed.
   std::unordered_map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
-  std::vector<Operand> inOps_, outOps_;  ///< a launch's resolved operands, reused
+  std::vector<Operand> inOps_, outOps_; ///< a launch's resolved operands, reused
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
   hipStream_t stream_ = nullptr;
-  std::unique_ptr<HipProfile> profile_;  ///< DQ_HIP_PROFILE=1 only
+  std::unique_ptr<HipProfile> profile_; ///< DQ_HIP_PROFILE=1 only
   hipblasHandle_t blas_ = nullptr;
   int multiprocessors_ = 1;
-  bool smallMatmul_ = false;  ///< DQ_HIP_SMALL_MATMUL=on: small batched float products skip the BLAS
-  bool gemvEnabled_ = false;  ///< DQ_HIP_GEMV=on: M = 1 matmuls take the GEMV, not the BLAS
-  float *gemvPartials_ = nullptr;  ///< GEMV split-K workspace, grown on demand (fp32 elements)
+  bool smallMatmul_ = false;      ///< DQ_HIP_SMALL_MATMUL=on: small batched float products skip the BLAS
+  bool gemvEnabled_ = false;      ///< DQ_HIP_GEMV=on: M = 1 matmuls take the GEMV, not the BLAS
+  float *gemvPartials_ = nullptr; ///< GEMV split-K workspace, grown on demand (fp32 elements)
   int64_t gemvPartialCap_ = 0;
-  unsigned *gemvCounters_ = nullptr;  ///< one per column tile, zero between launches
+  unsigned *gemvCounters_ = nullptr; ///< one per column tile, zero between launches
   int64_t gemvCounterCap_ = 0;
   hipk::DevError *errHost_ = nullptr, *errDev_ = nullptr;
-  bool pending_ = false;  ///< work was enqueued since the last stream synchronization
+  bool pending_ = false; ///< work was enqueued since the last stream synchronization
   /// Host-visible byte ranges written by device work since the last synchronize(), per buffer.
   std::map<BufferHandle, std::vector<std::pair<uint64_t, uint64_t>>> pendingWrites_;
 };
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

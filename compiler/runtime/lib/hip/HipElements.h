@@ -97,46 +97,77 @@ __device__ inline char *addrW(const Opd &o, int64_t e) { return o.base + e * o.e
 __device__ inline double loadF(const Opd &o, int64_t e) {
   const char *p = addr(o, e);
   switch (o.dtype) {
-  case kF32: return *reinterpret_cast<const float *>(p);
-  case kF64: return *reinterpret_cast<const double *>(p);
-  case kF16: return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
-  case kBF16: return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
-  default: return 0.0;
+  case kF32:
+    return *reinterpret_cast<const float *>(p);
+  case kF64:
+    return *reinterpret_cast<const double *>(p);
+  case kF16:
+    return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
+  case kBF16:
+    return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
+  default:
+    return 0.0;
   }
 }
 
 __device__ inline long long loadI(const Opd &o, int64_t e) {
   const char *p = addr(o, e);
   switch (o.dtype) {
-  case kI8: return *reinterpret_cast<const int8_t *>(p);
-  case kU8: return *reinterpret_cast<const uint8_t *>(p);
-  case kI32: return *reinterpret_cast<const int32_t *>(p);
-  case kI64: return *reinterpret_cast<const long long *>(p);
-  case kBool: return *reinterpret_cast<const uint8_t *>(p) != 0;
-  default: return 0;
+  case kI8:
+    return *reinterpret_cast<const int8_t *>(p);
+  case kU8:
+    return *reinterpret_cast<const uint8_t *>(p);
+  case kI32:
+    return *reinterpret_cast<const int32_t *>(p);
+  case kI64:
+    return *reinterpret_cast<const long long *>(p);
+  case kBool:
+    return *reinterpret_cast<const uint8_t *>(p) != 0;
+  default:
+    return 0;
   }
 }
 
 __device__ inline void storeF(const Opd &o, int64_t e, double v) {
   char *p = addrW(o, e);
   switch (o.dtype) {
-  case kF32: *reinterpret_cast<float *>(p) = static_cast<float>(v); break;
-  case kF64: *reinterpret_cast<double *>(p) = v; break;
-  case kF16: *reinterpret_cast<uint16_t *>(p) = floatToHalf(roundToOddFloat(v)); break;
-  case kBF16: *reinterpret_cast<uint16_t *>(p) = floatToBF16(roundToOddFloat(v)); break;
-  default: break;
+  case kF32:
+    *reinterpret_cast<float *>(p) = static_cast<float>(v);
+    break;
+  case kF64:
+    *reinterpret_cast<double *>(p) = v;
+    break;
+  case kF16:
+    *reinterpret_cast<uint16_t *>(p) = floatToHalf(roundToOddFloat(v));
+    break;
+  case kBF16:
+    *reinterpret_cast<uint16_t *>(p) = floatToBF16(roundToOddFloat(v));
+    break;
+  default:
+    break;
   }
 }
 
 __device__ inline void storeI(const Opd &o, int64_t e, long long v) {
   char *p = addrW(o, e);
   switch (o.dtype) {
-  case kI8: *reinterpret_cast<int8_t *>(p) = static_cast<int8_t>(v); break;
-  case kU8: *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(v); break;
-  case kI32: *reinterpret_cast<int32_t *>(p) = static_cast<int32_t>(v); break;
-  case kI64: *reinterpret_cast<long long *>(p) = v; break;
-  case kBool: *reinterpret_cast<uint8_t *>(p) = v != 0 ? 1 : 0; break;
-  default: break;
+  case kI8:
+    *reinterpret_cast<int8_t *>(p) = static_cast<int8_t>(v);
+    break;
+  case kU8:
+    *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(v);
+    break;
+  case kI32:
+    *reinterpret_cast<int32_t *>(p) = static_cast<int32_t>(v);
+    break;
+  case kI64:
+    *reinterpret_cast<long long *>(p) = v;
+    break;
+  case kBool:
+    *reinterpret_cast<uint8_t *>(p) = v != 0 ? 1 : 0;
+    break;
+  default:
+    break;
   }
 }
 
@@ -146,10 +177,22 @@ __device__ inline long long floatToInteger(double v, int to) {
   double t = trunc(v);
   double lo, hi;
   switch (to) {
-  case kI8: lo = -128; hi = 127; break;
-  case kU8: lo = 0; hi = 255; break;
-  case kI32: lo = -2147483648.0; hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  case kI8:
+    lo = -128;
+    hi = 127;
+    break;
+  case kU8:
+    lo = 0;
+    hi = 255;
+    break;
+  case kI32:
+    lo = -2147483648.0;
+    hi = 2147483647.0;
+    break;
+  default:
+    lo = -9223372036854775808.0;
+    hi = 9223372036854775807.0;
+    break;
   }
   if (t <= lo) return to == kI64 ? (-9223372036854775807LL - 1) : static_cast<long long>(lo);
   if (t >= hi) return to == kI64 ? 9223372036854775807LL : static_cast<long long>(hi);
@@ -161,19 +204,30 @@ __device__ inline double loadD(const Opd &o, int64_t e) {
 }
 
 __device__ inline void storeD(const Opd &o, int64_t e, double v) {
-  if (isFloatT(o.dtype)) storeF(o, e, v);
-  else if (o.dtype == kBool) storeI(o, e, v != 0.0);
-  else storeI(o, e, floatToInteger(v, o.dtype));
+  if (isFloatT(o.dtype))
+    storeF(o, e, v);
+  else if (o.dtype == kBool)
+    storeI(o, e, v != 0.0);
+  else
+    storeI(o, e, floatToInteger(v, o.dtype));
 }
 
 __device__ inline void copyElem(const Opd &dst, int64_t de, const Opd &src, int64_t se) {
   char *d = addrW(dst, de);
   const char *s = addr(src, se);
   switch (dst.esize) {
-  case 1: *reinterpret_cast<uint8_t *>(d) = *reinterpret_cast<const uint8_t *>(s); break;
-  case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); break;
-  case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); break;
-  default: *reinterpret_cast<unsigned long long *>(d) = *reinterpret_cast<const unsigned long long *>(s); break;
+  case 1:
+    *reinterpret_cast<uint8_t *>(d) = *reinterpret_cast<const uint8_t *>(s);
+    break;
+  case 2:
+    *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s);
+    break;
+  case 4:
+    *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s);
+    break;
+  default:
+    *reinterpret_cast<unsigned long long *>(d) = *reinterpret_cast<const unsigned long long *>(s);
+    break;
   }
 }
 
@@ -195,11 +249,16 @@ __device__ inline double fminNan(double a, double b) { return isnan(a) || isnan(
 /// elementwise kernel and of every step of "fused_elementwise" (b is ignored by unary ops).
 __device__ inline double floatOp(ElemOp op, double a, double b) {
   switch (op) {
-  case kAdd: return a + b;
-  case kSub: return a - b;
-  case kMul: return a * b;
-  case kDiv: return a / b;
-  case kEqual: return a == b ? 1.0 : 0.0;
+  case kAdd:
+    return a + b;
+  case kSub:
+    return a - b;
+  case kMul:
+    return a * b;
+  case kDiv:
+    return a / b;
+  case kEqual:
+    return a == b ? 1.0 : 0.0;
   case kPow: {
     // pow may be off by an ulp or two; an integer result of integer operands is made exact, so
     // a truncating cast to an integer type matches the sim (e.g. pow(3, 1) = 3, not 2.99..).
@@ -207,31 +266,56 @@ __device__ inline double floatOp(ElemOp op, double a, double b) {
     if (a == trunc(a) && b == trunc(b) && b >= 0 && fabs(r) < 9007199254740992.0) return rint(r);
     return r;
   }
-  case kMax: return fmaxNan(a, b);
-  case kMin: return fminNan(a, b);
-  case kLess: return a < b ? 1.0 : 0.0;
-  case kLessEqual: return a <= b ? 1.0 : 0.0;
-  case kGreater: return a > b ? 1.0 : 0.0;
-  case kGreaterEqual: return a >= b ? 1.0 : 0.0;
-  case kNeg: return -a;
-  case kSqrt: return sqrt(a);
-  case kReciprocal: return 1.0 / a;
-  case kSigmoid: return 1.0 / (1.0 + exp(-a));
-  case kTanh: return tanh(a);
-  case kErf: return erf(a);
-  case kExp: return exp(a);
-  case kCos: return cos(a);
-  case kSin: return sin(a);
-  case kIsNan: return isnan(a) ? 1.0 : 0.0;
-  case kRelu: return a < 0 ? 0.0 : a;
-  case kAbs: return fabs(a);
-  case kLog: return log(a);
-  case kFloor: return floor(a);
-  case kCeil: return ceil(a);
-  case kRound: return rint(a);  // halves to even
-  case kSign: return a > 0 ? 1.0 : a < 0 ? -1.0 : a;
-  case kFmod: return fmod(a, b);
-  default: return 0.0;
+  case kMax:
+    return fmaxNan(a, b);
+  case kMin:
+    return fminNan(a, b);
+  case kLess:
+    return a < b ? 1.0 : 0.0;
+  case kLessEqual:
+    return a <= b ? 1.0 : 0.0;
+  case kGreater:
+    return a > b ? 1.0 : 0.0;
+  case kGreaterEqual:
+    return a >= b ? 1.0 : 0.0;
+  case kNeg:
+    return -a;
+  case kSqrt:
+    return sqrt(a);
+  case kReciprocal:
+    return 1.0 / a;
+  case kSigmoid:
+    return 1.0 / (1.0 + exp(-a));
+  case kTanh:
+    return tanh(a);
+  case kErf:
+    return erf(a);
+  case kExp:
+    return exp(a);
+  case kCos:
+    return cos(a);
+  case kSin:
+    return sin(a);
+  case kIsNan:
+    return isnan(a) ? 1.0 : 0.0;
+  case kRelu:
+    return a < 0 ? 0.0 : a;
+  case kAbs:
+    return fabs(a);
+  case kLog:
+    return log(a);
+  case kFloor:
+    return floor(a);
+  case kCeil:
+    return ceil(a);
+  case kRound:
+    return rint(a); // halves to even
+  case kSign:
+    return a > 0 ? 1.0 : a < 0 ? -1.0 : a;
+  case kFmod:
+    return fmod(a, b);
+  default:
+    return 0.0;
   }
 }
 
@@ -246,8 +330,9 @@ __device__ inline void coords(const Shape &s, int64_t i, int64_t *c) {
 
 __device__ inline int64_t offsetOf(const Opd &o, const int64_t *c, int rank) {
   int64_t e = o.offset;
-  for (int d = 0; d < rank; ++d) e += c[d] * o.strides[d];
+  for (int d = 0; d < rank; ++d)
+    e += c[d] * o.strides[d];
   return e;
 }
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

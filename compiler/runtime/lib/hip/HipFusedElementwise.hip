@@ -11,10 +11,14 @@ namespace {
 // `v` stored as `dtype` and loaded back (storeF then loadF, without the memory).
 __device__ inline double roundTo(int dtype, double v) {
   switch (dtype) {
-  case kF32: return static_cast<double>(static_cast<float>(v));
-  case kF16: return halfToFloat(floatToHalf(roundToOddFloat(v)));
-  case kBF16: return bf16ToFloat(floatToBF16(roundToOddFloat(v)));
-  default: return v;
+  case kF32:
+    return static_cast<double>(static_cast<float>(v));
+  case kF16:
+    return halfToFloat(floatToHalf(roundToOddFloat(v)));
+  case kBF16:
+    return bf16ToFloat(floatToBF16(roundToOddFloat(v)));
+  default:
+    return v;
   }
 }
 
@@ -24,14 +28,15 @@ __global__ void kFusedElementwise(FusedProgram p, Opd out, Shape shape) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
-    for (int k = 0; k < p.nIn; ++k) v[k] = loadF(p.ins[k], offsetOf(p.ins[k], c, shape.rank));
+    for (int k = 0; k < p.nIn; ++k)
+      v[k] = loadF(p.ins[k], offsetOf(p.ins[k], c, shape.rank));
     for (int j = 0; j < p.nSteps; ++j)
       v[p.nIn + j] = roundTo(p.dtype, floatOp(p.op[j], v[p.a[j]], p.b[j] >= 0 ? v[p.b[j]] : 0.0));
     storeF(out, offsetOf(out, c, shape.rank), v[p.nIn + p.nSteps - 1]);
   }
 }
 
-}  // namespace
+} // namespace
 
 hipError_t fusedElementwise(hipStream_t s, const FusedProgram &p, Opd out, Shape shape) {
   if (shape.count == 0) return hipSuccess;
@@ -39,4 +44,4 @@ hipError_t fusedElementwise(hipStream_t s, const FusedProgram &p, Opd out, Shape
   return hipGetLastError();
 }
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

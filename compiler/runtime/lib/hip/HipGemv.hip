@@ -33,7 +33,9 @@ __device__ inline float halfBitsToFloat(uint32_t h) {
 }
 template <> struct Lanes<Half> {
   static constexpr int kVec = 8;
-  __device__ static float get(const uint4 &v, int j) { return halfBitsToFloat(((&v.x)[j / 2] >> (16 * (j % 2))) & 0xFFFFu); }
+  __device__ static float get(const uint4 &v, int j) {
+    return halfBitsToFloat(((&v.x)[j / 2] >> (16 * (j % 2))) & 0xFFFFu);
+  }
   __device__ static float one(const void *p, int64_t i) { return halfBitsToFloat(static_cast<const uint16_t *>(p)[i]); }
   __device__ static void put(void *p, int64_t i, float f) { static_cast<uint16_t *>(p)[i] = floatToHalf(f); }
 };
@@ -60,7 +62,8 @@ __global__ void kGemv(const void *x, int64_t xStride, const char *w, int64_t ldw
   const int64_t k0 = blockIdx.y * kChunk, k1 = k0 + kChunk < K ? k0 + kChunk : K;
   const int esize = V == 8 ? 2 : 4;
   float acc[V];
-  for (int j = 0; j < V; ++j) acc[j] = 0.f;
+  for (int j = 0; j < V; ++j)
+    acc[j] = 0.f;
   if (col < N) {
     const char *wc = w + col * esize;
     int64_t k = k0 + warp;
@@ -74,22 +77,26 @@ __global__ void kGemv(const void *x, int64_t xStride, const char *w, int64_t ldw
         xr[i] = Lanes<T>::one(x, (k + i * kGemvWarps) * xStride);
       }
       for (int i = 0; i < kRows; ++i)
-        for (int j = 0; j < V; ++j) acc[j] = fmaf(xr[i], Lanes<T>::get(r[i], j), acc[j]);
+        for (int j = 0; j < V; ++j)
+          acc[j] = fmaf(xr[i], Lanes<T>::get(r[i], j), acc[j]);
     }
     for (; k < k1; k += kGemvWarps) {
       const uint4 a = *reinterpret_cast<const uint4 *>(wc + k * ldw * esize);
       const float xa = Lanes<T>::one(x, k * xStride);
-      for (int j = 0; j < V; ++j) acc[j] = fmaf(xa, Lanes<T>::get(a, j), acc[j]);
+      for (int j = 0; j < V; ++j)
+        acc[j] = fmaf(xa, Lanes<T>::get(a, j), acc[j]);
     }
   }
-  for (int j = 0; j < V; ++j) sums[warp][lane * V + j] = acc[j];
+  for (int j = 0; j < V; ++j)
+    sums[warp][lane * V + j] = acc[j];
   __syncthreads();
   // Thread t of the block finishes column t of the tile (tileCols <= block size).
   const int t = threadIdx.x;
   const int64_t c = blockIdx.x * tileCols + t;
   float s = 0.f;
   if (t < tileCols)
-    for (int wi = 0; wi < kGemvWarps; ++wi) s += sums[wi][t];
+    for (int wi = 0; wi < kGemvWarps; ++wi)
+      s += sums[wi][t];
   if (gridDim.y == 1) {
     if (t < tileCols && c < N) Lanes<T>::put(y, c, s);
     return;
@@ -104,13 +111,14 @@ __global__ void kGemv(const void *x, int64_t xStride, const char *w, int64_t ldw
   if (t < tileCols && c < N) {
     const volatile float *p = partials;
     float total = 0.f;
-    for (unsigned ch = 0; ch < gridDim.y; ++ch) total += p[ch * N + c];
+    for (unsigned ch = 0; ch < gridDim.y; ++ch)
+      total += p[ch * N + c];
     Lanes<T>::put(y, c, total);
   }
-  if (t == 0) counters[blockIdx.x] = 0;  // ready for the next launch on the stream
+  if (t == 0) counters[blockIdx.x] = 0; // ready for the next launch on the stream
 }
 
-}  // namespace
+} // namespace
 
 int gemvVectorWidth(int dtype) { return dtype == kF32 ? 4 : 8; }
 
@@ -146,9 +154,10 @@ hipError_t gemv(hipStream_t s, int dtype, const void *x, int64_t xStride, const 
   case kBF16:
     hipLaunchKernelGGL(kGemv<BFloat>, grid, block, 0, s, x, xStride, wb, ldw, y, K, N, plan.kChunk, partials, counters);
     break;
-  default: return hipErrorInvalidValue;
+  default:
+    return hipErrorInvalidValue;
   }
   return hipGetLastError();
 }
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

@@ -34,7 +34,7 @@ struct Shape {
 
 /// Error word the kernels set (first error wins); lives in host-mapped memory.
 struct DevError {
-  int code;  ///< 0 = none, see ErrorCode
+  int code; ///< 0 = none, see ErrorCode
   int pad;
   long long a, b, c;
 };
@@ -55,11 +55,41 @@ enum ErrorCode : int {
 
 /// Elementwise ops (binary and unary) in one enumeration.
 enum ElemOp : int {
-  kAdd, kSub, kMul, kDiv, kEqual, kPow, kMax, kMin, kAnd, kOr, kLess, kLessEqual, kGreater,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kEqual,
+  kPow,
+  kMax,
+  kMin,
+  kAnd,
+  kOr,
+  kLess,
+  kLessEqual,
+  kGreater,
   kGreaterEqual,
-  kNeg, kSqrt, kReciprocal, kSigmoid, kTanh, kErf, kExp, kCos, kSin, kNot, kIsNan,
-  kRelu, kAbs, kLog, kFloor, kCeil, kRound, kSign,  // unary
-  kXor, kMod, kFmod,                                // binary (kMod: integers only)
+  kNeg,
+  kSqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kErf,
+  kExp,
+  kCos,
+  kSin,
+  kNot,
+  kIsNan,
+  kRelu,
+  kAbs,
+  kLog,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign, // unary
+  kXor,
+  kMod,
+  kFmod, // binary (kMod: integers only)
 };
 
 /// "fused_elementwise" (Program.h) as one kernel parameter: up to 8 leaves aligned to the out
@@ -68,7 +98,7 @@ enum ElemOp : int {
 struct FusedProgram {
   static constexpr int kMaxIn = 8, kMaxSteps = 16;
   int nIn = 0, nSteps = 0;
-  int dtype = kF32;  ///< of every leaf and the out
+  int dtype = kF32; ///< of every leaf and the out
   Opd ins[kMaxIn];
   ElemOp op[kMaxSteps] = {};
   signed char a[kMaxSteps] = {}, b[kMaxSteps] = {};
@@ -76,24 +106,24 @@ struct FusedProgram {
 
 /// Copy variants of the generic copy kernel.
 enum CopyMode : int {
-  kCopyPlain = 0,  ///< dst = src
-  kCopyWhere = 1,  ///< dst = cond ? src : src2
-  kCopyTriluUpper = 2, kCopyTriluLower = 3,  ///< keep (i, j) of the last two dims, else 0
+  kCopyPlain = 0, ///< dst = src
+  kCopyWhere = 1, ///< dst = cond ? src : src2
+  kCopyTriluUpper = 2,
+  kCopyTriluLower = 3, ///< keep (i, j) of the last two dims, else 0
 };
 
 // ---- launchers (return the launch error; kernels report data errors through `err`) ----
 
 /// out = op(a[, b]) over `shape`. floatPath: compute in double (either input is a float; unary:
 /// the input is a float or the op has no integer form); otherwise in int64 with wrap-around.
-hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape,
-                       bool floatPath, DevError *err);
+hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool floatPath,
+                       DevError *err);
 /// out = the last step of `p` over `shape` (HipFusedElementwise.hip): each step computes as the
 /// elementwise kernel (floatOp in double) and rounds to p.dtype, as storing its output would.
 hipError_t fusedElementwise(hipStream_t s, const FusedProgram &p, Opd out, Shape shape);
 /// Element copy between equal-shaped operands of one element size (see CopyMode). For the
 /// trilu modes `k` is the diagonal offset; for kCopyWhere `cond` is a bool operand.
-hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape,
-                long long k);
+hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape, long long k);
 /// ONNX Cast rules (see Program.h "cast").
 hipError_t cast(hipStream_t s, Opd dst, Opd src, Shape shape);
 /// out = value (fvalue for float dtypes, ivalue otherwise).
@@ -105,15 +135,15 @@ hipError_t rangeLength(hipStream_t s, Opd out, Opd start, Opd limit, Opd delta, 
 
 /// Gather along `axis`: out shape = data[:axis] + indices + data[axis+1:]. `data`'s strides are
 /// its own (rank dataRank), `indices`' its own (rank idxRank); out is aligned to `shape`.
-hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank,
-                  const int64_t *dataSizes, Opd indices, int idxRank, int axis, DevError *err);
+hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank, const int64_t *dataSizes, Opd indices,
+                  int idxRank, int axis, DevError *err);
 /// GatherElements: out and indices share `shape`; data has `shape`'s rank and its own sizes.
-hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes,
-                          Opd indices, int axis, DevError *err);
+hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes, Opd indices,
+                          int axis, DevError *err);
 /// GatherND with batch dims b and m = indices' last dim. indices have rank q (own strides),
 /// data rank r (own strides and sizes).
-hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes,
-                    Opd indices, int q, int b, int m, DevError *err);
+hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes, Opd indices, int q,
+                    int b, int m, DevError *err);
 
 /// Reductions. `outer` is the out shape (the input rank, reduced dims 1); `extent` the reduced
 /// extent shape (input rank, non-reduced dims 1). `in` strides are the input's own strides, `out`
@@ -124,39 +154,36 @@ hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape e
 /// Softmax along a line of length n: `lines` is the in shape with the axis set to 1; in/out are
 /// aligned to it and axisStrideIn/Out step along the axis. `logOut`: log_softmax,
 /// (x - max) - log(sum exp(x - max)).
-hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
-                   int64_t axisStrideOut, bool logOut);
+hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn, int64_t axisStrideOut,
+                   bool logOut);
 /// LeakyRelu over `shape` (out and in aligned to it): x < 0 ? alpha * x : x, in double.
 hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha);
 /// arg_max / arg_min along lines (same geometry as softmax); out is i64 aligned to `lines`.
 /// NaN is the extreme; `last` takes the last of equal extremes (select_last_index).
-hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
-                      bool isMax, bool last);
+hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn, bool isMax,
+                      bool last);
 /// one_hot over out's `shape`: `indices` aligned to it with stride 0 on `axis`; element k of the
 /// depth axis is values[onE] where k equals the index (negative counts from the depth), else
 /// values[offE] (element offsets into `values`).
-hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE,
-                  int64_t onE, int axis);
+hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE, int64_t onE, int axis);
 /// Layer norm: `rows` is X's shape with dims >= axis set to 1, `inner` X's shape with dims < axis
 /// set to 1; every operand is aligned to X's full shape (scale/bias broadcast with stride 0).
-hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias,
-                     Shape rows, Shape inner, double eps);
+hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows, Shape inner,
+                     double eps);
 /// Cumulative sum along lines (same geometry as softmax).
-hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn,
-                  int64_t axisStrideOut, bool exclusive, bool reverse);
+hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t axisStrideIn, int64_t axisStrideOut,
+                  bool exclusive, bool reverse);
 /// Integer matmul: batch shape `batch` (a, b, out aligned to it), then M, K, N and the strides
 /// of the two matrix dims of each operand.
-hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
-                     int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
-                     int64_t on);
+hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am,
+                     int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on);
 
 /// Float matmul for small batched products (same arguments as matmulInt): one warp per output
 /// element; lane l sums the products of k = l, l + 32, ... with fused multiply-adds in fp32 (fp64
 /// for f64), the 32 partial sums are added by a shuffle tree in a fixed order, and the result is
 /// rounded once to the output's type.
-hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
-                       int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
-                       int64_t on);
+hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am,
+                       int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on);
 
 // ---- decode GEMV (HipGemv.hip) ----
 
@@ -185,8 +212,8 @@ hipError_t countNonzero(hipStream_t s, Opd out, Opd in, Shape shape);
 /// kErrCountMismatch when there are not exactly n.
 hipError_t nonzero(hipStream_t s, Opd out, Opd in, Shape shape, int64_t n, DevError *err);
 /// Compress along `axis`: `shape` is out's shape (data has its rank); cond is 1-D of condLen.
-hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis,
-                    int64_t extent, DevError *err);
+hipError_t compress(hipStream_t s, Opd out, Shape shape, Opd data, Opd cond, int64_t condLen, int axis, int64_t extent,
+                    DevError *err);
 /// TopK along `axis` of x: `lines` is x's shape with the axis set to 1; values and indices have
 /// x's rank with the axis extent k.
 hipError_t topK(hipStream_t s, Opd values, Opd indices, Opd x, Shape lines, int axis, int64_t n, int64_t k,
@@ -204,4 +231,4 @@ hipError_t scatterND(hipStream_t s, Opd out, const int64_t *dataSizes, int r, Op
 hipError_t scatterElements(hipStream_t s, Opd out, const int64_t *dataSizes, Opd indices, Opd updates, Shape shape,
                            int axis, int reduction, DevError *err);
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

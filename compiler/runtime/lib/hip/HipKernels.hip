@@ -26,18 +26,28 @@ __device__ inline long long wrapMul(long long a, long long b) {
 
 __device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
   switch (op) {
-  case kAdd: return wrapAdd(a, b);
-  case kSub: return wrapSub(a, b);
-  case kMul: return wrapMul(a, b);
+  case kAdd:
+    return wrapAdd(a, b);
+  case kSub:
+    return wrapSub(a, b);
+  case kMul:
+    return wrapMul(a, b);
   case kDiv:
-    if (b == 0) { report(err, kErrIntDivZero, 0, 0, 0); return 0; }
+    if (b == 0) {
+      report(err, kErrIntDivZero, 0, 0, 0);
+      return 0;
+    }
     if (a == (-9223372036854775807LL - 1) && b == -1) return a;
     return a / b;
-  case kEqual: return a == b;
+  case kEqual:
+    return a == b;
   case kPow: {
     long long e = b;
     if (e < 0) {
-      if (a == 0) { report(err, kErrIntPowNeg, e, 0, 0); return 0; }
+      if (a == 0) {
+        report(err, kErrIntPowNeg, e, 0, 0);
+        return 0;
+      }
       if (a == 1) return 1;
       if (a == -1) return (e % 2 == 0) ? 1 : -1;
       return 0;
@@ -49,33 +59,50 @@ __device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
     }
     return r;
   }
-  case kMax: return a > b ? a : b;
-  case kMin: return a < b ? a : b;
-  case kAnd: return a != 0 && b != 0;
-  case kOr: return a != 0 || b != 0;
-  case kLess: return a < b;
-  case kLessEqual: return a <= b;
-  case kGreater: return a > b;
-  case kGreaterEqual: return a >= b;
-  case kNeg: return wrapSub(0, a);
-  case kNot: return a == 0;
-  case kRelu: return a < 0 ? 0 : a;
-  case kAbs: return a < 0 ? wrapSub(0, a) : a;
-  case kSign: return (a > 0) - (a < 0);
-  case kXor: return (a != 0) != (b != 0);
+  case kMax:
+    return a > b ? a : b;
+  case kMin:
+    return a < b ? a : b;
+  case kAnd:
+    return a != 0 && b != 0;
+  case kOr:
+    return a != 0 || b != 0;
+  case kLess:
+    return a < b;
+  case kLessEqual:
+    return a <= b;
+  case kGreater:
+    return a > b;
+  case kGreaterEqual:
+    return a >= b;
+  case kNeg:
+    return wrapSub(0, a);
+  case kNot:
+    return a == 0;
+  case kRelu:
+    return a < 0 ? 0 : a;
+  case kAbs:
+    return a < 0 ? wrapSub(0, a) : a;
+  case kSign:
+    return (a > 0) - (a < 0);
+  case kXor:
+    return (a != 0) != (b != 0);
   case kMod:
   case kFmod: {
-    if (b == 0) { report(err, kErrIntModZero, 0, 0, 0); return 0; }
+    if (b == 0) {
+      report(err, kErrIntModZero, 0, 0, 0);
+      return 0;
+    }
     if (b == -1) return 0;
     const long long r = a % b;
     return op == kMod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
-__global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool fl,
-                             DevError *err) {
+__global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool fl, DevError *err) {
   int64_t c[kMaxRank];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -83,11 +110,15 @@ __global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape sh
     const int64_t ea = offsetOf(a, c, shape.rank), eo = offsetOf(out, c, shape.rank);
     if (nIn == 2) {
       const int64_t eb = offsetOf(b, c, shape.rank);
-      if (fl) storeD(out, eo, floatOp(op, loadD(a, ea), loadD(b, eb)));
-      else storeI(out, eo, intOp(op, loadI(a, ea), loadI(b, eb), err));
+      if (fl)
+        storeD(out, eo, floatOp(op, loadD(a, ea), loadD(b, eb)));
+      else
+        storeI(out, eo, intOp(op, loadI(a, ea), loadI(b, eb), err));
     } else {
-      if (fl) storeD(out, eo, floatOp(op, loadD(a, ea), 0.0));
-      else storeI(out, eo, intOp(op, loadI(a, ea), 0, err));
+      if (fl)
+        storeD(out, eo, floatOp(op, loadD(a, ea), 0.0));
+      else
+        storeI(out, eo, intOp(op, loadI(a, ea), 0, err));
     }
   }
 }
@@ -113,7 +144,8 @@ __global__ void kCopy(CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape
         copyElem(dst, ed, src, offsetOf(src, c, shape.rank));
       } else {
         char *d = addrW(dst, ed);
-        for (int j = 0; j < dst.esize; ++j) d[j] = 0;
+        for (int j = 0; j < dst.esize; ++j)
+          d[j] = 0;
       }
     }
   }
@@ -130,14 +162,20 @@ __global__ void kCast(Opd dst, Opd src, Shape shape) {
       copyElem(dst, eo, src, ei);
     } else if (fromFloat) {
       const double v = loadF(src, ei);
-      if (toFloat) storeF(dst, eo, v);
-      else if (dst.dtype == kBool) storeI(dst, eo, v != 0.0);
-      else storeI(dst, eo, floatToInteger(v, dst.dtype));
+      if (toFloat)
+        storeF(dst, eo, v);
+      else if (dst.dtype == kBool)
+        storeI(dst, eo, v != 0.0);
+      else
+        storeI(dst, eo, floatToInteger(v, dst.dtype));
     } else {
       const long long v = loadI(src, ei);
-      if (dst.dtype == kF32) *reinterpret_cast<float *>(addrW(dst, eo)) = static_cast<float>(v);
-      else if (toFloat) storeF(dst, eo, static_cast<double>(v));
-      else storeI(dst, eo, v);
+      if (dst.dtype == kF32)
+        *reinterpret_cast<float *>(addrW(dst, eo)) = static_cast<float>(v);
+      else if (toFloat)
+        storeF(dst, eo, static_cast<double>(v));
+      else
+        storeI(dst, eo, v);
     }
   }
 }
@@ -149,8 +187,10 @@ __global__ void kFill(Opd out, Shape shape, double fv, long long iv) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
     const int64_t e = offsetOf(out, c, shape.rank);
-    if (fl) storeF(out, e, fv);
-    else storeI(out, e, iv);
+    if (fl)
+      storeF(out, e, fv);
+    else
+      storeI(out, e, iv);
   }
 }
 
@@ -159,8 +199,10 @@ __global__ void kRange(Opd out, Shape shape, Opd start, Opd delta) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t e = out.offset + i * out.strides[0];
-    if (fl) storeF(out, e, loadF(start, start.offset) + static_cast<double>(i) * loadF(delta, delta.offset));
-    else storeI(out, e, wrapAdd(loadI(start, start.offset), wrapMul(i, loadI(delta, delta.offset))));
+    if (fl)
+      storeF(out, e, loadF(start, start.offset) + static_cast<double>(i) * loadF(delta, delta.offset));
+    else
+      storeI(out, e, wrapAdd(loadI(start, start.offset), wrapMul(i, loadI(delta, delta.offset))));
   }
 }
 
@@ -168,14 +210,26 @@ __global__ void kRangeLength(Opd out, Opd st, Opd li, Opd de, DevError *err) {
   long long n = 0;
   if (isFloatT(st.dtype)) {
     const double s = loadF(st, st.offset), l = loadF(li, li.offset), d = loadF(de, de.offset);
-    if (d == 0) { report(err, kErrRangeDeltaZero, 0, 0, 0); return; }
+    if (d == 0) {
+      report(err, kErrRangeDeltaZero, 0, 0, 0);
+      return;
+    }
     const double c = ceil((l - s) / d);
-    if (isnan(c)) { report(err, kErrRangeNaN, 0, 0, 0); return; }
-    if (c > 9.0e18) { report(err, kErrRangeBig, 0, 0, 0); return; }
+    if (isnan(c)) {
+      report(err, kErrRangeNaN, 0, 0, 0);
+      return;
+    }
+    if (c > 9.0e18) {
+      report(err, kErrRangeBig, 0, 0, 0);
+      return;
+    }
     n = c > 0 ? static_cast<long long>(c) : 0;
   } else {
     const __int128 s = loadI(st, st.offset), l = loadI(li, li.offset), d = loadI(de, de.offset);
-    if (d == 0) { report(err, kErrRangeDeltaZero, 0, 0, 0); return; }
+    if (d == 0) {
+      report(err, kErrRangeDeltaZero, 0, 0, 0);
+      return;
+    }
     const __int128 span = l - s;
     __int128 q = span / d;
     if (span % d != 0 && ((span > 0) == (d > 0))) ++q;
@@ -186,64 +240,82 @@ __global__ void kRangeLength(Opd out, Opd st, Opd li, Opd de, DevError *err) {
 
 // ---- gathers -----------------------------------------------------------------------------------
 
-struct Dims { int64_t v[kMaxRank]; };
+struct Dims {
+  int64_t v[kMaxRank];
+};
 
-__global__ void kGather(Opd out, Shape shape, Opd data, int dataRank, Dims dataSizes, Opd indices,
-                        int idxRank, int axis, DevError *err) {
+__global__ void kGather(Opd out, Shape shape, Opd data, int dataRank, Dims dataSizes, Opd indices, int idxRank,
+                        int axis, DevError *err) {
   int64_t c[kMaxRank];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
     int64_t ie = indices.offset;
-    for (int d = 0; d < idxRank; ++d) ie += c[axis + d] * indices.strides[d];
+    for (int d = 0; d < idxRank; ++d)
+      ie += c[axis + d] * indices.strides[d];
     long long k = loadI(indices, ie);
     const int64_t n = dataSizes.v[axis];
-    if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); return; }
+    if (k < -n || k >= n) {
+      report(err, kErrIndex, k, axis, n);
+      return;
+    }
     if (k < 0) k += n;
     int64_t e = data.offset + k * data.strides[axis];
-    for (int d = 0; d < axis; ++d) e += c[d] * data.strides[d];
-    for (int d = axis + 1; d < dataRank; ++d) e += c[d - 1 + idxRank] * data.strides[d];
+    for (int d = 0; d < axis; ++d)
+      e += c[d] * data.strides[d];
+    for (int d = axis + 1; d < dataRank; ++d)
+      e += c[d - 1 + idxRank] * data.strides[d];
     copyElem(out, offsetOf(out, c, shape.rank), data, e);
   }
 }
 
-__global__ void kGatherElements(Opd out, Shape shape, Opd data, Dims dataSizes, Opd indices,
-                                int axis, DevError *err) {
+__global__ void kGatherElements(Opd out, Shape shape, Opd data, Dims dataSizes, Opd indices, int axis, DevError *err) {
   int64_t c[kMaxRank];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
     long long k = loadI(indices, offsetOf(indices, c, shape.rank));
     const int64_t n = dataSizes.v[axis];
-    if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); return; }
+    if (k < -n || k >= n) {
+      report(err, kErrIndex, k, axis, n);
+      return;
+    }
     if (k < 0) k += n;
     int64_t e = data.offset;
-    for (int d = 0; d < shape.rank; ++d) e += (d == axis ? k : c[d]) * data.strides[d];
+    for (int d = 0; d < shape.rank; ++d)
+      e += (d == axis ? k : c[d]) * data.strides[d];
     copyElem(out, offsetOf(out, c, shape.rank), data, e);
   }
 }
 
-__global__ void kGatherND(Opd out, Shape shape, Opd data, int r, Dims dataSizes, Opd indices, int q,
-                          int b, int m, DevError *err) {
+__global__ void kGatherND(Opd out, Shape shape, Opd data, int r, Dims dataSizes, Opd indices, int q, int b, int m,
+                          DevError *err) {
   int64_t c[kMaxRank];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
     int64_t ib = indices.offset;
-    for (int d = 0; d < q - 1; ++d) ib += c[d] * indices.strides[d];
+    for (int d = 0; d < q - 1; ++d)
+      ib += c[d] * indices.strides[d];
     int64_t e = data.offset;
-    for (int d = 0; d < b; ++d) e += c[d] * data.strides[d];
+    for (int d = 0; d < b; ++d)
+      e += c[d] * data.strides[d];
     bool ok = true;
     for (int t = 0; t < m; ++t) {
       const int axis = b + t;
       long long k = loadI(indices, ib + t * indices.strides[q - 1]);
       const int64_t n = dataSizes.v[axis];
-      if (k < -n || k >= n) { report(err, kErrIndex, k, axis, n); ok = false; break; }
+      if (k < -n || k >= n) {
+        report(err, kErrIndex, k, axis, n);
+        ok = false;
+        break;
+      }
       if (k < 0) k += n;
       e += k * data.strides[axis];
     }
     if (!ok) return;
-    for (int d = b + m; d < r; ++d) e += c[q - 1 + (d - b - m)] * data.strides[d];
+    for (int d = b + m; d < r; ++d)
+      e += c[q - 1 + (d - b - m)] * data.strides[d];
     copyElem(out, offsetOf(out, c, shape.rank), data, e);
   }
 }
@@ -251,14 +323,16 @@ __global__ void kGatherND(Opd out, Shape shape, Opd data, int r, Dims dataSizes,
 // ---- reductions and normalizations -------------------------------------------------------------
 
 template <typename T> __device__ T blockSum(T v, T *sh) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_down_sync(0xffffffffu, v, o);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads();
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   T t = 0;
   if (threadIdx.x == 0) {
-    for (int w = 0; w < (blockDim.x + 31) / 32; ++w) t += sh[w];
+    for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+      t += sh[w];
     sh[0] = t;
   }
   __syncthreads();
@@ -268,14 +342,16 @@ template <typename T> __device__ T blockSum(T v, T *sh) {
 template <typename T> __device__ T nanMax(T a, T b) { return (a != a || b != b) ? T(NAN) : (a > b ? a : b); }
 
 template <typename T> __device__ T blockMax(T v, T *sh) {
-  for (int o = 16; o > 0; o >>= 1) v = nanMax(v, __shfl_down_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1)
+    v = nanMax(v, __shfl_down_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads();
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   if (threadIdx.x == 0) {
     T t = sh[0];
-    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = nanMax(t, sh[w]);
+    for (int w = 1; w < (blockDim.x + 31) / 32; ++w)
+      t = nanMax(t, sh[w]);
     sh[0] = t;
   }
   __syncthreads();
@@ -293,14 +369,16 @@ __device__ long long combineI(int kind, long long a, long long b) {
 }
 
 template <typename T, typename C> __device__ T blockCombine(T v, T *sh, C combine) {
-  for (int o = 16; o > 0; o >>= 1) v = combine(v, __shfl_down_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1)
+    v = combine(v, __shfl_down_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads();
   if (lane == 0) sh[warp] = v;
   __syncthreads();
   if (threadIdx.x == 0) {
     T t = sh[0];
-    for (int w = 1; w < (blockDim.x + 31) / 32; ++w) t = combine(t, sh[w]);
+    for (int w = 1; w < (blockDim.x + 31) / 32; ++w)
+      t = combine(t, sh[w]);
     sh[0] = t;
   }
   __syncthreads();
@@ -308,8 +386,7 @@ template <typename T, typename C> __device__ T blockCombine(T v, T *sh, C combin
 }
 
 // One block per output element: threads stride over the reduced extent.
-template <typename Acc>
-__global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape extent) {
+template <typename Acc> __global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape extent) {
   __shared__ Acc sh[32];
   int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
   const Acc identity = kind == 2 ? Acc(-INFINITY) : kind == 3 ? Acc(INFINITY) : kind == 4 ? Acc(1) : Acc(0);
@@ -318,7 +395,8 @@ __global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape exten
     Acc acc = identity;
     for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
       coords(extent, j, r);
-      for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
+      for (int d = 0; d < outer.rank; ++d)
+        idx[d] = o[d] + r[d];
       Acc v = static_cast<Acc>(loadD(in, offsetOf(in, idx, outer.rank)));
       if (kind == 5 || kind == 6) v = v * v;
       if (kind == 7) v = exp(v);
@@ -338,21 +416,24 @@ __global__ void kReduceFloat(int kind, Opd out, Opd in, Shape outer, Shape exten
 __global__ void kReduceInt(int kind, Opd out, Opd in, Shape outer, Shape extent) {
   __shared__ long long sh[32];
   int64_t o[kMaxRank], r[kMaxRank], idx[kMaxRank];
-  const long long identity = kind == 2 ? (-9223372036854775807LL - 1) : kind == 3 ? 9223372036854775807LL
-                             : kind == 4 ? 1 : 0;
+  const long long identity = kind == 2   ? (-9223372036854775807LL - 1)
+                             : kind == 3 ? 9223372036854775807LL
+                             : kind == 4 ? 1
+                                         : 0;
   for (int64_t oi = blockIdx.x; oi < outer.count; oi += gridDim.x) {
     coords(outer, oi, o);
     long long acc = identity;
     for (int64_t j = threadIdx.x; j < extent.count; j += blockDim.x) {
       coords(extent, j, r);
-      for (int d = 0; d < outer.rank; ++d) idx[d] = o[d] + r[d];
+      for (int d = 0; d < outer.rank; ++d)
+        idx[d] = o[d] + r[d];
       long long v = loadI(in, offsetOf(in, idx, outer.rank));
       if (kind == 6) v = wrapMul(v, v);
       acc = combineI(kind, acc, v);
     }
     acc = blockCombine(acc, sh, [kind](long long x, long long y) { return combineI(kind, x, y); });
     if (threadIdx.x == 0) {
-      if (kind == 1) acc /= extent.count;  // truncates toward zero; empty extent refused on host
+      if (kind == 1) acc /= extent.count; // truncates toward zero; empty extent refused on host
       storeI(out, offsetOf(out, o, outer.rank), acc);
     }
   }
@@ -366,10 +447,12 @@ __global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, in
     coords(lines, li, c);
     const int64_t bi = offsetOf(in, c, lines.rank), bo = offsetOf(out, c, lines.rank);
     Acc mx = Acc(-INFINITY);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = nanMax(mx, static_cast<Acc>(loadF(in, bi + j * si)));
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      mx = nanMax(mx, static_cast<Acc>(loadF(in, bi + j * si)));
     mx = blockMax(mx, sh);
     Acc sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      sum += exp(static_cast<Acc>(loadF(in, bi + j * si)) - mx);
     sum = blockSum(sum, sh);
     const Acc logSum = log(sum);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
@@ -380,8 +463,7 @@ __global__ void kSoftmax(Opd out, Opd in, Shape lines, int64_t n, int64_t si, in
 }
 
 template <typename Acc>
-__global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows,
-                           Shape inner, double eps) {
+__global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows, Shape inner, double eps) {
   __shared__ Acc sh[32];
   int64_t c[kMaxRank], ci[kMaxRank];
   const int rank = rows.rank;
@@ -390,14 +472,16 @@ __global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Sh
     Acc sum = 0;
     for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
       coords(inner, j, ci);
-      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      for (int d = 0; d < rank; ++d)
+        ci[d] += c[d];
       sum += static_cast<Acc>(loadF(x, offsetOf(x, ci, rank)));
     }
     const Acc mean = blockSum(sum, sh) / static_cast<Acc>(inner.count);
     Acc var = 0;
     for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
       coords(inner, j, ci);
-      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      for (int d = 0; d < rank; ++d)
+        ci[d] += c[d];
       const Acc v = static_cast<Acc>(loadF(x, offsetOf(x, ci, rank))) - mean;
       var += v * v;
     }
@@ -405,7 +489,8 @@ __global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Sh
     const Acc inv = Acc(1) / sqrt(var + static_cast<Acc>(eps));
     for (int64_t j = threadIdx.x; j < inner.count; j += blockDim.x) {
       coords(inner, j, ci);
-      for (int d = 0; d < rank; ++d) ci[d] += c[d];
+      for (int d = 0; d < rank; ++d)
+        ci[d] += c[d];
       Acc y = (static_cast<Acc>(loadF(x, offsetOf(x, ci, rank))) - mean) * inv *
               static_cast<Acc>(loadF(scale, offsetOf(scale, ci, rank)));
       if (hasBias) y += static_cast<Acc>(loadF(bias, offsetOf(bias, ci, rank)));
@@ -414,8 +499,7 @@ __global__ void kLayerNorm(Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Sh
   }
 }
 
-__global__ void kCumsum(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool excl,
-                        bool rev) {
+__global__ void kCumsum(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool excl, bool rev) {
   int64_t c[kMaxRank];
   const bool fl = isFloatT(in.dtype), f64 = in.dtype == kF64;
   for (int64_t li = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; li < lines.count;
@@ -430,9 +514,19 @@ __global__ void kCumsum(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int
       const int64_t ei = bi + j * si, eo = bo + j * so;
       if (fl) {
         const double v = loadF(in, ei);
-        if (!excl) { if (f64) f64acc += v; else f32 += static_cast<float>(v); }
+        if (!excl) {
+          if (f64)
+            f64acc += v;
+          else
+            f32 += static_cast<float>(v);
+        }
         storeF(out, eo, f64 ? f64acc : static_cast<double>(f32));
-        if (excl) { if (f64) f64acc += v; else f32 += static_cast<float>(v); }
+        if (excl) {
+          if (f64)
+            f64acc += v;
+          else
+            f32 += static_cast<float>(v);
+        }
       } else {
         const long long v = loadI(in, ei);
         if (!excl) iacc = wrapAdd(iacc, v);
@@ -443,18 +537,18 @@ __global__ void kCumsum(Opd out, Opd in, Shape lines, int64_t n, int64_t si, int
   }
 }
 
-__global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N,
-                           int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
+__global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am, int64_t ak,
+                           int64_t bk, int64_t bn, int64_t om, int64_t on) {
   int64_t c[kMaxRank];
   const int64_t total = batch.count * M * N;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
     coords(batch, bi, c);
-    const int64_t ea = offsetOf(a, c, batch.rank), eb = offsetOf(b, c, batch.rank),
-                  eo = offsetOf(out, c, batch.rank);
+    const int64_t ea = offsetOf(a, c, batch.rank), eb = offsetOf(b, c, batch.rank), eo = offsetOf(out, c, batch.rank);
     long long s = 0;
-    for (int64_t k = 0; k < K; ++k) s = wrapAdd(s, wrapMul(loadI(a, ea + m * am + k * ak), loadI(b, eb + k * bk + n * bn)));
+    for (int64_t k = 0; k < K; ++k)
+      s = wrapAdd(s, wrapMul(loadI(a, ea + m * am + k * ak), loadI(b, eb + k * bk + n * bn)));
     storeI(out, eo + m * om + n * on, s);
   }
 }
@@ -463,8 +557,8 @@ __global__ void kMatmulInt(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_
 // partial sums in a fixed order (so the result does not depend on timing). One thread per output
 // with a sequential k loop waits on one load after another: for a decode step's attention (K up to
 // the context length) that made the kernel slower on the GPU than the BLAS.
-__global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N,
-                             int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
+__global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am,
+                             int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
   int64_t c[kMaxRank];
   const int64_t total = batch.count * M * N;
   const int lane = threadIdx.x & 31;
@@ -478,14 +572,17 @@ __global__ void kMatmulSmall(Opd out, Opd a, Opd b, Shape batch, int64_t M, int6
     double result;
     if (wide) {
       double s = 0;
-      for (int64_t k = lane; k < K; k += 32) s = fma(loadF(a, ea + k * ak), loadF(b, eb + k * bk), s);
-      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      for (int64_t k = lane; k < K; k += 32)
+        s = fma(loadF(a, ea + k * ak), loadF(b, eb + k * bk), s);
+      for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
       result = s;
     } else {
       float s = 0.0f;
       for (int64_t k = lane; k < K; k += 32)
         s = fmaf(static_cast<float>(loadF(a, ea + k * ak)), static_cast<float>(loadF(b, eb + k * bk)), s);
-      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
       result = s;
     }
     if (lane == 0) storeF(out, eo + m * om + n * on, result);
@@ -566,7 +663,7 @@ __global__ void kOneHot(Opd out, Shape shape, Opd indices, Opd values, int64_t o
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
     const int64_t ie = offsetOf(indices, c, shape.rank);
-    long long k = depth;  // off unless the index is in range
+    long long k = depth; // off unless the index is in range
     if (isFloatT(indices.dtype)) {
       const double v = loadF(indices, ie);
       if (isfinite(v) && fabs(v) < 9.0e18) k = static_cast<long long>(trunc(v));
@@ -580,7 +677,8 @@ __global__ void kOneHot(Opd out, Shape shape, Opd indices, Opd values, int64_t o
 
 Dims dims(const int64_t *v, int r) {
   Dims d{};
-  for (int i = 0; i < r && i < kMaxRank; ++i) d.v[i] = v[i];
+  for (int i = 0; i < r && i < kMaxRank; ++i)
+    d.v[i] = v[i];
   return d;
 }
 
@@ -589,21 +687,19 @@ unsigned rowBlocks(int64_t n) {
   return static_cast<unsigned>(n < 65535 * 8 ? n : 65535 * 8);
 }
 
-}  // namespace
+} // namespace
 
-hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape,
-                       bool floatPath, DevError *err) {
+hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool floatPath,
+                       DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kElementwise, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, op, nIn, a, b,
-                     out, shape, floatPath, err);
+  hipLaunchKernelGGL(kElementwise, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, op, nIn, a, b, out, shape,
+                     floatPath, err);
   return hipGetLastError();
 }
 
-hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape,
-                long long k) {
+hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape, long long k) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kCopy, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, mode, dst, src, src2,
-                     cond, shape, k);
+  hipLaunchKernelGGL(kCopy, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, mode, dst, src, src2, cond, shape, k);
   return hipGetLastError();
 }
 
@@ -615,15 +711,13 @@ hipError_t cast(hipStream_t s, Opd dst, Opd src, Shape shape) {
 
 hipError_t fill(hipStream_t s, Opd out, Shape shape, double fvalue, long long ivalue) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kFill, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, fvalue,
-                     ivalue);
+  hipLaunchKernelGGL(kFill, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, fvalue, ivalue);
   return hipGetLastError();
 }
 
 hipError_t range(hipStream_t s, Opd out, Shape shape, Opd start, Opd delta) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kRange, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, start,
-                     delta);
+  hipLaunchKernelGGL(kRange, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, start, delta);
   return hipGetLastError();
 }
 
@@ -632,27 +726,27 @@ hipError_t rangeLength(hipStream_t s, Opd out, Opd start, Opd limit, Opd delta, 
   return hipGetLastError();
 }
 
-hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank,
-                  const int64_t *dataSizes, Opd indices, int idxRank, int axis, DevError *err) {
+hipError_t gather(hipStream_t s, Opd out, Shape shape, Opd data, int dataRank, const int64_t *dataSizes, Opd indices,
+                  int idxRank, int axis, DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kGather, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data,
-                     dataRank, dims(dataSizes, dataRank), indices, idxRank, axis, err);
+  hipLaunchKernelGGL(kGather, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data, dataRank,
+                     dims(dataSizes, dataRank), indices, idxRank, axis, err);
   return hipGetLastError();
 }
 
-hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes,
-                          Opd indices, int axis, DevError *err) {
+hipError_t gatherElements(hipStream_t s, Opd out, Shape shape, Opd data, const int64_t *dataSizes, Opd indices,
+                          int axis, DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kGatherElements, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape,
-                     data, dims(dataSizes, shape.rank), indices, axis, err);
+  hipLaunchKernelGGL(kGatherElements, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data,
+                     dims(dataSizes, shape.rank), indices, axis, err);
   return hipGetLastError();
 }
 
-hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes,
-                    Opd indices, int q, int b, int m, DevError *err) {
+hipError_t gatherND(hipStream_t s, Opd out, Shape shape, Opd data, int r, const int64_t *dataSizes, Opd indices, int q,
+                    int b, int m, DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kGatherND, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data,
-                     r, dims(dataSizes, r), indices, q, b, m, err);
+  hipLaunchKernelGGL(kGatherND, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, data, r,
+                     dims(dataSizes, r), indices, q, b, m, err);
   return hipGetLastError();
 }
 
@@ -660,17 +754,23 @@ hipError_t reduce(hipStream_t s, int kind, Opd out, Opd in, Shape outer, Shape e
   if (outer.count == 0) return hipSuccess;
   const unsigned grid = rowBlocks(outer.count);
   const bool fl = in.dtype == kF32 || in.dtype == kF64 || in.dtype == kF16 || in.dtype == kBF16;
-  if (in.dtype == kF64 || (!fl && (kind == 5 || kind == 7))) hipLaunchKernelGGL(kReduceFloat<double>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
-  else if (fl) hipLaunchKernelGGL(kReduceFloat<float>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
-  else hipLaunchKernelGGL(kReduceInt, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  if (in.dtype == kF64 || (!fl && (kind == 5 || kind == 7)))
+    hipLaunchKernelGGL(kReduceFloat<double>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  else if (fl)
+    hipLaunchKernelGGL(kReduceFloat<float>, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
+  else
+    hipLaunchKernelGGL(kReduceInt, dim3(grid), dim3(kThreads), 0, s, kind, out, in, outer, extent);
   return hipGetLastError();
 }
 
-hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so,
-                   bool logOut) {
+hipError_t softmax(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool logOut) {
   if (lines.count == 0 || n == 0) return hipSuccess;
-  if (in.dtype == kF64) hipLaunchKernelGGL(kSoftmax<double>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so, logOut);
-  else hipLaunchKernelGGL(kSoftmax<float>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so, logOut);
+  if (in.dtype == kF64)
+    hipLaunchKernelGGL(kSoftmax<double>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so,
+                       logOut);
+  else
+    hipLaunchKernelGGL(kSoftmax<float>, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so,
+                       logOut);
   return hipGetLastError();
 }
 
@@ -680,56 +780,56 @@ hipError_t leakyRelu(hipStream_t s, Opd out, Opd in, Shape shape, double alpha) 
   return hipGetLastError();
 }
 
-hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax,
-                      bool last) {
+hipError_t argExtreme(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, bool isMax, bool last) {
   if (lines.count == 0 || n == 0) return hipSuccess;
-  hipLaunchKernelGGL(kArgExtreme, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
-                     isMax, last);
+  hipLaunchKernelGGL(kArgExtreme, dim3(rowBlocks(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, isMax,
+                     last);
   return hipGetLastError();
 }
 
-hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE,
-                  int64_t onE, int axis) {
+hipError_t oneHot(hipStream_t s, Opd out, Shape shape, Opd indices, Opd values, int64_t offE, int64_t onE, int axis) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kOneHot, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, indices, values,
-                     offE, onE, axis);
+  hipLaunchKernelGGL(kOneHot, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, out, shape, indices, values, offE,
+                     onE, axis);
   return hipGetLastError();
 }
 
-hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows,
-                     Shape inner, double eps) {
+hipError_t layerNorm(hipStream_t s, Opd out, Opd x, Opd scale, Opd bias, bool hasBias, Shape rows, Shape inner,
+                     double eps) {
   if (rows.count == 0 || inner.count == 0) return hipSuccess;
-  if (x.dtype == kF64) hipLaunchKernelGGL(kLayerNorm<double>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias, hasBias, rows, inner, eps);
-  else hipLaunchKernelGGL(kLayerNorm<float>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias, hasBias, rows, inner, eps);
+  if (x.dtype == kF64)
+    hipLaunchKernelGGL(kLayerNorm<double>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias,
+                       hasBias, rows, inner, eps);
+  else
+    hipLaunchKernelGGL(kLayerNorm<float>, dim3(rowBlocks(rows.count)), dim3(kThreads), 0, s, out, x, scale, bias,
+                       hasBias, rows, inner, eps);
   return hipGetLastError();
 }
 
-hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so,
-                  bool exclusive, bool reverse) {
+hipError_t cumsum(hipStream_t s, Opd out, Opd in, Shape lines, int64_t n, int64_t si, int64_t so, bool exclusive,
+                  bool reverse) {
   if (lines.count == 0 || n == 0) return hipSuccess;
-  hipLaunchKernelGGL(kCumsum, dim3(blocksFor(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si,
-                     so, exclusive, reverse);
+  hipLaunchKernelGGL(kCumsum, dim3(blocksFor(lines.count)), dim3(kThreads), 0, s, out, in, lines, n, si, so, exclusive,
+                     reverse);
   return hipGetLastError();
 }
 
-hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
-                     int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
-                     int64_t on) {
+hipError_t matmulInt(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am,
+                     int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
   const int64_t total = batch.count * M * N;
   if (total == 0) return hipSuccess;
-  hipLaunchKernelGGL(kMatmulInt, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
-                     N, am, ak, bk, bn, om, on);
+  hipLaunchKernelGGL(kMatmulInt, dim3(blocksFor(total)), dim3(kThreads), 0, s, out, a, b, batch, M, K, N, am, ak, bk,
+                     bn, om, on);
   return hipGetLastError();
 }
 
-hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K,
-                       int64_t N, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t om,
-                       int64_t on) {
+hipError_t matmulSmall(hipStream_t s, Opd out, Opd a, Opd b, Shape batch, int64_t M, int64_t K, int64_t N, int64_t am,
+                       int64_t ak, int64_t bk, int64_t bn, int64_t om, int64_t on) {
   const int64_t total = batch.count * M * N;
   if (total == 0) return hipSuccess;
-  hipLaunchKernelGGL(kMatmulSmall, dim3(blocksFor(total * 32)), dim3(kThreads), 0, s, out, a, b, batch, M, K,
-                     N, am, ak, bk, bn, om, on);
+  hipLaunchKernelGGL(kMatmulSmall, dim3(blocksFor(total * 32)), dim3(kThreads), 0, s, out, a, b, batch, M, K, N, am, ak,
+                     bk, bn, om, on);
   return hipGetLastError();
 }
 
-}  // namespace dq::rt::hipk
+} // namespace dq::rt::hipk

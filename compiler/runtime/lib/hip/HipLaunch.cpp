@@ -13,15 +13,13 @@ struct ElemInfo {
   const char *name;
   hipk::ElemOp op;
   bool binary;
-  bool hasInt;      ///< has an integer form (else integers go through double, truncated)
+  bool hasInt; ///< has an integer form (else integers go through double, truncated)
   bool boolResult;
   TypeSet types;
   TypeSet exponent;
 };
 
 namespace {
-
-
 
 const ElemInfo kElems[] = {
     {"add", hipk::kAdd, true, true, false, kAllTypes, 0},
@@ -61,7 +59,7 @@ const ElemInfo kElems[] = {
     {"fmod", hipk::kFmod, true, true, false, kNumericTypes, 0},
 };
 
-}  // namespace
+} // namespace
 
 void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> &ins,
                        const std::vector<BufferView> &outs, const KernelArgs &args) {
@@ -71,19 +69,23 @@ void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> 
   std::vector<Operand> &inOps = inOps_, &outOps = outOps_;
   inOps.resize(ins.size());
   outOps.resize(outs.size());
-  for (size_t i = 0; i < ins.size(); ++i) resolveOperand(ins[i], "in", static_cast<int>(i), kernel, inOps[i]);
-  for (size_t i = 0; i < outs.size(); ++i) resolveOperand(outs[i], "out", static_cast<int>(i), kernel, outOps[i]);
+  for (size_t i = 0; i < ins.size(); ++i)
+    resolveOperand(ins[i], "in", static_cast<int>(i), kernel, inOps[i]);
+  for (size_t i = 0; i < outs.size(); ++i)
+    resolveOperand(outs[i], "out", static_cast<int>(i), kernel, outOps[i]);
   ++counters_.kernelLaunches;
   for (const Operand &o : outOps)
     for (size_t d = 0; d < o.sizes.size() && numel(o.sizes) > 0; ++d)
       if (o.sizes[d] > 1 && o.strides[d] == 0)
-        fail(kernel, o.label() + " has stride 0 on dim " + std::to_string(d) +
-                         ": an output may not write an element twice");
+        fail(kernel,
+             o.label() + " has stride 0 on dim " + std::to_string(d) + ": an output may not write an element twice");
   gKernel = kernel;
   {
     HipProfile::Scope timed(profile_.get(), profile_ ? profileLabel(kernel, inOps, outOps) : std::string(), true);
-    if (entry->elem) runElem(*entry->elem, inOps, outOps);
-    else entry->run(*this, inOps, outOps, args);
+    if (entry->elem)
+      runElem(*entry->elem, inOps, outOps);
+    else
+      entry->run(*this, inOps, outOps, args);
   }
   if (profile_ && profile_->full()) syncQuiet();
   for (size_t i = 0; i < outs.size(); ++i)
@@ -95,7 +97,8 @@ std::string HipDevice::profileLabel(const std::string &kernel, const std::vector
   if (kernel != "matmul" || ins.size() != 2 || outs.size() != 1 || outs[0].sizes.size() < 2) return kernel;
   const std::vector<int64_t> &o = outs[0].sizes;
   int64_t batch = 1;
-  for (size_t d = 0; d + 2 < o.size(); ++d) batch *= o[d];
+  for (size_t d = 0; d + 2 < o.size(); ++d)
+    batch *= o[d];
   if (batch > 1) return "matmul " + dtypeName(ins[0].dtype) + " batched";
   return "matmul " + dtypeName(ins[0].dtype) + " M" + std::to_string(o[o.size() - 2]) + " K" +
          std::to_string(ins[0].sizes.back()) + " N" + std::to_string(o.back());
@@ -120,7 +123,7 @@ void HipDevice::makeOperand(const BufferView &v, const char *role, int index, Op
   if (found == allocations_.end()) {
     std::string what = index >= 0 ? std::string(role) + " " + std::to_string(index) : std::string(role);
     if (kernel) what = "kernel '" + *kernel + "' " + what;
-    live(v.buffer, what.c_str());  // throws the unknown-buffer or use-after-free message
+    live(v.buffer, what.c_str()); // throws the unknown-buffer or use-after-free message
   }
   const Allocation &a = found->second;
   o.space = a.space;
@@ -150,15 +153,21 @@ void HipDevice::checkDataError(const std::string &kernel) {
   if (e.code == hipk::kErrNone) return;
   std::memset(errHost_, 0, sizeof(hipk::DevError));
   switch (e.code) {
-  case hipk::kErrIntDivZero: fail(kernel, "integer division by zero");
-  case hipk::kErrIntPowNeg: fail(kernel, "integer 0 raised to the negative power " + std::to_string(e.a));
+  case hipk::kErrIntDivZero:
+    fail(kernel, "integer division by zero");
+  case hipk::kErrIntPowNeg:
+    fail(kernel, "integer 0 raised to the negative power " + std::to_string(e.a));
   case hipk::kErrIndex:
-    fail(kernel, "index " + std::to_string(e.a) + " out of range for axis " + std::to_string(e.b) +
-                     " of size " + std::to_string(e.c));
-  case hipk::kErrRangeDeltaZero: fail(kernel, "delta is 0");
-  case hipk::kErrRangeNaN: fail(kernel, "the element count is NaN");
-  case hipk::kErrRangeBig: fail(kernel, "the element count does not fit in int64");
-  case hipk::kErrIntModZero: fail(kernel, "integer modulo by zero");
+    fail(kernel, "index " + std::to_string(e.a) + " out of range for axis " + std::to_string(e.b) + " of size " +
+                     std::to_string(e.c));
+  case hipk::kErrRangeDeltaZero:
+    fail(kernel, "delta is 0");
+  case hipk::kErrRangeNaN:
+    fail(kernel, "the element count is NaN");
+  case hipk::kErrRangeBig:
+    fail(kernel, "the element count does not fit in int64");
+  case hipk::kErrIntModZero:
+    fail(kernel, "integer modulo by zero");
   case hipk::kErrCountMismatch:
     fail(kernel, std::to_string(e.a) + " nonzero elements, the output holds " + std::to_string(e.b));
   case hipk::kErrBeyondExtent:
@@ -167,16 +176,17 @@ void HipDevice::checkDataError(const std::string &kernel) {
   case hipk::kErrPadEmpty:
     fail(kernel, std::string("mode '") + (e.b == 1 ? "reflect" : "edge") + "' cannot pad an axis of extent 0");
   case hipk::kErrDuplicate:
-    fail(kernel, "two updates write output element " + std::to_string(e.a) +
-                     " with reduction 'none' (undefined in ONNX)");
-  default: fail(kernel, "device error code " + std::to_string(e.code));
+    fail(kernel,
+         "two updates write output element " + std::to_string(e.a) + " with reduction 'none' (undefined in ONNX)");
+  default:
+    fail(kernel, "device error code " + std::to_string(e.code));
   }
 }
 
 void HipDevice::copyView(const Operand &dst, const Operand &src) {
   const hipk::Shape sh = shapeOf(dst.sizes);
-  launched(hipk::copy(stream_, hipk::kCopyPlain, aligned(dst, dst.sizes.size()),
-                      aligned(src, dst.sizes.size()), {}, {}, sh, 0));
+  launched(hipk::copy(stream_, hipk::kCopyPlain, aligned(dst, dst.sizes.size()), aligned(src, dst.sizes.size()), {}, {},
+                      sh, 0));
 }
 
 const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
@@ -186,47 +196,60 @@ const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
   // every name in turn.
   static const std::unordered_map<std::string, KernelEntry> table = [] {
     std::unordered_map<std::string, KernelEntry> t = {
-      {"where", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kWhere(i, o); }}},
-      {"cast", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCast(i, o); }}},
-      {"expand", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kExpand(i, o); }}},
-      {"slice", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSlice(i, o, a); }}},
-      {"transpose", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTranspose(i, o, a); }}},
-      {"concat", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kConcat(i, o, a); }}},
-      {"gather", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGather(i, o, a); }}},
-      {"range", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRange(i, o); }}},
-      {"range_length", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRangeLength(i, o); }}},
-      {"fill", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFill(i, o, a); }}},
-      {"matmul", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kMatmul(i, o); }}},
-      {"softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a); }}},
-      {"layer_norm", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLayerNorm(i, o, a); }}},
-      {"reduce_sum", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum", 0, i, o, a); }}},
-      {"reduce_mean", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_mean", 1, i, o, a); }}},
-      {"reduce_max", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_max", 2, i, o, a); }}},
-      {"trilu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTrilu(i, o, a); }}},
-      {"cumsum", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCumsum(i, o, a); }}},
-      {"gather_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherElements(i, o, a); }}},
-      {"gather_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherND(i, o, a); }}},
-      {"leaky_relu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLeakyRelu(i, o, a); }}},
-      {"log_softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a, true); }}},
-      {"reduce_min", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_min", 3, i, o, a); }}},
-      {"reduce_prod", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_prod", 4, i, o, a); }}},
-      {"reduce_l2", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_l2", 5, i, o, a); }}},
-      {"reduce_sum_square", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum_square", 6, i, o, a); }}},
-      {"reduce_log_sum_exp", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_log_sum_exp", 7, i, o, a); }}},
-      {"arg_max", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_max", true, i, o, a); }}},
-      {"arg_min", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_min", false, i, o, a); }}},
-      {"one_hot", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kOneHot(i, o, a); }}},
-      {"count_nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCountNonzero(i, o); }}},
-      {"nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kNonzero(i, o); }}},
-      {"compress", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCompress(i, o, a); }}},
-      {"top_k", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTopK(i, o, a); }}},
-      {"tile", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kTile(i, o); }}},
-      {"pad", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kPad(i, o, a); }}},
-      {"scatter_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterND(i, o, a); }}},
-      {"scatter_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterElements(i, o, a); }}},
-      {"fused_elementwise", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFusedElementwise(i, o, a); }}},
+        {"where", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kWhere(i, o); }}},
+        {"cast", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCast(i, o); }}},
+        {"expand", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kExpand(i, o); }}},
+        {"slice", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSlice(i, o, a); }}},
+        {"transpose", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTranspose(i, o, a); }}},
+        {"concat", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kConcat(i, o, a); }}},
+        {"gather", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGather(i, o, a); }}},
+        {"range", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRange(i, o); }}},
+        {"range_length", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kRangeLength(i, o); }}},
+        {"fill", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFill(i, o, a); }}},
+        {"matmul", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kMatmul(i, o); }}},
+        {"softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a); }}},
+        {"layer_norm", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLayerNorm(i, o, a); }}},
+        {"reduce_sum",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum", 0, i, o, a); }}},
+        {"reduce_mean",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_mean", 1, i, o, a); }}},
+        {"reduce_max",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_max", 2, i, o, a); }}},
+        {"trilu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTrilu(i, o, a); }}},
+        {"cumsum", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCumsum(i, o, a); }}},
+        {"gather_elements", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherElements(i, o, a); }}},
+        {"gather_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kGatherND(i, o, a); }}},
+        {"leaky_relu", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kLeakyRelu(i, o, a); }}},
+        {"log_softmax", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kSoftmax(i, o, a, true); }}},
+        {"reduce_min",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_min", 3, i, o, a); }}},
+        {"reduce_prod",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_prod", 4, i, o, a); }}},
+        {"reduce_l2",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_l2", 5, i, o, a); }}},
+        {"reduce_sum_square",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_sum_square", 6, i, o, a); }}},
+        {"reduce_log_sum_exp",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kReduce("reduce_log_sum_exp", 7, i, o, a); }}},
+        {"arg_max",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_max", true, i, o, a); }}},
+        {"arg_min",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kArgExtreme("arg_min", false, i, o, a); }}},
+        {"one_hot", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kOneHot(i, o, a); }}},
+        {"count_nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kCountNonzero(i, o); }}},
+        {"nonzero", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kNonzero(i, o); }}},
+        {"compress", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kCompress(i, o, a); }}},
+        {"top_k", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kTopK(i, o, a); }}},
+        {"tile", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &) { d.kTile(i, o); }}},
+        {"pad", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kPad(i, o, a); }}},
+        {"scatter_nd", {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterND(i, o, a); }}},
+        {"scatter_elements",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kScatterElements(i, o, a); }}},
+        {"fused_elementwise",
+         {nullptr, [](HipDevice &d, Ops &i, Ops &o, const Args &a) { d.kFusedElementwise(i, o, a); }}},
     };
-    for (const ElemInfo &e : kElems) t[e.name] = KernelEntry{&e, nullptr};
+    for (const ElemInfo &e : kElems)
+      t[e.name] = KernelEntry{&e, nullptr};
     return t;
   }();
   auto it = table.find(name);
@@ -239,25 +262,28 @@ void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vect
   Operand &out = outs[0];
   checkAdmits(k, ins[0], op.types);
   if (op.binary) {
-    if (op.exponent) checkAdmits(k, ins[1], op.exponent);
-    else checkSameDType(k, ins[0], ins[1]);
+    if (op.exponent)
+      checkAdmits(k, ins[1], op.exponent);
+    else
+      checkSameDType(k, ins[0], ins[1]);
   }
-  if (op.boolResult) checkDType(k, out, DType::Bool);
-  else checkSameDType(k, ins[0], out);
+  if (op.boolResult)
+    checkDType(k, out, DType::Bool);
+  else
+    checkSameDType(k, ins[0], out);
   checkBroadcast(k, ins[0], out);
   if (op.binary) checkBroadcast(k, ins[1], out);
   const size_t r = out.sizes.size();
-  const bool fl = op.binary ? (isFloat(ins[0].dtype) || isFloat(ins[1].dtype))
-                            : (isFloat(ins[0].dtype) || !op.hasInt);
+  const bool fl = op.binary ? (isFloat(ins[0].dtype) || isFloat(ins[1].dtype)) : (isFloat(ins[0].dtype) || !op.hasInt);
   const hipk::Opd a = aligned(ins[0], r), b = op.binary ? aligned(ins[1], r) : hipk::Opd{};
-  launched(hipk::elementwise(stream_, op.op, op.binary ? 2 : 1, a, b, aligned(out, r), shapeOf(out.sizes),
-                             fl, errDev_));
+  launched(
+      hipk::elementwise(stream_, op.op, op.binary ? 2 : 1, a, b, aligned(out, r), shapeOf(out.sizes), fl, errDev_));
   if (!fl && (op.op == hipk::kDiv || op.op == hipk::kPow || op.op == hipk::kMod || op.op == hipk::kFmod))
     checkDataError(k);
 }
 
 void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  static const std::string k = "fused_elementwise";  // built once: a launch allocates nothing
+  static const std::string k = "fused_elementwise"; // built once: a launch allocates nothing
   if (outs.size() != 1 || ins.empty())
     fail(k, "expects 1 to " + std::to_string(kFusedMaxInputs) + " inputs and 1 output, got " +
                 std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
@@ -274,7 +300,8 @@ void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand
   p.nIn = static_cast<int>(ins.size());
   p.nSteps = static_cast<int>(args.attrs.size() / kFusedStepImms);
   p.dtype = static_cast<int>(out.dtype);
-  for (int i = 0; i < p.nIn; ++i) p.ins[i] = aligned(ins[static_cast<size_t>(i)], r);
+  for (int i = 0; i < p.nIn; ++i)
+    p.ins[i] = aligned(ins[static_cast<size_t>(i)], r);
   // Op code -> the elementwise kernel of that name, resolved once rather than by name per step.
   static const std::vector<const ElemInfo *> byCode = [] {
     std::vector<const ElemInfo *> v;
@@ -301,7 +328,8 @@ void HipDevice::kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs) {
   checkDType("where", ins[0], DType::Bool);
   checkSameDType("where", ins[1], out);
   checkSameDType("where", ins[2], out);
-  for (const Operand &in : ins) checkBroadcast("where", in, out);
+  for (const Operand &in : ins)
+    checkBroadcast("where", in, out);
   const size_t r = out.sizes.size();
   launched(hipk::copy(stream_, hipk::kCopyWhere, aligned(out, r), aligned(ins[1], r), aligned(ins[2], r),
                       aligned(ins[0], r), shapeOf(out.sizes), 0));
@@ -361,11 +389,12 @@ void HipDevice::kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs
     if (ok) seen[static_cast<size_t>(p)] = true;
   }
   if (!ok)
-    fail("transpose", "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) + " to " +
-                          formatDims(out.sizes));
+    fail("transpose",
+         "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) + " to " + formatDims(out.sizes));
   Operand v = in;
   v.sizes = out.sizes;
-  for (size_t j = 0; j < r; ++j) v.strides[j] = in.strides[static_cast<size_t>(args.attrs[j])];
+  for (size_t j = 0; j < r; ++j)
+    v.strides[j] = in.strides[static_cast<size_t>(args.attrs[j])];
   copyView(out, v);
 }
 
@@ -377,15 +406,16 @@ void HipDevice::kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, c
   for (const Operand &in : ins) {
     checkSameDType("concat", in, out);
     bool ok = in.sizes.size() == out.sizes.size();
-    for (size_t d = 0; ok && d < in.sizes.size(); ++d) ok = d == axis || in.sizes[d] == out.sizes[d];
+    for (size_t d = 0; ok && d < in.sizes.size(); ++d)
+      ok = d == axis || in.sizes[d] == out.sizes[d];
     if (!ok)
       fail("concat", in.label() + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
                          " along axis " + std::to_string(axis));
     total += in.sizes[axis];
   }
   if (total != out.sizes[axis])
-    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " + std::to_string(axis) +
-                       ", output has " + std::to_string(out.sizes[axis]));
+    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " + std::to_string(axis) + ", output has " +
+                       std::to_string(out.sizes[axis]));
   int64_t base = 0;
   for (const Operand &in : ins) {
     Operand part = out;
@@ -407,8 +437,7 @@ void HipDevice::kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, c
   std::vector<int64_t> expect(data.sizes.begin(), data.sizes.begin() + static_cast<long>(axis));
   expect.insert(expect.end(), indices.sizes.begin(), indices.sizes.end());
   expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(axis) + 1, data.sizes.end());
-  if (expect != out.sizes)
-    fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
+  if (expect != out.sizes) fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
   launched(hipk::gather(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), own(data),
                         static_cast<int>(data.sizes.size()), data.sizes.data(), own(indices),
                         static_cast<int>(indices.sizes.size()), static_cast<int>(axis), errDev_));
@@ -444,8 +473,8 @@ void HipDevice::kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, con
   const bool fl = isFloat(out.dtype);
   if (fl ? args.fattrs.empty() : args.attrs.empty())
     fail("fill", std::string("missing value (") + (fl ? "fimm[0]" : "imm[1]") + ")");
-  launched(hipk::fill(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes),
-                      fl ? args.fattrs[0] : 0.0, fl ? 0 : args.attrs[0]));
+  launched(hipk::fill(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), fl ? args.fattrs[0] : 0.0,
+                      fl ? 0 : args.attrs[0]));
 }
 
 void HipDevice::kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
@@ -499,8 +528,8 @@ void HipDevice::kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, co
   if (r < 2) fail("trilu", "expects rank >= 2, got " + formatDims(in.sizes));
   const bool upper = flagAttr("trilu", args, 0, "upper");
   if (args.scalars.size() != 1) fail("trilu", "expects one scalar operand (k)");
-  launched(hipk::copy(stream_, upper ? hipk::kCopyTriluUpper : hipk::kCopyTriluLower, aligned(out, r),
-                      aligned(in, r), {}, {}, shapeOf(out.sizes), args.scalars[0]));
+  launched(hipk::copy(stream_, upper ? hipk::kCopyTriluUpper : hipk::kCopyTriluLower, aligned(out, r), aligned(in, r),
+                      {}, {}, shapeOf(out.sizes), args.scalars[0]));
 }
 
 void HipDevice::kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
@@ -513,11 +542,12 @@ void HipDevice::kGatherElements(std::vector<Operand> &ins, std::vector<Operand> 
   const size_t r = data.sizes.size();
   const size_t axis = axisAttr("gather_elements", args, 0, r, true);
   bool ok = indices.sizes.size() == r;
-  for (size_t d = 0; ok && d < r; ++d) ok = d == axis || indices.sizes[d] <= data.sizes[d];
+  for (size_t d = 0; ok && d < r; ++d)
+    ok = d == axis || indices.sizes[d] <= data.sizes[d];
   if (!ok)
     fail("gather_elements", "indices shape " + formatDims(indices.sizes) + " does not fit data " +
-                                formatDims(data.sizes) + " (same rank, no larger off axis " +
-                                std::to_string(axis) + ")");
+                                formatDims(data.sizes) + " (same rank, no larger off axis " + std::to_string(axis) +
+                                ")");
   launched(hipk::gatherElements(stream_, aligned(out, r), shapeOf(out.sizes), own(data), data.sizes.data(),
                                 aligned(indices, r), static_cast<int>(axis), errDev_));
   checkDataError("gather_elements");
@@ -536,19 +566,19 @@ void HipDevice::kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs,
   const size_t b = static_cast<size_t>(args.attrs[0]);
   const int64_t m = indices.sizes[q - 1];
   if (m < 1 || static_cast<size_t>(m) > r - b)
-    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " +
-                          std::to_string(r - b) + "] (data rank - batch_dims)");
+    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r - b) +
+                          "] (data rank - batch_dims)");
   for (size_t d = 0; d < b; ++d)
     if (data.sizes[d] != indices.sizes[d])
-      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " + formatDims(data.sizes) +
-                            ", indices " + formatDims(indices.sizes));
+      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " + formatDims(data.sizes) + ", indices " +
+                            formatDims(indices.sizes));
   std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
   expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(b) + m, data.sizes.end());
   checkShape("gather_nd", out, expect);
-  launched(hipk::gatherND(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), own(data),
-                          static_cast<int>(r), data.sizes.data(), own(indices), static_cast<int>(q),
-                          static_cast<int>(b), static_cast<int>(m), errDev_));
+  launched(hipk::gatherND(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), own(data), static_cast<int>(r),
+                          data.sizes.data(), own(indices), static_cast<int>(q), static_cast<int>(b),
+                          static_cast<int>(m), errDev_));
   checkDataError("gather_nd");
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

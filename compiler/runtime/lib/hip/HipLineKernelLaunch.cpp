@@ -7,8 +7,7 @@
 #include <cstring>
 
 namespace dq::rt::hipdev {
-void HipDevice::kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
-                         bool logOut) {
+void HipDevice::kSoftmax(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args, bool logOut) {
   const char *kernel = logOut ? "log_softmax" : "softmax";
   checkArity(kernel, ins, outs, 1);
   const Operand &in = ins[0];
@@ -42,8 +41,8 @@ void HipDevice::kArgExtreme(const char *kernel, bool isMax, std::vector<Operand>
 
 void HipDevice::kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
-    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " +
-                           std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " + std::to_string(ins.size()) +
+                           " and " + std::to_string(outs.size()));
   const Operand &x = ins[0];
   Operand &out = outs[0];
   checkAdmits("layer_norm", x, kFloatTypes);
@@ -57,11 +56,12 @@ void HipDevice::kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs
   const size_t axis = axisAttr("layer_norm", args, 0, rank, true);
   if (args.fattrs.empty()) fail("layer_norm", "missing epsilon (fimm[0])");
   std::vector<int64_t> rows = x.sizes, inner = x.sizes;
-  for (size_t d = 0; d < rank; ++d) (d < axis ? inner : rows)[d] = 1;
+  for (size_t d = 0; d < rank; ++d)
+    (d < axis ? inner : rows)[d] = 1;
   const bool hasBias = ins.size() == 3;
   launched(hipk::layerNorm(stream_, aligned(out, rank), aligned(x, rank), aligned(ins[1], rank),
-                           hasBias ? aligned(ins[2], rank) : hipk::Opd{}, hasBias, shapeOf(rows),
-                           shapeOf(inner), args.fattrs[0]));
+                           hasBias ? aligned(ins[2], rank) : hipk::Opd{}, hasBias, shapeOf(rows), shapeOf(inner),
+                           args.fattrs[0]));
 }
 
 void HipDevice::kReduce(const char *kernel, int kind, std::vector<Operand> &ins, std::vector<Operand> &outs,
@@ -76,8 +76,8 @@ void HipDevice::kReduce(const char *kernel, int kind, std::vector<Operand> &ins,
   std::vector<int64_t> axes = args.attrs;
   if (!args.scalars.empty()) {
     if (!args.attrs.empty() || args.scalars.size() != rank)
-      fail(kernel, "expects either axes in imm or one 0/1 flag scalar per input axis (" + std::to_string(rank) +
-                       "), not both");
+      fail(kernel,
+           "expects either axes in imm or one 0/1 flag scalar per input axis (" + std::to_string(rank) + "), not both");
     axes.clear();
     for (size_t d = 0; d < rank; ++d) {
       if (args.scalars[d] != 0 && args.scalars[d] != 1)
@@ -130,4 +130,4 @@ void HipDevice::kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, c
   });
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

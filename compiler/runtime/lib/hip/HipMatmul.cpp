@@ -29,7 +29,7 @@ inline bool batchStride(const std::vector<int64_t> &sizes, const std::vector<int
   return true;
 }
 
-}  // namespace
+} // namespace
 
 bool HipDevice::gemmView(const Operand &x, const std::vector<int64_t> &batch, bool writable, GemmOpd &g) {
   const size_t rx = x.sizes.size();
@@ -72,7 +72,8 @@ Operand HipDevice::materialize(const Operand &x, const std::vector<int64_t> &bat
   t.dtype = x.dtype;
   t.sizes = shape;
   t.strides.assign(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    t.strides[i - 1] = t.strides[i] * shape[i];
   void *p = nullptr;
   check(hipMallocAsync(&p, std::max<uint64_t>(1, static_cast<uint64_t>(numel(shape)) * dtypeSize(x.dtype)), stream_),
         "matmul temporary");
@@ -124,8 +125,8 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
   checkSameDType("matmul", a, out);
   const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
   if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
-    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " + formatDims(a.sizes) +
-                       " x " + formatDims(b.sizes) + " -> " + formatDims(out.sizes));
+    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " + formatDims(a.sizes) + " x " +
+                       formatDims(b.sizes) + " -> " + formatDims(out.sizes));
   const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
   const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
   bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
@@ -133,8 +134,8 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
     for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
       ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
   if (!ok)
-    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " +
-                       formatDims(out.sizes) + " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " + formatDims(out.sizes) +
+                       " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
   checkRank(ro);
   if (numel(out.sizes) == 0) return;
   const bool fl = isFloat(a.dtype);
@@ -151,9 +152,9 @@ void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
       v.strides.resize(x.strides.size() - 2);
       return aligned(v, batch.size());
     };
-    launched((fl ? hipk::matmulSmall : hipk::matmulInt)(
-        stream_, batchOpd(out), batchOpd(a), batchOpd(b), bsh, M, K, N, a.strides[ra - 2], a.strides[ra - 1],
-        b.strides[rb - 2], b.strides[rb - 1], out.strides[ro - 2], out.strides[ro - 1]));
+    launched((fl ? hipk::matmulSmall : hipk::matmulInt)(stream_, batchOpd(out), batchOpd(a), batchOpd(b), bsh, M, K, N,
+                                                        a.strides[ra - 2], a.strides[ra - 1], b.strides[rb - 2],
+                                                        b.strides[rb - 1], out.strides[ro - 2], out.strides[ro - 1]));
     return;
   }
   if (tryGemv(a, b, out, M, K, N, batch)) return;
@@ -197,8 +198,8 @@ void HipDevice::foldBroadcastBatch(Operand &a, Operand &b, Operand &out, std::ve
   }
 }
 
-void HipDevice::blasMatmul(const Operand &a, const Operand &b, Operand &out, const std::vector<int64_t> &batch, int64_t M,
-                           int64_t K, int64_t N) {
+void HipDevice::blasMatmul(const Operand &a, const Operand &b, Operand &out, const std::vector<int64_t> &batch,
+                           int64_t M, int64_t K, int64_t N) {
   if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || numel(batch) > INT32_MAX)
     throw RuntimeError("unsupported: kernel 'matmul' on hip: dims beyond the BLAS int range");
   std::vector<void *> temps;
@@ -227,25 +228,37 @@ void HipDevice::blasMatmul(const Operand &a, const Operand &b, Operand &out, con
   const double oned = 1.0, zerod = 0.0;
   const void *alpha = &one, *beta = &zero;
   switch (a.dtype) {
-  case DType::F32: t = HIPBLAS_R_32F; break;
-  case DType::F16: t = HIPBLAS_R_16F; break;
-  case DType::BF16: t = HIPBLAS_R_16B; break;
-  default: t = HIPBLAS_R_64F; ct = HIPBLAS_COMPUTE_64F; alpha = &oned; beta = &zerod; break;
+  case DType::F32:
+    t = HIPBLAS_R_32F;
+    break;
+  case DType::F16:
+    t = HIPBLAS_R_16F;
+    break;
+  case DType::BF16:
+    t = HIPBLAS_R_16B;
+    break;
+  default:
+    t = HIPBLAS_R_64F;
+    ct = HIPBLAS_COMPUTE_64F;
+    alpha = &oned;
+    beta = &zerod;
+    break;
   }
   const int64_t batchCount = std::max<int64_t>(1, numel(batch));
   hipblasStatus_t st = hipblasGemmStridedBatchedEx(
-      blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N,
-      static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t,
-      static_cast<int>(gb.ld), gb.batchStride, ga.ptr, t, static_cast<int>(ga.ld), ga.batchStride, beta,
-      gc.ptr, t, static_cast<int>(gc.ld), gc.batchStride, static_cast<int>(batchCount), ct,
-      HIPBLAS_GEMM_DEFAULT);
+      blas_, gb.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, ga.colMajor ? HIPBLAS_OP_T : HIPBLAS_OP_N, static_cast<int>(N),
+      static_cast<int>(M), static_cast<int>(K), alpha, gb.ptr, t, static_cast<int>(gb.ld), gb.batchStride, ga.ptr, t,
+      static_cast<int>(ga.ld), ga.batchStride, beta, gc.ptr, t, static_cast<int>(gc.ld), gc.batchStride,
+      static_cast<int>(batchCount), ct, HIPBLAS_GEMM_DEFAULT);
   pending_ = true;
   if (st != HIPBLAS_STATUS_SUCCESS) {
-    for (void *p : temps) (void)hipFreeAsync(p, stream_);
+    for (void *p : temps)
+      (void)hipFreeAsync(p, stream_);
     throw RuntimeError(std::string("kernel 'matmul' on hip: BLAS gemm failed: ") + hipblasStatusToString(st));
   }
   if (!direct) copyView(out, om);
-  for (void *p : temps) (void)hipFreeAsync(p, stream_);
+  for (void *p : temps)
+    (void)hipFreeAsync(p, stream_);
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

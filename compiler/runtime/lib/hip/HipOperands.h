@@ -17,9 +17,12 @@ namespace dq::rt::hipdev {
 
 inline const char *spaceName(MemSpace s) {
   switch (s) {
-  case MemSpace::Device: return "device";
-  case MemSpace::Host: return "host";
-  case MemSpace::HostMapped: return "host-mapped";
+  case MemSpace::Device:
+    return "device";
+  case MemSpace::Host:
+    return "host";
+  case MemSpace::HostMapped:
+    return "host-mapped";
   }
   return "unknown";
 }
@@ -33,7 +36,8 @@ inline void check(hipError_t e, const std::string &what) {
 
 inline int64_t numel(const std::vector<int64_t> &s) {
   int64_t n = 1;
-  for (int64_t x : s) n *= x;
+  for (int64_t x : s)
+    n *= x;
   return n;
 }
 
@@ -41,8 +45,8 @@ inline int64_t numel(const std::vector<int64_t> &s) {
 /// (buffer #7)") is built only when a message needs it: a launch resolves several operands and
 /// building strings for each cost more host time than the launch itself.
 struct Operand {
-  const char *role = "operand";  ///< "in", "out", or a whole description
-  int index = -1;                ///< position among the ins or outs; -1 when the role says it all
+  const char *role = "operand"; ///< "in", "out", or a whole description
+  int index = -1;               ///< position among the ins or outs; -1 when the role says it all
   BufferHandle buffer = 0;
   MemSpace space = MemSpace::Device;
   char *base = nullptr;
@@ -60,6 +64,7 @@ struct Operand {
 // ---- the kernel contract shared with the sim (KernelContract.h), with its messages -------------
 
 inline std::string operandLabel(const Operand &o) { return o.label(); }
+using kernel::axisAttr;
 using kernel::bit;
 using kernel::checkAdmits;
 using kernel::checkArity;
@@ -69,7 +74,6 @@ using kernel::checkSameDType;
 using kernel::checkShape;
 using kernel::fail;
 using kernel::flagAttr;
-using kernel::axisAttr;
 using kernel::isFloat;
 using kernel::kAllTypes;
 using kernel::kBoolTypes;
@@ -85,12 +89,12 @@ using kernel::typeSetNames;
 
 // ---- operand -> kernel parameter ---------------------------------------------------------------
 
-inline std::string gKernel;  // name of the kernel being dispatched, for the rank message
+inline std::string gKernel; // name of the kernel being dispatched, for the rank message
 
 inline void checkRank(size_t r) {
   if (r > static_cast<size_t>(hipk::kMaxRank))
-    throw RuntimeError("unsupported: kernel '" + gKernel + "' on hip: rank " + std::to_string(r) +
-                       " exceeds " + std::to_string(hipk::kMaxRank));
+    throw RuntimeError("unsupported: kernel '" + gKernel + "' on hip: rank " + std::to_string(r) + " exceeds " +
+                       std::to_string(hipk::kMaxRank));
 }
 
 inline hipk::Shape shapeOf(const std::vector<int64_t> &s) {
@@ -116,7 +120,8 @@ inline hipk::Opd aligned(const Operand &o, size_t rank) {
   p.esize = static_cast<int>(dtypeSize(o.dtype));
   p.offset = o.offset;
   const size_t shift = rank - o.sizes.size();
-  for (size_t d = 0; d < o.sizes.size(); ++d) p.strides[d + shift] = o.sizes[d] == 1 ? 0 : o.strides[d];
+  for (size_t d = 0; d < o.sizes.size(); ++d)
+    p.strides[d + shift] = o.sizes[d] == 1 ? 0 : o.strides[d];
   return p;
 }
 
@@ -128,8 +133,9 @@ inline hipk::Opd own(const Operand &o) {
   p.dtype = static_cast<int>(o.dtype);
   p.esize = static_cast<int>(dtypeSize(o.dtype));
   p.offset = o.offset;
-  for (size_t d = 0; d < o.sizes.size(); ++d) p.strides[d] = o.strides[d];
+  for (size_t d = 0; d < o.sizes.size(); ++d)
+    p.strides[d] = o.strides[d];
   return p;
 }
 
-}  // namespace dq::rt::hipdev
+} // namespace dq::rt::hipdev

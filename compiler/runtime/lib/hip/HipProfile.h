@@ -109,11 +109,11 @@ private:
       host += r.hostUs;
       gpu += r.gpuUs;
     }
-    std::fprintf(stderr, "hip profile (DQ_HIP_PROFILE): %-22s %9s %12s %10s %12s %10s\n", "call", "count",
-                 "host us", "host/call", "gpu us", "gpu/call");
+    std::fprintf(stderr, "hip profile (DQ_HIP_PROFILE): %-22s %9s %12s %10s %12s %10s\n", "call", "count", "host us",
+                 "host/call", "gpu us", "gpu/call");
     for (const auto &[n, r] : v)
-      std::fprintf(stderr, "hip profile (DQ_HIP_PROFILE): %-22s %9ld %12.0f %10.2f %12.0f %10.2f\n", n.c_str(),
-                   r.count, r.hostUs, r.hostUs / std::max(1L, r.count), r.gpuUs, r.gpuUs / std::max(1L, r.count));
+      std::fprintf(stderr, "hip profile (DQ_HIP_PROFILE): %-22s %9ld %12.0f %10.2f %12.0f %10.2f\n", n.c_str(), r.count,
+                   r.hostUs, r.hostUs / std::max(1L, r.count), r.gpuUs, r.gpuUs / std::max(1L, r.count));
     std::fprintf(stderr, "hip profile (DQ_HIP_PROFILE): %-22s %9s %12.0f %10s %12.0f\n", "total", "", host, "", gpu);
   }
 
@@ -123,4 +123,4 @@ private:
   std::vector<std::pair<hipEvent_t, hipEvent_t>> free_;
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -15,10 +15,18 @@ inline std::string jsonString(const std::string &s) {
   std::string o = "\"";
   for (char c : s) {
     switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\t': o += "\\t"; break;
+    case '"':
+      o += "\\\"";
+      break;
+    case '\\':
+      o += "\\\\";
+      break;
+    case '\n':
+      o += "\\n";
+      break;
+    case '\t':
+      o += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20) {
         char buf[8];
@@ -54,13 +62,14 @@ inline std::string jsonStats(const std::vector<double> &v) {
   o << "{";
   if (!v.empty()) {
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    o << "\"median\":" << jsonNumber(median(v)) << ",\"min\":" << jsonNumber(*lo)
-      << ",\"max\":" << jsonNumber(*hi) << ",";
+    o << "\"median\":" << jsonNumber(median(v)) << ",\"min\":" << jsonNumber(*lo) << ",\"max\":" << jsonNumber(*hi)
+      << ",";
   }
   o << "\"samples\":[";
-  for (size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << jsonNumber(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    o << (i ? "," : "") << jsonNumber(v[i]);
   o << "]}";
   return o.str();
 }
 
-}  // namespace dq::tools
+} // namespace dq::tools

@@ -38,7 +38,7 @@ struct Holder {
   }
 };
 
-}  // namespace
+} // namespace
 
 DecoderLayout decoderLayout(const Program &p) {
   if (p.inputs.empty() || p.outputs.empty()) unsupported("it has no inputs or no outputs");
@@ -51,8 +51,8 @@ DecoderLayout decoderLayout(const Program &p) {
     unsupported("output 0 '" + logits.name + "' is " + dtypeName(logits.dtype) + formatDims(logits.dims) +
                 ", expected float logits [batch, seq, vocab] with a static vocab");
   if (p.inputs.size() != p.outputs.size())
-    unsupported(std::to_string(p.inputs.size() - 1) + " past inputs but " +
-                std::to_string(p.outputs.size() - 1) + " present outputs");
+    unsupported(std::to_string(p.inputs.size() - 1) + " past inputs but " + std::to_string(p.outputs.size() - 1) +
+                " present outputs");
   DecoderLayout l;
   l.vocab = logits.dims[2];
   l.logitsType = logits.dtype;
@@ -63,7 +63,8 @@ DecoderLayout decoderLayout(const Program &p) {
       if (past.dims[d] < 0) dynamic.push_back(d);
     if (!isFloat(past.dtype) || dynamic.empty() || dynamic.size() > 2)
       unsupported("input " + std::to_string(i) + " '" + past.name + "' is " + dtypeName(past.dtype) +
-                  formatDims(past.dims) + ", expected a float past K/V with one or two dynamic dims "
+                  formatDims(past.dims) +
+                  ", expected a float past K/V with one or two dynamic dims "
                   "([batch,] past length)");
     bool same = present.dtype == past.dtype && present.dims.size() == past.dims.size();
     for (size_t d = 0; same && d < past.dims.size(); ++d)
@@ -109,7 +110,7 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
   }
   const size_t fixed = h.held.size();
   KernelArgs argmax;
-  argmax.attrs = {1, 0};  // axis 1 of [batch, vocab], first maximum
+  argmax.attrs = {1, 0}; // axis 1 of [batch, vocab], first maximum
 
   HostTensor ids(DType::I64, {1, static_cast<int64_t>(prompt.size())});
   std::copy(prompt.begin(), prompt.end(), reinterpret_cast<int64_t *>(ids.bytes.data()));
@@ -127,7 +128,8 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
     RunResult info;
     std::vector<DeviceTensor> outs = program.run(inputs, &info, /*synchronize=*/false);
     // The inputs of this step (prompt ids or old past K/V, never the token buffers) are done.
-    for (size_t i = fixed; i < h.held.size(); ++i) dev.free(h.held[i].buffer);
+    for (size_t i = fixed; i < h.held.size(); ++i)
+      dev.free(h.held[i].buffer);
     h.held.resize(fixed);
     h.held.insert(h.held.end(), outs.begin(), outs.end());
     (step == 0 ? run.prefillCounters : run.stepCounters.emplace_back()) = info.counters;
@@ -151,9 +153,9 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
     inputs.assign(1, next);
     inputs.insert(inputs.end(), outs.begin() + 1, outs.end());
     dev.free(logits.buffer);
-    h.held.erase(h.held.begin() + static_cast<long>(fixed));  // the logits, freed above
+    h.held.erase(h.held.begin() + static_cast<long>(fixed)); // the logits, freed above
   }
   return run;
 }
 
-}  // namespace dq::bench
+} // namespace dq::bench

@@ -23,7 +23,7 @@ namespace dq::bench {
 struct DecoderLayout {
   int64_t vocab = 0;
   rt::DType logitsType = rt::DType::F32;
-  std::vector<rt::TensorSpec> past;  ///< program inputs 1..n
+  std::vector<rt::TensorSpec> past; ///< program inputs 1..n
   /// The empty past cache of each past input: batch 1, past length 0.
   std::vector<std::vector<int64_t>> emptyPastDims;
 };
@@ -38,10 +38,10 @@ std::vector<int64_t> promptTokens(int64_t vocab, int len, uint64_t seed);
 /// One generation and what it measured.
 struct GenerationRun {
   GenerationTimes times;
-  std::vector<int64_t> tokens;           ///< the generated ids, first one from the prefill
-  rt::Counters prefillCounters;          ///< the prefill run (program only)
-  std::vector<rt::Counters> stepCounters;///< each decode step (program only)
-  uint64_t peakDeviceBytes = 0;          ///< max over the runs of Counters::peakDeviceBytes
+  std::vector<int64_t> tokens;            ///< the generated ids, first one from the prefill
+  rt::Counters prefillCounters;           ///< the prefill run (program only)
+  std::vector<rt::Counters> stepCounters; ///< each decode step (program only)
+  uint64_t peakDeviceBytes = 0;           ///< max over the runs of Counters::peakDeviceBytes
 };
 
 /// Runs the prefill on `prompt` (batch 1, empty past), then genTokens - 1 decode steps. After
@@ -53,4 +53,4 @@ struct GenerationRun {
 GenerationRun generate(rt::ResidentProgram &program, rt::Device &device, const DecoderLayout &layout,
                        const std::vector<int64_t> &prompt, int genTokens);
 
-}  // namespace dq::bench
+} // namespace dq::bench

@@ -13,13 +13,12 @@ void checkOrdered(const GenerationTimes &t) {
   double prev = t.prefillStartMs;
   for (size_t k = 0; k < t.tokenOnHostMs.size(); ++k) {
     if (t.tokenOnHostMs[k] < prev)
-      throw std::invalid_argument("token " + std::to_string(k) + " arrives at " +
-                                  std::to_string(t.tokenOnHostMs[k]) + " ms, before " +
-                                  std::to_string(prev) + " ms");
+      throw std::invalid_argument("token " + std::to_string(k) + " arrives at " + std::to_string(t.tokenOnHostMs[k]) +
+                                  " ms, before " + std::to_string(prev) + " ms");
     prev = t.tokenOnHostMs[k];
   }
 }
-}  // namespace
+} // namespace
 
 double ttftMs(const GenerationTimes &t) {
   if (t.tokenOnHostMs.empty()) throw std::invalid_argument("TTFT needs at least one generated token");
@@ -51,13 +50,11 @@ double DecodeLimits::bindingLimitTps() const {
   return b < l ? b : l;
 }
 
-std::string DecodeLimits::binding() const {
-  return bandwidthLimitTps() <= launchLimitTps() ? "bandwidth" : "launch";
-}
+std::string DecodeLimits::binding() const { return bandwidthLimitTps() <= launchLimitTps() ? "bandwidth" : "launch"; }
 
 double DecodeLimits::fractionOfBinding(double achievedTps) const {
   const double lim = bindingLimitTps();
   return lim == kInf ? 0 : achievedTps / lim;
 }
 
-}  // namespace dq::bench
+} // namespace dq::bench

@@ -11,8 +11,8 @@ namespace dq::bench {
 
 /// Timestamps of one generation, in milliseconds on one steady clock.
 struct GenerationTimes {
-  double prefillStartMs = 0;             ///< just before the prefill run is queued
-  std::vector<double> tokenOnHostMs;     ///< when token k's id had arrived on the host, k = 0..n-1
+  double prefillStartMs = 0;         ///< just before the prefill run is queued
+  std::vector<double> tokenOnHostMs; ///< when token k's id had arrived on the host, k = 0..n-1
 };
 
 /// Time to first token (ms) = tokenOnHostMs[0] - prefillStartMs (docs/metrics/ttft.md).
@@ -40,4 +40,4 @@ struct DecodeLimits {
   double fractionOfBinding(double achievedTps) const;
 };
 
-}  // namespace dq::bench
+} // namespace dq::bench

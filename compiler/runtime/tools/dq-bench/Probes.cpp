@@ -8,10 +8,8 @@ namespace dq::bench {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-}  // namespace
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+} // namespace
 
 ProbeResult runProbes(rt::Device &dev, uint64_t copyBytes, int copyReps, int launchCount) {
   ProbeResult r;
@@ -35,7 +33,8 @@ ProbeResult runProbes(rt::Device &dev, uint64_t copyBytes, int copyReps, int lau
     dev.memcpy(dst, 0, src, 0, copyBytes);
     dev.synchronize();
     auto t0 = Clock::now();
-    for (int i = 0; i < copyReps; ++i) dev.memcpy(dst, 0, src, 0, copyBytes);
+    for (int i = 0; i < copyReps; ++i)
+      dev.memcpy(dst, 0, src, 0, copyBytes);
     dev.synchronize();
     auto t1 = Clock::now();
     if (copyReps > 0) r.memcpyBytesPerSecond = moved / seconds(t0, t1);
@@ -43,7 +42,8 @@ ProbeResult runProbes(rt::Device &dev, uint64_t copyBytes, int copyReps, int lau
     dev.copyStrided(vd, vs);
     dev.synchronize();
     t0 = Clock::now();
-    for (int i = 0; i < copyReps; ++i) dev.copyStrided(vd, vs);
+    for (int i = 0; i < copyReps; ++i)
+      dev.copyStrided(vd, vs);
     dev.synchronize();
     t1 = Clock::now();
     if (copyReps > 0) r.stridedBytesPerSecond = moved / seconds(t0, t1);
@@ -51,10 +51,12 @@ ProbeResult runProbes(rt::Device &dev, uint64_t copyBytes, int copyReps, int lau
     rt::KernelArgs fill;
     fill.fattrs = {0.0};
     const rt::BufferView v1 = rt::contiguousView(one, rt::DType::F32, {1});
-    for (int i = 0; i < 10; ++i) dev.launch("fill", {}, {v1}, fill);
+    for (int i = 0; i < 10; ++i)
+      dev.launch("fill", {}, {v1}, fill);
     dev.synchronize();
     t0 = Clock::now();
-    for (int i = 0; i < launchCount; ++i) dev.launch("fill", {}, {v1}, fill);
+    for (int i = 0; i < launchCount; ++i)
+      dev.launch("fill", {}, {v1}, fill);
     dev.synchronize();
     t1 = Clock::now();
     if (launchCount > 0) r.launchSeconds = seconds(t0, t1) / launchCount;
@@ -70,4 +72,4 @@ ProbeResult runProbes(rt::Device &dev, uint64_t copyBytes, int copyReps, int lau
   return r;
 }
 
-}  // namespace dq::bench
+} // namespace dq::bench

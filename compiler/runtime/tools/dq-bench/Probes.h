@@ -10,12 +10,12 @@ namespace dq::bench {
 
 /// What the probes measured. Bandwidths count bytes read plus bytes written per second.
 struct ProbeResult {
-  uint64_t copyBytes = 0;            ///< size of one copy
-  int copyReps = 0;                  ///< timed copies of each kind
-  double memcpyBytesPerSecond = 0;   ///< Device::memcpy, device to device (hipMemcpyAsync on hip)
-  double stridedBytesPerSecond = 0;  ///< Device::copyStrided on contiguous f32 views (the copy kernel)
-  int launchCount = 0;               ///< timed launches
-  double launchSeconds = 0;          ///< seconds per launch of `fill` on one element, back to back
+  uint64_t copyBytes = 0;           ///< size of one copy
+  int copyReps = 0;                 ///< timed copies of each kind
+  double memcpyBytesPerSecond = 0;  ///< Device::memcpy, device to device (hipMemcpyAsync on hip)
+  double stridedBytesPerSecond = 0; ///< Device::copyStrided on contiguous f32 views (the copy kernel)
+  int launchCount = 0;              ///< timed launches
+  double launchSeconds = 0;         ///< seconds per launch of `fill` on one element, back to back
   /// The larger of the two copy bandwidths: the tighter (more demanding) bandwidth limit.
   double copyBytesPerSecond() const {
     return memcpyBytesPerSecond > stridedBytesPerSecond ? memcpyBytesPerSecond : stridedBytesPerSecond;
@@ -29,4 +29,4 @@ struct ProbeResult {
 /// returns. Throws RuntimeError from the device (e.g. out of memory for copyBytes).
 ProbeResult runProbes(rt::Device &device, uint64_t copyBytes, int copyReps, int launchCount);
 
-}  // namespace dq::bench
+} // namespace dq::bench

@@ -83,9 +83,9 @@ std::string countersJson(const Counters &c) {
 }
 
 uint64_t peakHostBytes() {
-  struct rusage u {};
+  struct rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024; // Linux reports KiB
 }
 
 // The host the benchmark ran on, so that an imported result names its own machine.
@@ -93,8 +93,7 @@ std::string hostJson() {
   std::string cpu;
   std::ifstream info("/proc/cpuinfo");
   for (std::string line; cpu.empty() && std::getline(info, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
-      cpu = line.substr(line.find(':') + 2);
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) cpu = line.substr(line.find(':') + 2);
   uint64_t mem = 0;
   std::ifstream meminfo("/proc/meminfo");
   for (std::string key; meminfo >> key;) {
@@ -106,7 +105,7 @@ std::string hostJson() {
       break;
     }
   }
-  struct utsname u {};
+  struct utsname u{};
   uname(&u);
   std::ostringstream o;
   o << "{\"cpu_model\":" << jsonString(cpu) << ",\"cores\":" << sysconf(_SC_NPROCESSORS_ONLN)
@@ -129,7 +128,7 @@ std::string gpuDescription(const std::string &device) {
   return "";
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage("no subcommand (generate or probe)");
@@ -188,19 +187,21 @@ int main(int argc, char **argv) {
     const ProbeResult probes = runProbes(*dev, static_cast<uint64_t>(n["--copy-mib"]) << 20,
                                          static_cast<int>(n["--copy-reps"]), static_cast<int>(n["--launches"]));
     if (sub == "probe") {
-      std::cout << "{\"tool\":\"dq-bench probe\",\"started_at\":" << jsonString(startedAt)
-                << ",\"host\":" << hostJson() << ",\"device\":" << jsonString(device)
-                << ",\"gpu\":" << jsonString(gpuDescription(device)) << ",\"probes\":" << probesJson(probes)
-                << ",\"peak_host_bytes\":" << peakHostBytes() << "}" << std::endl;
+      std::cout << "{\"tool\":\"dq-bench probe\",\"started_at\":" << jsonString(startedAt) << ",\"host\":" << hostJson()
+                << ",\"device\":" << jsonString(device) << ",\"gpu\":" << jsonString(gpuDescription(device))
+                << ",\"probes\":" << probesJson(probes) << ",\"peak_host_bytes\":" << peakHostBytes() << "}"
+                << std::endl;
       return 0;
     }
     const int promptLen = static_cast<int>(n["--prompt-len"]), gen = static_cast<int>(n["--gen-tokens"]);
     const std::vector<int64_t> prompt = promptTokens(layout.vocab, promptLen, static_cast<uint64_t>(n["--seed"]));
     ResidentProgram resident(program, *dev, programPath);
-    for (long long w = 0; w < n["--warmup"]; ++w) generate(resident, *dev, layout, prompt, gen);
+    for (long long w = 0; w < n["--warmup"]; ++w)
+      generate(resident, *dev, layout, prompt, gen);
     std::vector<GenerationRun> runs;
-    for (long long r = 0; r < n["--reps"]; ++r) runs.push_back(generate(resident, *dev, layout, prompt, gen));
-    if (runs.empty()) runs.push_back(generate(resident, *dev, layout, prompt, gen));  // tokens only
+    for (long long r = 0; r < n["--reps"]; ++r)
+      runs.push_back(generate(resident, *dev, layout, prompt, gen));
+    if (runs.empty()) runs.push_back(generate(resident, *dev, layout, prompt, gen)); // tokens only
 
     std::vector<double> ttft, tps;
     uint64_t peakDevice = 0;
@@ -215,7 +216,7 @@ int main(int argc, char **argv) {
         const double cp = static_cast<double>(c.memcpyCopies + c.copy2dCopies + c.stridedCopies);
         kernels += static_cast<double>(c.kernelLaunches);
         copies += cp;
-        launches += static_cast<double>(c.kernelLaunches) + cp + 1;  // + the arg_max launch
+        launches += static_cast<double>(c.kernelLaunches) + cp + 1; // + the arg_max launch
         syncs += static_cast<double>(c.syncs);
         readbacks += static_cast<double>(c.scalarReadbacks);
         h2d += static_cast<double>(c.h2dBytes);
@@ -233,9 +234,8 @@ int main(int argc, char **argv) {
 
     std::ostringstream o;
     o << "{\"tool\":\"dq-bench generate\",\"version\":1,\"started_at\":" << jsonString(startedAt)
-      << ",\"host\":" << hostJson() << ",\"program\":" << jsonString(programPath)
-      << ",\"model\":" << jsonString(name) << ",\"model_hash\":" << jsonString(modelHash)
-      << ",\"device\":" << jsonString(device)
+      << ",\"host\":" << hostJson() << ",\"program\":" << jsonString(programPath) << ",\"model\":" << jsonString(name)
+      << ",\"model_hash\":" << jsonString(modelHash) << ",\"device\":" << jsonString(device)
       << ",\"gpu\":" << jsonString(gpuDescription(device)) << ",\"params\":{\"prompt_len\":" << promptLen
       << ",\"gen_tokens\":" << gen << ",\"warmup\":" << n["--warmup"] << ",\"reps\":" << n["--reps"]
       << ",\"seed\":" << n["--seed"] << ",\"batch\":1,\"copy_mib\":" << n["--copy-mib"]
@@ -245,9 +245,11 @@ int main(int argc, char **argv) {
       << ",\"kv_dtype\":" << jsonString(layout.past.empty() ? "" : dtypeName(layout.past[0].dtype))
       << ",\"constants\":" << program.constants.size() << ",\"constant_bytes\":" << resident.constantBytes() << "}"
       << ",\"prompt\":[";
-    for (size_t k = 0; k < prompt.size(); ++k) o << (k ? "," : "") << prompt[k];
+    for (size_t k = 0; k < prompt.size(); ++k)
+      o << (k ? "," : "") << prompt[k];
     o << "],\"tokens\":[";
-    for (size_t k = 0; k < runs.front().tokens.size(); ++k) o << (k ? "," : "") << runs.front().tokens[k];
+    for (size_t k = 0; k < runs.front().tokens.size(); ++k)
+      o << (k ? "," : "") << runs.front().tokens[k];
     o << "],\"tokens_same_every_rep\":" << (sameTokens ? "true" : "false")
       << ",\"ttft_ms\":" << jsonStats(n["--reps"] > 0 ? ttft : std::vector<double>{})
       << ",\"tps\":" << jsonStats(n["--reps"] > 0 ? tps : std::vector<double>{})
@@ -256,15 +258,14 @@ int main(int argc, char **argv) {
       << ",\"device_copies\":" << perStep(copies) << ",\"program_syncs\":" << perStep(syncs)
       << ",\"program_readbacks\":" << perStep(readbacks) << ",\"h2d_bytes\":" << perStep(h2d)
       << ",\"d2h_bytes\":" << perStep(d2h) << ",\"token_readback_bytes\":8}"
-      << ",\"prefill_counters\":" << countersJson(runs.front().prefillCounters)
-      << ",\"probes\":" << probesJson(probes) << ",\"limits\":{\"weight_bytes_per_token\":"
-      << resident.constantBytes() << ",\"copy_gbps\":" << jsonNumber(lim.copyBytesPerSecond / 1e9)
+      << ",\"prefill_counters\":" << countersJson(runs.front().prefillCounters) << ",\"probes\":" << probesJson(probes)
+      << ",\"limits\":{\"weight_bytes_per_token\":" << resident.constantBytes()
+      << ",\"copy_gbps\":" << jsonNumber(lim.copyBytesPerSecond / 1e9)
       << ",\"launches_per_token\":" << jsonNumber(lim.launchesPerToken)
       << ",\"launch_us\":" << jsonNumber(lim.launchSeconds * 1e6)
       << ",\"bandwidth_limit_tps\":" << jsonNumber(lim.bandwidthLimitTps())
       << ",\"launch_limit_tps\":" << jsonNumber(lim.launchLimitTps()) << ",\"binding\":" << jsonString(lim.binding())
-      << ",\"binding_limit_tps\":" << jsonNumber(lim.bindingLimitTps())
-      << ",\"achieved_tps\":" << jsonNumber(achieved)
+      << ",\"binding_limit_tps\":" << jsonNumber(lim.bindingLimitTps()) << ",\"achieved_tps\":" << jsonNumber(achieved)
       << ",\"fraction_of_binding\":" << jsonNumber(lim.fractionOfBinding(achieved)) << "}}";
     std::cout << o.str() << std::endl;
   } catch (const std::exception &e) {

@@ -73,9 +73,7 @@ constexpr int kRunFailed = 1, kUsage = 2;
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 /// User + system CPU seconds of this process so far.
 double cpuSeconds() {
@@ -109,7 +107,7 @@ bool parseCount(const std::string &s, int &out) {
   return true;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   std::string programPath, device = "sim", outDir;
@@ -143,7 +141,8 @@ int main(int argc, char **argv) {
     } else if (a == "--alternate") {
       if (!value(altPath)) return usage("--alternate needs a program");
     } else if (a == "--alternate-busy-us") {
-      if (!value(v) || !parseCount(v, altBusyUs)) return usage("--alternate-busy-us needs a count of microseconds >= 0");
+      if (!value(v) || !parseCount(v, altBusyUs))
+        return usage("--alternate-busy-us needs a count of microseconds >= 0");
     } else if (a == "--busy-fraction" || a == "--alternate-busy-fraction") {
       double &f = a == "--busy-fraction" ? busyFraction : altBusyFraction;
       char *end = nullptr;
@@ -181,7 +180,8 @@ int main(int argc, char **argv) {
   const Clock::time_point session0 = Clock::now();
   try {
     program = readProgram(programPath);
-    for (const std::string &f : inputs) tensors.push_back(readNpy(f));
+    for (const std::string &f : inputs)
+      tensors.push_back(readNpy(f));
     validateInputs(program, tensors);
     if (!altPath.empty()) {
       altProgram = readProgram(altPath);
@@ -283,7 +283,8 @@ int main(int argc, char **argv) {
     const HostTensor &t = first.outputs[k];
     o << (k ? "," : "") << "{\"name\":" << jsonString(k < program.outputs.size() ? program.outputs[k].name : "")
       << ",\"dtype\":" << jsonString(dtypeName(t.dtype)) << ",\"dims\":[";
-    for (size_t d = 0; d < t.dims.size(); ++d) o << (d ? "," : "") << t.dims[d];
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      o << (d ? "," : "") << t.dims[d];
     o << "],\"file\":" << jsonString("output_" + std::to_string(k) + ".npy") << "}";
   }
   o << "],\"counters\":{";

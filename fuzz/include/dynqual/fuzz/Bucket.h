@@ -12,10 +12,10 @@ namespace dynqual::fuzz {
 
 /// The parts of a bucket key.
 struct BucketKey {
-  std::string symptom;  ///< e.g. run-trap, wrong-shape
-  std::string pass;     ///< the attributed pass, or "unattributed"
-  std::string origin;   ///< op kind of the originating node ("Slice"), or "-" when none is named
-  std::string message;  ///< normalizeMessage of the minimized case's detail
+  std::string symptom; ///< e.g. run-trap, wrong-shape
+  std::string pass;    ///< the attributed pass, or "unattributed"
+  std::string origin;  ///< op kind of the originating node ("Slice"), or "-" when none is named
+  std::string message; ///< normalizeMessage of the minimized case's detail
 
   /// "symptom|pass|origin|message": the key itself, stored in fuzz_buckets.
   std::string text() const;
@@ -25,8 +25,8 @@ struct BucketKey {
 
 /// The error text without what varies between two cases of one bug: the variant and stage
 /// prefix ("v0 case: run: "), the program path and instruction context before the trap
-/// ("PATH: instruction 12 (Kernel 'slice') at Slice_3: "), quoted names ('x' -> '_'), bracketed lists ([2, 3] -> [_]), paths, and every token
-/// holding a digit (-> #); whitespace collapsed, at most 120 characters. A pure function of its
+/// ("PATH: instruction 12 (Kernel 'slice') at Slice_3: "), quoted names ('x' -> '_'), bracketed lists ([2, 3] -> [_]),
+/// paths, and every token holding a digit (-> #); whitespace collapsed, at most 120 characters. A pure function of its
 /// argument.
 std::string normalizeMessage(const std::string& detail);
 

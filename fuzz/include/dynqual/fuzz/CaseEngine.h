@@ -35,8 +35,7 @@ public:
   /// Throws exec::ExecError (Stage::Compile) with
   /// "<label> <model folder>: compile: dynqual compile: <compiler's one-line error>".
   virtual std::shared_ptr<const EngineProgram> compile(const onnx::ModelProto& model, const exec::Variant& variant,
-                                                       const std::string& label,
-                                                       const std::filesystem::path& modelFile,
+                                                       const std::string& label, const std::filesystem::path& modelFile,
                                                        const std::filesystem::path& artifactFile) = 0;
 
   /// Runs `program` once on `inputs` (graph input order) on the variant's device, fresh for this

@@ -17,15 +17,15 @@ namespace dynqual::fuzz {
 /// What to run for one case.
 struct CaseRequest {
   uint64_t seed = 0;
-  int bindings = 4;                   ///< K
+  int bindings = 4; ///< K
   GeneratorOptions generator;
   OracleConfig oracle;
-  std::filesystem::path workDir;      ///< scratch (created)
-  std::filesystem::path corpusOut;    ///< findings are written under here; empty = not written
-  std::string knob;                   ///< inject knob of the variants, recorded in meta.json
+  std::filesystem::path workDir;   ///< scratch (created)
+  std::filesystem::path corpusOut; ///< findings are written under here; empty = not written
+  std::string knob;                ///< inject knob of the variants, recorded in meta.json
   bool minimize = true;
-  int minimizeTries = 200;            ///< predicate calls per finding
-  int shrinkTries = 20;               ///< predicate calls per finding for dims and the binding
+  int minimizeTries = 200; ///< predicate calls per finding
+  int shrinkTries = 20;    ///< predicate calls per finding for dims and the binding
   /// The reference's limits per binding; past one, the case is invalid (docs/fuzz/oracles.md).
   reference::EvaluateLimits referenceLimits = defaultReferenceLimits();
   /// > 0: a reference stuck inside one node (which the limits above cannot interrupt) ends the
@@ -36,22 +36,22 @@ struct CaseRequest {
 
 /// A minimized finding.
 struct FindingReport {
-  Finding finding;            ///< as first seen (before minimization)
-  std::string signature;      ///< "symptom|op,op,...|pass" of the minimized case
-  std::string signatureHash;  ///< 16 hex digits of FNV-1a 64 over the signature
-  std::vector<std::string> ops;  ///< op kinds of the minimized case, sorted, unique
-  std::string pass;           ///< responsible pass, or "unattributed"
+  Finding finding;              ///< as first seen (before minimization)
+  std::string signature;        ///< "symptom|op,op,...|pass" of the minimized case
+  std::string signatureHash;    ///< 16 hex digits of FNV-1a 64 over the signature
+  std::vector<std::string> ops; ///< op kinds of the minimized case, sorted, unique
+  std::string pass;             ///< responsible pass, or "unattributed"
   int nodesBefore = 0, nodesAfter = 0;
   /// Graph-input elements on the failing binding before and after the dim/binding shrink.
   int64_t elementsBefore = 0, elementsAfter = 0;
-  std::string binding;        ///< the shrunk binding ("N0=1 N1=2"), or "" when none was found
-  std::string caseDir;        ///< the corpus-out folder, or ""
-  std::string reproducer;     ///< one shell line
+  std::string binding;    ///< the shrunk binding ("N0=1 N1=2"), or "" when none was found
+  std::string caseDir;    ///< the corpus-out folder, or ""
+  std::string reproducer; ///< one shell line
   /// The bucket (docs/fuzz/buckets.md): its key "symptom|pass|origin|message" and its hash.
   std::string bucket, bucketHash;
-  std::string origin;         ///< op kind of the originating node of the minimized case, or "-"
-  std::string minimizedDetail;  ///< the finding's detail on the minimized case (its bucket's message)
-  std::string graphText;      ///< the minimized graph as text (graphText), for reports
+  std::string origin;          ///< op kind of the originating node of the minimized case, or "-"
+  std::string minimizedDetail; ///< the finding's detail on the minimized case (its bucket's message)
+  std::string graphText;       ///< the minimized graph as text (graphText), for reports
 };
 
 /// The whole outcome of one case.
@@ -65,7 +65,7 @@ struct CaseReport {
   /// Features a valid case exercised ("OP|feature", caseFeatures in Coverage.h).
   std::set<std::string> features;
   std::vector<FindingReport> findings;
-  double coverageMs = 0;  ///< caseFeatures (one extra reference evaluation per binding), ms
+  double coverageMs = 0; ///< caseFeatures (one extra reference evaluation per binding), ms
   double generateMs = 0, checkMs = 0, referenceMs = 0, compileMs = 0, runMs = 0, minimizeMs = 0;
   /// Part of minimizeMs spent on buckets: the minimized case's run that gives its message and
   /// origin, and the key itself (docs/fuzz/buckets.md#cost).

@@ -39,7 +39,7 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
 struct CoverageRow {
   std::string op, feature;
   int64_t cases = 0;
-  double percent = 0;  ///< 100 * cases / valid, 0 when valid is 0
+  double percent = 0; ///< 100 * cases / valid, 0 when valid is 0
 };
 
 /// The table of `counts` (valid cases per feature key) over `valid` cases: the tracked features

@@ -23,7 +23,7 @@ inline constexpr int64_t kMaxValueElements = int64_t{1} << 20;
 
 /// Knobs of the generator (not of the compiler).
 struct GeneratorOptions {
-  int minSteps = 4;   ///< data ops tried per graph, drawn uniformly in [minSteps, maxSteps]
+  int minSteps = 4; ///< data ops tried per graph, drawn uniformly in [minSteps, maxSteps]
   int maxSteps = 10;
   int maxNodes = 40;  ///< stop adding steps once the graph has this many nodes
   int maxSymbols = 3; ///< dim symbols N0.. (dim_params), each bound to >= 1 by every binding
@@ -33,9 +33,9 @@ struct GeneratorOptions {
 /// A generated case.
 struct GeneratedCase {
   uint64_t seed = 0;
-  onnx::ModelProto model;  ///< opset 17, float data, int64 shape values, DCE'd
-  int nodes = 0;           ///< node count
-  std::map<std::string, int> opCounts;  ///< node count per op type
+  onnx::ModelProto model;              ///< opset 17, float data, int64 shape values, DCE'd
+  int nodes = 0;                       ///< node count
+  std::map<std::string, int> opCounts; ///< node count per op type
 };
 
 /// Generates the case of `seed`. Same (kGeneratorVersion, options, seed), same bytes. Never

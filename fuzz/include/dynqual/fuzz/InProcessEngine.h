@@ -13,9 +13,9 @@ class CompileSession;
 namespace dynqual::fuzz {
 
 struct InProcessEngineOptions {
-  double compileTimeoutSeconds = 60;  ///< per compile; past it the process ends (StageWatchdog)
-  double runTimeoutSeconds = 20;      ///< per run of one binding, likewise
-  int compilesPerContext = 64;        ///< a fresh MLIRContext after this many compiles
+  double compileTimeoutSeconds = 60; ///< per compile; past it the process ends (StageWatchdog)
+  double runTimeoutSeconds = 20;     ///< per run of one binding, likewise
+  int compilesPerContext = 64;       ///< a fresh MLIRContext after this many compiles
 };
 
 /// CaseEngine in this process. Compiles with dq::CompileSession, serializes the program exactly

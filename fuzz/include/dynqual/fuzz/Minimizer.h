@@ -14,8 +14,8 @@ using StillFails = std::function<bool(const onnx::ModelProto&)>;
 
 /// Counts of one reduction.
 struct MinimizeStats {
-  int tries = 0;     ///< predicate calls
-  int accepted = 0;  ///< candidates kept
+  int tries = 0;    ///< predicate calls
+  int accepted = 0; ///< candidates kept
   int nodesBefore = 0, nodesAfter = 0;
 };
 
@@ -37,8 +37,8 @@ using StillFailsOn = std::function<bool(const onnx::ModelProto&, const onnxio::D
 
 /// Counts of one dim and binding shrink.
 struct ShrinkStats {
-  int tries = 0;     ///< predicate calls
-  int accepted = 0;  ///< candidates kept
+  int tries = 0;    ///< predicate calls
+  int accepted = 0; ///< candidates kept
   /// Elements of every graph input under the binding (a dim the binding leaves out counts 1),
   /// before and after.
   int64_t elementsBefore = 0, elementsAfter = 0;

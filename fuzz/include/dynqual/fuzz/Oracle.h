@@ -51,11 +51,11 @@ inline reference::EvaluateLimits defaultReferenceLimits() {
 struct PreparedCase {
   onnx::ModelProto model;
   std::vector<onnxio::NamedBinding> bindings;
-  std::vector<std::vector<Tensor>> inputs;    ///< per binding, graph input order
-  std::vector<std::vector<Tensor>> expected;  ///< per binding, graph output order (reference)
+  std::vector<std::vector<Tensor>> inputs;   ///< per binding, graph input order
+  std::vector<std::vector<Tensor>> expected; ///< per binding, graph output order (reference)
   std::vector<std::string> outputNames;
-  double checkMs = 0;      ///< checker + shape inference, ms
-  double referenceMs = 0;  ///< reference over all bindings, ms
+  double checkMs = 0;     ///< checker + shape inference, ms
+  double referenceMs = 0; ///< reference over all bindings, ms
 };
 
 /// Throws InvalidCase naming the checker's or shape inference's complaint.
@@ -72,8 +72,8 @@ void checkModel(const onnx::ModelProto& model);
 /// case is an InvalidCase, never a finding. With `check`, a binding on which an output's
 /// computed shape contradicts a static dim the model declares (onnxio::declaredOutputContradiction)
 /// is an InvalidCase too: the compiled program would trap at its boundary for that reason alone.
-PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1,
-                         bool check = true, const reference::EvaluateLimits& limits = defaultReferenceLimits());
+PreparedCase prepareCase(const onnx::ModelProto& model, int k, uint64_t seed, int onlyBinding = -1, bool check = true,
+                         const reference::EvaluateLimits& limits = defaultReferenceLimits());
 
 /// As prepareCase with exactly one given binding (a shrunk one), its inputs seeded as binding
 /// `dataIndex` of prepareCase would be, so an unchanged binding keeps its input values. Dims
@@ -87,12 +87,12 @@ std::string describeBinding(const onnxio::DimBinding& binding);
 
 /// Where the oracle runs and what it compares.
 struct OracleConfig {
-  std::vector<exec::Variant> variants = {exec::Variant{}};  ///< default dq:production@sim
-  std::filesystem::path binDir;       ///< folder with dynqual and dynqual-exec
+  std::vector<exec::Variant> variants = {exec::Variant{}}; ///< default dq:production@sim
+  std::filesystem::path binDir;                            ///< folder with dynqual and dynqual-exec
   double compileTimeoutSeconds = 60;
   double runTimeoutSeconds = 20;
-  bool ortOracle = false;             ///< also run ort:cpu; reference vs ORT differences are findings
-  std::vector<std::string> env;       ///< NAME=VALUE for the child processes
+  bool ortOracle = false;       ///< also run ort:cpu; reference vs ORT differences are findings
+  std::vector<std::string> env; ///< NAME=VALUE for the child processes
   /// Set: dq variants compile and run through this engine, in this process, and no case files
   /// are written unless an ort variant needs them. Unset: child processes (exec::Executor).
   std::shared_ptr<CaseEngine> engine;
@@ -103,19 +103,19 @@ struct Finding {
   /// compile-error, compile-crash, compile-hang, run-trap, run-crash, run-hang, wrong-shape,
   /// mismatch, variant-disagreement, oracle-disagreement.
   std::string symptom;
-  std::string detail;    ///< one line
-  std::string variant;   ///< canonical variant text
-  int binding = -1;      ///< index into PreparedCase::bindings, -1 for compile findings
+  std::string detail;  ///< one line
+  std::string variant; ///< canonical variant text
+  int binding = -1;    ///< index into PreparedCase::bindings, -1 for compile findings
   std::string bindingText;
 };
 
 /// What the oracle saw on one case.
 struct OracleResult {
-  std::vector<Finding> findings;  ///< at most one per (variant, symptom)
+  std::vector<Finding> findings; ///< at most one per (variant, symptom)
   /// Device counters of the first dq variant, summed over its bindings (compiler paths).
   std::map<std::string, uint64_t> counters;
-  double compileMs = 0;  ///< compiles (children or in-process), wall ms
-  double runMs = 0;      ///< runs (children or in-process), wall ms
+  double compileMs = 0; ///< compiles (children or in-process), wall ms
+  double runMs = 0;     ///< runs (children or in-process), wall ms
 };
 
 /// Compiles `pc` once per variant under `workDir` and runs it on every binding. With

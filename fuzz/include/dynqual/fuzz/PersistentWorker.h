@@ -14,15 +14,15 @@ namespace dynqual::fuzz {
 /// What one case got from the worker.
 struct WorkerOutcome {
   enum class Kind {
-    Report,  ///< `reply` holds the case report (toJson(CaseReport))
-    Infra,   ///< `reply` holds {"infra": MESSAGE}
-    Failed,  ///< no usable answer: `failure` says how the worker ended (it has been killed)
+    Report, ///< `reply` holds the case report (toJson(CaseReport))
+    Infra,  ///< `reply` holds {"infra": MESSAGE}
+    Failed, ///< no usable answer: `failure` says how the worker ended (it has been killed)
   };
   Kind kind = Kind::Failed;
   nlohmann::json reply;
-  process::ProcessResult failure;  ///< Failed: exit status or signal, timedOut, stderr of the case
-  std::string why;           ///< Failed: one line ("worker killed by signal 6 (Aborted)", ...)
-  double wallMs = 0;         ///< request to answer (or to giving up), ms
+  process::ProcessResult failure; ///< Failed: exit status or signal, timedOut, stderr of the case
+  std::string why;                ///< Failed: one line ("worker killed by signal 6 (Aborted)", ...)
+  double wallMs = 0;              ///< request to answer (or to giving up), ms
 };
 
 /// One persistent worker process. Not thread-safe: one per campaign thread.

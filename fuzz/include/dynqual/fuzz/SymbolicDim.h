@@ -13,9 +13,9 @@ namespace dynqual::fuzz {
 
 /// An atom of a symbolic dim.
 struct Atom {
-  std::string name;        ///< "N0" for an input symbol, "s3" for an opaque extent
-  bool input = false;      ///< bound by the runtime binding (a dim_param)
-  bool mayBeZero = false;  ///< an opaque extent that can be 0 for some binding; input symbols are >= 1
+  std::string name;       ///< "N0" for an input symbol, "s3" for an opaque extent
+  bool input = false;     ///< bound by the runtime binding (a dim_param)
+  bool mayBeZero = false; ///< an opaque extent that can be 0 for some binding; input symbols are >= 1
   /// An upper bound of its value when every input symbol is at most kSymbolBound: for an opaque
   /// extent, the bound of what it is cut from (a sliced dim, the elements NonZero scans).
   int64_t maxValue = 0;

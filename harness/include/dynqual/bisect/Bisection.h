@@ -14,19 +14,19 @@ namespace dynqual::bisect {
 
 /// One commit of the range, oldest first; index 0 is --good, the last is --bad.
 struct Revision {
-  std::string sha;      ///< 40 hex digits
-  std::string subject;  ///< first line of the commit message
+  std::string sha;     ///< 40 hex digits
+  std::string subject; ///< first line of the commit message
 };
 
 /// One model's timed comparison of a step (ratio = head / base of the timed metric; lower is better).
 struct ModelChange {
   std::string model;
-  std::string metric;  ///< "cpu_time_ms" or "latency_ms"
+  std::string metric; ///< "cpu_time_ms" or "latency_ms"
   stats::Verdict verdict = stats::Verdict::Inconclusive;
-  double ratio = 1, ciLow = 1, ciHigh = 1;  ///< Hodges-Lehmann estimate and its CI (the gate's)
-  double p = 1;                             ///< Wilcoxon signed-rank, two-sided
-  int rounds = 0;                           ///< ABBA rounds this model ran
-  int decidedAtRounds = 0;                  ///< the look that closed it; 0 when none did
+  double ratio = 1, ciLow = 1, ciHigh = 1; ///< Hodges-Lehmann estimate and its CI (the gate's)
+  double p = 1;                            ///< Wilcoxon signed-rank, two-sided
+  int rounds = 0;                          ///< ABBA rounds this model ran
+  int decidedAtRounds = 0;                 ///< the look that closed it; 0 when none did
 };
 
 /// What one A/B of revision `base` against revision `head` measured.
@@ -35,10 +35,10 @@ struct Measured {
   /// could not run): the head revision is then skipped as untestable, like a failed build.
   std::string error;
   std::vector<ModelChange> changes;
-  int rounds = 0;           ///< ABBA rounds run (the most of any model)
-  int processRuns = 0;      ///< timed process runs of both arms (4 per model and round)
-  double seconds = 0;       ///< wall time of the comparison
-  int64_t runId = 0;        ///< store run of the step; 0 when not recorded
+  int rounds = 0;      ///< ABBA rounds run (the most of any model)
+  int processRuns = 0; ///< timed process runs of both arms (4 per model and round)
+  double seconds = 0;  ///< wall time of the comparison
+  int64_t runId = 0;   ///< store run of the step; 0 when not recorded
 };
 
 /// Builds revision `index`; returns "" when it built (or was cached), else one line saying why
@@ -51,10 +51,10 @@ using MeasureFn = std::function<Measured(size_t base, size_t head, const std::ve
 struct Step {
   enum class Kind { Endpoints, Probe, Skip, Verify };
   Kind kind = Kind::Probe;
-  size_t base = 0, head = 0;  ///< revisions compared (Skip: head is the skipped revision)
+  size_t base = 0, head = 0; ///< revisions compared (Skip: head is the skipped revision)
   std::vector<std::string> models;
   Measured measured;
-  std::string note;  ///< what the step decided, one line per track, or why the revision was skipped
+  std::string note; ///< what the step decided, one line per track, or why the revision was skipped
 };
 
 /// "endpoints", "probe", "skip", "verify".
@@ -64,24 +64,24 @@ const char* stepKindName(Step::Kind k);
 /// improvement. [good, bad] narrows until bad is good's next testable revision.
 struct Track {
   std::string model, metric;
-  stats::Verdict direction = stats::Verdict::Regression;  ///< Regression or Improvement
-  double endpointRatio = 1;  ///< head/base of the endpoint comparison
-  double endpointLow = 1, endpointHigh = 1;  ///< its interval
-  size_t good = 0;           ///< latest revision measured to behave like --good for this model
-  size_t bad = 0;            ///< earliest revision measured to behave like --bad
-  bool byEstimate = false;   ///< some step decided from the point estimate (its verdict was inconclusive)
+  stats::Verdict direction = stats::Verdict::Regression; ///< Regression or Improvement
+  double endpointRatio = 1;                              ///< head/base of the endpoint comparison
+  double endpointLow = 1, endpointHigh = 1;              ///< its interval
+  size_t good = 0;         ///< latest revision measured to behave like --good for this model
+  size_t bad = 0;          ///< earliest revision measured to behave like --bad
+  bool byEstimate = false; ///< some step decided from the point estimate (its verdict was inconclusive)
   /// Revisions strictly between good and bad that were skipped: the culprit is then one of
   /// good+1..bad, not bad alone.
   std::vector<size_t> skippedInside;
   /// The verification of bad against good (the culprit's own change), when run.
   std::optional<ModelChange> verified;
-  bool confirmed = false;    ///< verification gave the track's direction
-  std::vector<std::string> notes;  ///< e.g. an opposite change seen inside the interval
+  bool confirmed = false;         ///< verification gave the track's direction
+  std::vector<std::string> notes; ///< e.g. an opposite change seen inside the interval
 };
 
 struct Options {
-  bool verify = true;          ///< compare each culprit with its parent (the culprit's interval)
-  bool trackImprovements = true;  ///< locate improvements between the endpoints too
+  bool verify = true;            ///< compare each culprit with its parent (the culprit's interval)
+  bool trackImprovements = true; ///< locate improvements between the endpoints too
 };
 
 /// Exit codes of `dynqual bisect` (the gate's meanings): 0 every regression located and
@@ -93,14 +93,14 @@ struct Outcome {
   std::vector<Revision> revisions;
   std::vector<Step> steps;
   std::vector<Track> tracks;
-  std::vector<size_t> skipped;       ///< revisions that did not build or could not be measured
-  std::vector<size_t> built;         ///< revisions built (or found in the cache), in build order
-  std::vector<ModelChange> endpointChanges;  ///< every model of the endpoint comparison
+  std::vector<size_t> skipped;              ///< revisions that did not build or could not be measured
+  std::vector<size_t> built;                ///< revisions built (or found in the cache), in build order
+  std::vector<ModelChange> endpointChanges; ///< every model of the endpoint comparison
   int exitCode = kLocated;
-  std::string summary;  ///< one line: the culprit(s), or why there is none
-  int totalRounds = 0;       ///< ABBA rounds over every step
-  int totalProcessRuns = 0;  ///< timed process runs over every step
-  double seconds = 0;        ///< wall time of every step's comparison
+  std::string summary;      ///< one line: the culprit(s), or why there is none
+  int totalRounds = 0;      ///< ABBA rounds over every step
+  int totalProcessRuns = 0; ///< timed process runs over every step
+  double seconds = 0;       ///< wall time of every step's comparison
 };
 
 /// Locates the changes between revisions.front() (good) and revisions.back() (bad).

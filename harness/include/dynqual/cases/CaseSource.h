@@ -19,9 +19,9 @@ namespace dynqual::cases {
 
 /// Which generated bindings a command takes from onnxio::makeBindings.
 struct BindingPolicy {
-  int count = 4;              ///< bindings asked of makeBindings (the "zero" one included)
-  bool keepZero = true;       ///< keep the "zero" binding (run tries each dim at 0 in turn)
-  int keep = -1;              ///< at most this many after dropping "zero" (-1: all)
+  int count = 4;        ///< bindings asked of makeBindings (the "zero" one included)
+  bool keepZero = true; ///< keep the "zero" binding (run tries each dim at 0 in turn)
+  int keep = -1;        ///< at most this many after dropping "zero" (-1: all)
   /// A model without dynamic dims gets this one binding (none: no binding at all).
   std::optional<onnxio::NamedBinding> whenStatic;
   /// Kept bindings from this index on are "solo-one" bindings (onnxio::soloOneBindings: one

@@ -52,14 +52,14 @@ struct OutputComparison {
   int64_t elements = 0;
   bool isFloat = false;
   /// Float metrics over elements finite on both sides (0 for non-float outputs):
-  double l2 = 0;        ///< sqrt(sum (a-b)^2)
-  double expectedNorm = 0; ///< ||b|| = sqrt(sum b^2)
-  double relL2 = 0;     ///< l2 / expectedNorm, or 0 when both are 0, +inf when only l2 > 0
-  double maxAbs = 0;    ///< max |a-b|
-  double cosine = 1;    ///< sum ab / (||a|| ||b||); 1 when both norms are 0, 0 when one is
-  int64_t nonFiniteSkipped = 0; ///< elements where a or b is NaN or +-Inf
-  int64_t mismatches = 0; ///< integer/bool/bit-exact: differing elements; float: NaN/Inf pattern differences
-  double sumSquaredDiff = 0; ///< sum (a-b)^2, kept so outputs can be combined
+  double l2 = 0;                 ///< sqrt(sum (a-b)^2)
+  double expectedNorm = 0;       ///< ||b|| = sqrt(sum b^2)
+  double relL2 = 0;              ///< l2 / expectedNorm, or 0 when both are 0, +inf when only l2 > 0
+  double maxAbs = 0;             ///< max |a-b|
+  double cosine = 1;             ///< sum ab / (||a|| ||b||); 1 when both norms are 0, 0 when one is
+  int64_t nonFiniteSkipped = 0;  ///< elements where a or b is NaN or +-Inf
+  int64_t mismatches = 0;        ///< integer/bool/bit-exact: differing elements; float: NaN/Inf pattern differences
+  double sumSquaredDiff = 0;     ///< sum (a-b)^2, kept so outputs can be combined
   double sumSquaredExpected = 0; ///< sum b^2
 };
 

@@ -44,7 +44,7 @@ inline constexpr int kAbRecordVersion = 1;
 /// environment check, binary sizes and injected slowdowns of its AbResult.
 struct StoredOutcome {
   int recordVersion = kAbRecordVersion;
-  int exitCode = 0;  ///< diff::exitCodeFor of the result as recorded
+  int exitCode = 0; ///< diff::exitCodeFor of the result as recorded
   std::string verdictLine;
   int rounds = 0, looksDone = 0;
   bool budgetExhausted = false;
@@ -61,7 +61,7 @@ struct StoredAbRun {
   std::string kind;
   std::map<std::string, std::string> params;
   std::vector<Sample> samples;
-  std::vector<Sample> compileSamples;  ///< empty unless the run timed compiles
+  std::vector<Sample> compileSamples; ///< empty unless the run timed compiles
   std::vector<MetricComparison> comparisons;
   std::vector<ModelCheck> checks;
   /// Absent for runs recorded before schema version 6, and for runs that never recorded a result;
@@ -97,8 +97,7 @@ struct NoiseEstimate {
 std::vector<NoiseEstimate> estimateNoise(const std::vector<Sample>& samples, RoundValue value);
 /// Stores calibration noise of the timed `metric` for run `runId` on the run's machine, in one
 /// transaction.
-void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimate>& noise,
-                 const std::string& metric);
+void recordNoise(store::Store& db, int64_t runId, const std::vector<NoiseEstimate>& noise, const std::string& metric);
 /// Every stored calibration of `model` and `metric` on the machine with `machineFingerprint`,
 /// oldest first.
 std::vector<NoiseEstimate> noiseHistory(store::Store& db, const std::string& machineFingerprint,

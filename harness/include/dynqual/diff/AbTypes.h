@@ -28,12 +28,12 @@ const char* roundValueName(RoundValue v);
 RoundValue parseRoundValue(const std::string& text);
 
 struct Policy {
-  double alpha = 0.05;    ///< suite-level family-wise error rate, split over looks, Holm over the suite
-  double margin = 0.02;   ///< m: changes within [1-m, 1+m] of the ratio are "no change"
-  std::vector<int> looks = stats::kDefaultLookRounds;  ///< rounds at which the data is analysed
+  double alpha = 0.05;  ///< suite-level family-wise error rate, split over looks, Holm over the suite
+  double margin = 0.02; ///< m: changes within [1-m, 1+m] of the ratio are "no change"
+  std::vector<int> looks = stats::kDefaultLookRounds; ///< rounds at which the data is analysed
   int bootstrapResamples = 2000;
-  uint64_t seed = 1;      ///< bootstrap and generated-input seed
-  RoundValue roundValue = RoundValue::Min;  ///< per-round value of each arm
+  uint64_t seed = 1;                       ///< bootstrap and generated-input seed
+  RoundValue roundValue = RoundValue::Min; ///< per-round value of each arm
   /// A second comparison per timed model on another round value, in the same Holm family
   /// (docs/metrics/gate-decision.md, "What a regression is"): its metric is the timed metric with
   /// ".<name>" appended. A model's improvement needs both comparisons to improve. None: one
@@ -75,10 +75,10 @@ const char* interleaveName(Interleave i);
 
 /// How the suite is measured.
 struct Measurement {
-  int samplesPerPosition = 5;  ///< samples each ABBA position takes
-  int warmup = 2;              ///< discarded runs at the start of each position
-  double minSampleMs = 1.0;    ///< one sample batches runs lasting at least this long, ms
-  double budgetSeconds = 600;  ///< wall budget for the timed rounds; it may only cut looks short
+  int samplesPerPosition = 5; ///< samples each ABBA position takes
+  int warmup = 2;             ///< discarded runs at the start of each position
+  double minSampleMs = 1.0;   ///< one sample batches runs lasting at least this long, ms
+  double budgetSeconds = 600; ///< wall budget for the timed rounds; it may only cut looks short
   /// model name -> the change injected into that model's head arm (the gate's self-test): busy
   /// work sized from the base measured in one position before round 0 (diff::SlowdownSpec).
   std::map<std::string, SlowdownSpec> injectSlowdown;
@@ -113,12 +113,12 @@ std::string sideMetric(const Measurement& m);
 const char* compileMetric(exec::TimingClock clock);
 
 struct AbOptions {
-  std::vector<std::filesystem::path> models;  ///< model folders (expanded suite)
+  std::vector<std::filesystem::path> models; ///< model folders (expanded suite)
   exec::Arm base, head;
   Policy policy;
   Measurement measure;
-  compare::CompareOptions compare;            ///< bitExact is set per model
-  bool progress = false;                      ///< progress line on stderr
+  compare::CompareOptions compare; ///< bitExact is set per model
+  bool progress = false;           ///< progress line on stderr
   /// Leave untimed, with the verdict Identical, every model whose arms run byte-identical
   /// programs on byte-identical runtimes (diff::artifactsIdentical). The gate sets it (unless
   /// --force-timing); ab and calibrate time identical arms on purpose (A/A runs).
@@ -135,18 +135,18 @@ struct AbOptions {
 /// Interleave::Sample the four positions repeat samplesPerPosition times (rep = the repetition).
 struct Sample {
   std::string model;
-  std::string arm;   ///< "base" or "head"
+  std::string arm; ///< "base" or "head"
   int round = 0;
   int position = 0;
-  int rep = 0;       ///< sample index within the position
+  int rep = 0; ///< sample index within the position
   double valueMs = 0;
-  int iterations = 1;  ///< runs batched into this sample
+  int iterations = 1; ///< runs batched into this sample
 };
 
 /// Correctness of one case (stored data set or generated binding) on both arms.
 struct CaseCheck {
-  std::string name;            ///< "test_data_set_0" or "binding ones"
-  std::string baseError, headError;  ///< execution errors ("" when it ran)
+  std::string name;                 ///< "test_data_set_0" or "binding ones"
+  std::string baseError, headError; ///< execution errors ("" when it ran)
   compare::Comparison baseVsReference, headVsReference, headVsBase;
   bool passed = false;
 };
@@ -154,11 +154,11 @@ struct CaseCheck {
 /// Correctness of one model: every case, and the first failure.
 struct ModelCheck {
   std::string model;
-  bool bitExact = false;       ///< data-movement graph: outputs compared bit for bit
+  bool bitExact = false; ///< data-movement graph: outputs compared bit for bit
   bool passed = false;
-  std::string detail;          ///< first failure, naming the arm and the case
+  std::string detail; ///< first failure, naming the arm and the case
   std::vector<CaseCheck> cases;
-  std::map<std::string, uint64_t> baseCounters, headCounters;  ///< first case, exact
+  std::map<std::string, uint64_t> baseCounters, headCounters; ///< first case, exact
   uint64_t baseArtifactBytes = 0, headArtifactBytes = 0;
   double baseCompileMs = 0, headCompileMs = 0;
   std::string baseVersion, headVersion;
@@ -174,16 +174,16 @@ struct MetricComparison {
   std::string model, metric, unit;
   Direction direction = Direction::LowerIsBetter;
   int rounds = 0;
-  double baseMedian = 0, headMedian = 0;  ///< medians of the per-round arm values
-  double ratio = 1;                ///< Hodges-Lehmann estimate of head/base
-  double ciLow = 1, ciHigh = 1;    ///< its CI at level 1 - alphaUsed
-  double medianRatio = 1;          ///< exp(median of per-round log ratios)
-  double bootLow = 1, bootHigh = 1;  ///< percentile bootstrap CI of the median ratio, same level
-  double p = 1;                    ///< Wilcoxon signed-rank, two-sided
-  double pAdjusted = 1;            ///< Holm over the suite's comparisons at the deciding look
-  double alphaUsed = 0;            ///< this comparison's alpha at that look (Holm step of the look's share)
-  int decidedAtRounds = 0;         ///< rounds at the look that closed it; 0 while open
-  std::vector<int> outlierRounds;  ///< rounds with |robust z| > 3.5 (flagged, kept)
+  double baseMedian = 0, headMedian = 0; ///< medians of the per-round arm values
+  double ratio = 1;                      ///< Hodges-Lehmann estimate of head/base
+  double ciLow = 1, ciHigh = 1;          ///< its CI at level 1 - alphaUsed
+  double medianRatio = 1;                ///< exp(median of per-round log ratios)
+  double bootLow = 1, bootHigh = 1;      ///< percentile bootstrap CI of the median ratio, same level
+  double p = 1;                          ///< Wilcoxon signed-rank, two-sided
+  double pAdjusted = 1;                  ///< Holm over the suite's comparisons at the deciding look
+  double alphaUsed = 0;                  ///< this comparison's alpha at that look (Holm step of the look's share)
+  int decidedAtRounds = 0;               ///< rounds at the look that closed it; 0 while open
+  std::vector<int> outlierRounds;        ///< rounds with |robust z| > 3.5 (flagged, kept)
   Verdict verdict = Verdict::Inconclusive;
   /// False for a comparison of the side metric (sideMetric): reported, never in the exit code,
   /// the verdict line's counts or the Holm family of the deciding comparisons.
@@ -202,18 +202,18 @@ struct CounterChange {
 
 /// What the machine looked like; compared between the start and the end of the timed rounds.
 struct Environment {
-  std::string machine;          ///< CPU model, cores, memory
-  double loadAverage1 = -1;     ///< /proc/loadavg, -1 when unreadable
-  std::string affinity;         ///< CPUs this process may run on
-  std::string governor;         ///< cpufreq governor of cpu0, "" when unreadable
-  std::map<std::string, std::string> kernelEnv;  ///< env vars that change kernels (OMP_*, CUDA_*, ...)
-  std::string gpuClocks;        ///< nvidia-smi SM and memory clocks (MHz) per GPU, "" without a GPU
+  std::string machine;                          ///< CPU model, cores, memory
+  double loadAverage1 = -1;                     ///< /proc/loadavg, -1 when unreadable
+  std::string affinity;                         ///< CPUs this process may run on
+  std::string governor;                         ///< cpufreq governor of cpu0, "" when unreadable
+  std::map<std::string, std::string> kernelEnv; ///< env vars that change kernels (OMP_*, CUDA_*, ...)
+  std::string gpuClocks;                        ///< nvidia-smi SM and memory clocks (MHz) per GPU, "" without a GPU
 };
 
 /// Everything one A/B run produced.
 struct AbResult {
   std::vector<ModelCheck> checks;
-  std::vector<Sample> samples;  ///< samples of the deciding metric (decidingMetric)
+  std::vector<Sample> samples; ///< samples of the deciding metric (decidingMetric)
   /// Samples of the side metric (sideMetric), same layout; empty when the arms do not provide it
   /// (the modelled time of a runner or hip arm). Kept in memory only: its comparisons are stored.
   std::vector<Sample> sideSamples;
@@ -223,23 +223,23 @@ struct AbResult {
   std::vector<MetricComparison> comparisons;
   std::vector<CounterChange> counterChanges;
   Environment envStart, envEnd;
-  std::vector<std::string> envWarnings;  ///< differences the verdict mentions
-  std::vector<std::string> warnings;     ///< e.g. budget cannot reach the adjusted alpha
-  std::vector<std::string> infraErrors;  ///< arms or runners that could not be used
-  std::map<std::string, double> slowdownUs;  ///< injected busy work per model, microseconds
+  std::vector<std::string> envWarnings;     ///< differences the verdict mentions
+  std::vector<std::string> warnings;        ///< e.g. budget cannot reach the adjusted alpha
+  std::vector<std::string> infraErrors;     ///< arms or runners that could not be used
+  std::map<std::string, double> slowdownUs; ///< injected busy work per model, microseconds
   /// Sizes of the arms' binaries (dq arms): file name -> (base bytes, head bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> binaryBytes;
   /// SHA-256 of the arms' runtime binaries (dq arms): file name -> (base, head), 64 hex digits.
   std::map<std::string, std::pair<std::string, std::string>> runtimeSha256;
-  exec::TimingClock clock = exec::TimingClock::Wall;  ///< clock of the samples (Measurement::clock)
-  DecisionMetric metric = kDefaultDecisionMetric;     ///< Measurement::metric of the run
-  RoundValue roundValue = RoundValue::Min;            ///< Policy::roundValue of the run
+  exec::TimingClock clock = exec::TimingClock::Wall; ///< clock of the samples (Measurement::clock)
+  DecisionMetric metric = kDefaultDecisionMetric;    ///< Measurement::metric of the run
+  RoundValue roundValue = RoundValue::Min;           ///< Policy::roundValue of the run
   /// Non-empty when the analysis (looks, alpha, margin, round value) was chosen after the data
   /// existed (an --import-device that departs from its plan): each entry says what changed. Such a
   /// result is exploratory: reports say so, and its timing verdicts never give exit code 1.
   std::vector<std::string> exploratory;
   int rounds = 0;
-  int looksDone = 0;             ///< looks analysed (the last one decided)
+  int looksDone = 0; ///< looks analysed (the last one decided)
   bool budgetExhausted = false;
   double wallSeconds = 0;
 };

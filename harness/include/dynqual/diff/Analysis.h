@@ -21,9 +21,9 @@ std::map<int, std::pair<double, double>> roundValues(const std::vector<Sample>& 
 
 /// The verdicts of a run and how far its looks got.
 struct AnalysisOutcome {
-  std::vector<MetricComparison> comparisons;  ///< one per model, empty when no look was reached
-  int looksDone = 0;                          ///< looks whose rounds were all present
-  bool allClosed = false;                     ///< every comparison got a decisive verdict
+  std::vector<MetricComparison> comparisons; ///< one per model, empty when no look was reached
+  int looksDone = 0;                         ///< looks whose rounds were all present
+  bool allClosed = false;                    ///< every comparison got a decisive verdict
 };
 
 /// True when every sample of `model` in rounds < `rounds` of the base arm is one value, every one
@@ -67,8 +67,9 @@ std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& sa
 /// (MetricComparison::deciding false): the models of `models` that have samples, analysed once
 /// over the rounds all of them have (one look, their own Holm family at policy.alpha, no tail
 /// value), exactly when the metric is deterministic and constant. Empty without samples.
-std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples, const std::vector<std::string>& models,
-                                              const Policy& policy, const std::string& metric);
+std::vector<MetricComparison> sideComparisons(const std::vector<Sample>& samples,
+                                              const std::vector<std::string>& models, const Policy& policy,
+                                              const std::string& metric);
 
 /// The size of a run's tested family: per timed model one comparison, one more with a
 /// Policy::tailValue, and one more with Measurement::compileTime; the timing comparisons are not

@@ -19,16 +19,16 @@ namespace dynqual::diff {
 struct CalibrationRound {
   std::vector<double> base, head;
   int iterations = 1;
-  double baseSpreadMs = 0;  ///< median over the round's base positions of the scaled MAD of a position's samples
+  double baseSpreadMs = 0; ///< median over the round's base positions of the scaled MAD of a position's samples
 };
 
 /// The calibration rounds of each model in `samples` (rounds missing an arm left out).
 std::map<std::string, std::vector<CalibrationRound>> calibrationRounds(const std::vector<Sample>& samples);
 
 struct GateSimulationParams {
-  std::map<std::string, std::vector<CalibrationRound>> rounds;  ///< per model, >= 2 rounds each
-  Policy policy;                       ///< alpha, margin, looks, round value and tail value
-  std::string changedModel;            ///< the model whose head gets `change` ("" for A/A)
+  std::map<std::string, std::vector<CalibrationRound>> rounds; ///< per model, >= 2 rounds each
+  Policy policy;                                               ///< alpha, margin, looks, round value and tail value
+  std::string changedModel;                                    ///< the model whose head gets `change` ("" for A/A)
   SlowdownSpec change;
   /// Keep each model's real A/A bias (the arms as measured). False: each drawn round's arms are
   /// swapped with probability 1/2, which makes every statistic of the A/A log ratios symmetric
@@ -50,7 +50,7 @@ struct GateSimulationResult {
   std::map<std::string, stats::RateEstimate> noChange;
   /// Per model: verdict counts of its first comparison ("regression", ...) and of its second.
   std::map<std::string, std::map<std::string, int>> firstVerdicts, tailVerdicts;
-  double meanRounds = 0;  ///< rounds of the suite's last open model, averaged over trials
+  double meanRounds = 0; ///< rounds of the suite's last open model, averaged over trials
   /// Busy work of the change per model in the changed model's terms (us): the base median M and
   /// spread S it was sized from.
   double medianMs = 0, spreadMs = 0, busyUs = 0;

@@ -19,9 +19,9 @@ namespace dynqual::diff {
 struct SlowdownSpec {
   enum class Kind { Shift, Tail, Spread };
   Kind kind = Kind::Shift;
-  double percent = 0;   ///< Shift, Tail: PCT (>= 0)
-  double fraction = 1;  ///< Tail: FRAC in (0, 1]
-  double factor = 1;    ///< Spread: FACTOR (>= 1)
+  double percent = 0;  ///< Shift, Tail: PCT (>= 0)
+  double fraction = 1; ///< Tail: FRAC in (0, 1]
+  double factor = 1;   ///< Spread: FACTOR (>= 1)
 };
 
 /// Parses SPEC as above. Throws std::invalid_argument naming the text and the accepted forms for

@@ -44,7 +44,7 @@ private:
 /// One side of a comparison: a variant plus the folder of the binaries that implement it
 /// (dq variants of a gate run each revision's own `dynqual` and `dynqual-exec`).
 struct Arm {
-  std::string label;           ///< "base" / "head" (or "A" / "B")
+  std::string label; ///< "base" / "head" (or "A" / "B")
   Variant variant;
   std::filesystem::path binDir; ///< folder holding dynqual and dynqual-exec
   /// The runtime binary of a dq arm when it is not binDir / "dynqual-exec" (`dynqual run --exec`).
@@ -58,21 +58,22 @@ struct ExecResult;
 /// A replay backend: the result of case `caseId` (the data-set folder name, or "binding_N") on
 /// `inputFiles` (TensorProto files just written for it), computed elsewhere. Throws
 /// std::runtime_error with one line when the case has no result; execute() passes it on as it is.
-using ReplayFn = std::function<ExecResult(const std::string& caseId, const std::vector<std::filesystem::path>& inputFiles)>;
+using ReplayFn =
+    std::function<ExecResult(const std::string& caseId, const std::vector<std::filesystem::path>& inputFiles)>;
 
 /// Limits and places shared by every case.
 /// Default address-space limit of a compile or dynqual-exec child: 8 GiB.
 inline constexpr uint64_t kDefaultChildMemoryBytes = uint64_t{8} << 30;
 
 struct ExecConfig {
-  std::filesystem::path workDir;           ///< artifacts and outputs go under here (per arm)
+  std::filesystem::path workDir; ///< artifacts and outputs go under here (per arm)
   double compileTimeoutSeconds = 600;
   double runTimeoutSeconds = 300;
   /// Memory limit of every compile and dynqual-exec child, bytes (0 = none; process::ProcessSpec says
   /// how it is applied). Runner children are not limited: their JIT and thread pools reserve
   /// address space far beyond what they use.
   uint64_t memoryLimitBytes = kDefaultChildMemoryBytes;
-  std::filesystem::path runnerConfig;      ///< JSON declaring ext:NAME runners (may be empty)
+  std::filesystem::path runnerConfig; ///< JSON declaring ext:NAME runners (may be empty)
   /// Set: execute() starts no process and replays each case from results computed elsewhere
   /// (dq-run's outputs from a device on another machine, docs/commands/qualify.md).
   ReplayFn replay;
@@ -82,10 +83,10 @@ struct ExecConfig {
 struct PreparedModel {
   Arm arm;
   std::string modelName;
-  std::filesystem::path modelFile;   ///< model.onnx
-  std::filesystem::path artifact;    ///< .dqp for dq arms, else empty
-  uint64_t artifactBytes = 0;        ///< .dqp plus its .dqp.bin sidecar, bytes
-  double compileMs = 0;              ///< wall time of the compile child, ms
+  std::filesystem::path modelFile; ///< model.onnx
+  std::filesystem::path artifact;  ///< .dqp for dq arms, else empty
+  uint64_t artifactBytes = 0;      ///< .dqp plus its .dqp.bin sidecar, bytes
+  double compileMs = 0;            ///< wall time of the compile child, ms
 };
 
 /// The clock a timed execution reads (docs/commands/exec.md, docs/runners.md). Wall is the
@@ -105,14 +106,16 @@ const char* timingClockName(TimingClock c);
 TimingClock parseTimingClock(const std::string& name);
 
 /// True for ThreadCpu and ProcessCpu.
-inline bool isCpuClock(TimingClock c) { return c != TimingClock::Wall; }
+inline bool isCpuClock(TimingClock c) {
+  return c != TimingClock::Wall;
+}
 
 /// What a timed execution asks for (the arm protocol's --reps/--warmup/--min-sample-ms/--clock).
 struct TimingRequest {
-  int reps = 0;              ///< samples after the checked run; 0 = correctness only
-  int warmup = 1;            ///< discarded runs before the samples
-  double minSampleMs = 1.0;  ///< one sample batches k runs lasting at least this long, ms
-  double busyWaitUs = 0;     ///< injected busy work per run (dq arms only), microseconds
+  int reps = 0;             ///< samples after the checked run; 0 = correctness only
+  int warmup = 1;           ///< discarded runs before the samples
+  double minSampleMs = 1.0; ///< one sample batches k runs lasting at least this long, ms
+  double busyWaitUs = 0;    ///< injected busy work per run (dq arms only), microseconds
   TimingClock clock = TimingClock::Wall;
   double busyFraction = 1.0; ///< < 1: only this random share of the timed runs gets the busy work (tail)
   bool busySpread = false;   ///< each sample's busy work per run drawn uniformly from [0, 2 busyWaitUs] (spread)
@@ -121,19 +124,19 @@ struct TimingRequest {
 
 /// Typed outcome of one execution.
 struct ExecResult {
-  std::vector<Tensor> outputs;                              ///< graph output order
-  std::vector<std::pair<std::string, uint64_t>> counters;   ///< device counters of the checked run
-  std::vector<double> samplesMs;       ///< per-run latency of each sample (batch time / k), ms
+  std::vector<Tensor> outputs;                            ///< graph output order
+  std::vector<std::pair<std::string, uint64_t>> counters; ///< device counters of the checked run
+  std::vector<double> samplesMs;                          ///< per-run latency of each sample (batch time / k), ms
   /// Per-run modelled device time of each sample (its k runs' Counters::modelledDeviceNs / k / 1e6),
   /// ms; empty when the arm does not report it (runners; dynqual-exec of arm protocol < 3). 0 on a
   /// device that does not model it (hip).
   std::vector<double> modelledSamplesMs;
-  int iterationsPerSample = 1;         ///< k
-  double sessionMs = 0;                ///< load program / create session, ms
-  double firstInferMs = 0;             ///< the checked (first) run, ms
-  double executeMs = 0;                ///< the checked run's program execution alone (RunResult::executeMs), ms
-  double cpuPercent = 0;               ///< 100 * CPU s / wall s over the samples (dq arms; 0 for runners)
-  std::string version;                 ///< compiler or runner version the arm reported
+  int iterationsPerSample = 1; ///< k
+  double sessionMs = 0;        ///< load program / create session, ms
+  double firstInferMs = 0;     ///< the checked (first) run, ms
+  double executeMs = 0;        ///< the checked run's program execution alone (RunResult::executeMs), ms
+  double cpuPercent = 0;       ///< 100 * CPU s / wall s over the samples (dq arms; 0 for runners)
+  std::string version;         ///< compiler or runner version the arm reported
 };
 
 /// One arm's process kept running through a round and asked for one timing sample at a time
@@ -189,8 +192,7 @@ public:
   /// start.
   std::unique_ptr<TimingSession> openSession(const PreparedModel& model,
                                              const std::vector<std::filesystem::path>& inputFiles,
-                                             const TimingRequest& timing, const std::filesystem::path& outDir,
-                                             int cpu);
+                                             const TimingRequest& timing, const std::filesystem::path& outDir, int cpu);
 
   /// Compiles `model` again, exactly as prepare() did, into `artifact` (a scratch path; the
   /// prepared artifact is left alone) and returns that compile child's time in ms on `clock`: wall

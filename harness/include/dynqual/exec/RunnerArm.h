@@ -15,7 +15,7 @@ void checkRunnerAvailable(const Arm& arm, const std::filesystem::path& runnerCon
 struct RunnerProtocol {
   int version = 1;
   bool passesClock = false;
-  bool passesServe = false;  ///< argv passes {serve} (serve mode needs version >= 3 as well)
+  bool passesServe = false; ///< argv passes {serve} (serve mode needs version >= 3 as well)
 };
 RunnerProtocol probeRunnerArm(const Arm& arm, const std::filesystem::path& runnerConfig);
 

@@ -20,9 +20,9 @@ public:
 struct Variant {
   enum class Kind { Dq, Ort, Ext };
   Kind kind = Kind::Dq;
-  std::string pipeline = "production";  ///< dq only
-  std::string device = "sim";           ///< dq: a registry device a variant may name (sim, hip); ort: cpu
-  std::string runner;                   ///< ext: the NAME in the runner config
+  std::string pipeline = "production"; ///< dq only
+  std::string device = "sim";          ///< dq: a registry device a variant may name (sim, hip); ort: cpu
+  std::string runner;                  ///< ext: the NAME in the runner config
   /// Canonical spelling ("dq:production@sim", "ort:cpu", "ext:myep").
   std::string text() const;
 };

@@ -63,9 +63,9 @@ std::vector<std::string> defaultBuild();
 
 /// What to build and how.
 struct BuildRequest {
-  fs::path repo;    ///< the git repository (any folder of any worktree of it)
-  std::string rev;  ///< a revision (HEAD~1, a branch, a sha) or kWorktree
-  fs::path cacheRoot;  ///< empty: defaultCacheRoot()
+  fs::path repo;      ///< the git repository (any folder of any worktree of it)
+  std::string rev;    ///< a revision (HEAD~1, a branch, a sha) or kWorktree
+  fs::path cacheRoot; ///< empty: defaultCacheRoot()
   /// Argv templates, run without a shell; "{src}" and "{build}" in any element are replaced by
   /// the absolute source and build folders.
   std::vector<std::string> configure = defaultConfigure();
@@ -87,10 +87,10 @@ struct BuildRequest {
 /// do not count. A compile is a call that looked the cache up: a hit (direct or preprocessed) or
 /// a miss; other calls (links, uncacheable options) are counted apart.
 struct CcacheStats {
-  bool used = false;         ///< the stats log was written (ccache ran at least once)
-  int hits = 0, misses = 0;  ///< compiles served from the cache / compiled and stored
-  int other = 0;             ///< calls that were not cacheable compiles
-  std::vector<std::string> missed;  ///< the source files of the misses, as ccache names them
+  bool used = false;               ///< the stats log was written (ccache ran at least once)
+  int hits = 0, misses = 0;        ///< compiles served from the cache / compiled and stored
+  int other = 0;                   ///< calls that were not cacheable compiles
+  std::vector<std::string> missed; ///< the source files of the misses, as ccache names them
   /// Number of compiles (hits + misses).
   int compiles() const { return hits + misses; }
   /// 100 * hits / compiles, in percent; 0 when nothing was compiled.
@@ -108,18 +108,18 @@ CcacheStats readCcacheStatsLog(const fs::path& file);
 
 /// A folder holding built binaries, and how it came to be.
 struct BuiltRevision {
-  std::string rev;          ///< as requested (or the folder, for useBinDir)
-  std::string sha;          ///< the commit (for kWorktree: HEAD of the working tree, "" if none)
-  bool worktree = false;    ///< built from the working tree as it is
-  bool dirty = false;       ///< kWorktree only: the working tree had uncommitted changes
-  bool fromCache = false;   ///< reused a finished build; nothing was run
-  double buildSeconds = 0;  ///< wall seconds spent in configure and build by this call
-  fs::path srcDir;          ///< source folder the build used (keep it: binaries may refer to it)
-  fs::path buildDir;        ///< the build tree
-  fs::path binDir;          ///< the folder holding every requested binary
-  fs::path log;             ///< configure and build output, appended per attempt
-  std::string cacheKey;     ///< <sha>-<config12> or worktree-<path12>-<config12>
-  CcacheStats ccache;       ///< what ccache did in this call's build step (used = false when cached)
+  std::string rev;         ///< as requested (or the folder, for useBinDir)
+  std::string sha;         ///< the commit (for kWorktree: HEAD of the working tree, "" if none)
+  bool worktree = false;   ///< built from the working tree as it is
+  bool dirty = false;      ///< kWorktree only: the working tree had uncommitted changes
+  bool fromCache = false;  ///< reused a finished build; nothing was run
+  double buildSeconds = 0; ///< wall seconds spent in configure and build by this call
+  fs::path srcDir;         ///< source folder the build used (keep it: binaries may refer to it)
+  fs::path buildDir;       ///< the build tree
+  fs::path binDir;         ///< the folder holding every requested binary
+  fs::path log;            ///< configure and build output, appended per attempt
+  std::string cacheKey;    ///< <sha>-<config12> or worktree-<path12>-<config12>
+  CcacheStats ccache;      ///< what ccache did in this call's build step (used = false when cached)
 };
 
 /// Builds `request.rev` of `request.repo`, or reuses the cached build with the same key.
@@ -147,7 +147,6 @@ BuiltRevision buildRevision(const BuildRequest& request);
 /// Describes prebuilt binaries in `dir` (--base-bin / --head-bin): checks that each of
 /// `binaries` is there and executable. Throws GateError naming the first missing or
 /// non-executable one.
-BuiltRevision useBinDir(const fs::path& dir,
-                        const std::vector<std::string>& binaries = {"dynqual", "dynqual-exec"});
+BuiltRevision useBinDir(const fs::path& dir, const std::vector<std::string>& binaries = {"dynqual", "dynqual-exec"});
 
 } // namespace dynqual::gate

@@ -19,11 +19,11 @@ struct DecoderSpec {
   int64_t layers = 1;
   int64_t hidden = 16;
   int64_t heads = 2;
-  int64_t kvHeads = 1;  ///< heads share K/V in groups of heads / kvHeads
+  int64_t kvHeads = 1; ///< heads share K/V in groups of heads / kvHeads
   int64_t vocab = 32;
   uint64_t seed = 1;
-  int64_t mlp = 0;       ///< MLP width (gate/up output, down input); 0 = 2 * hidden
-  bool float16 = false;  ///< weights, KV cache, logits and every float tensor in f16 (else f32)
+  int64_t mlp = 0;      ///< MLP width (gate/up output, down input); 0 = 2 * hidden
+  bool float16 = false; ///< weights, KV cache, logits and every float tensor in f16 (else f32)
   /// The MLP width in effect: mlp, or 2 * hidden when mlp is 0.
   int64_t mlpWidth() const { return mlp > 0 ? mlp : 2 * hidden; }
 };
@@ -64,7 +64,7 @@ std::vector<std::vector<int64_t>> decoderDataSetShapes();
 
 /// How writeDecoder writes the folder.
 struct DecoderWriteOptions {
-  bool dataSets = true;       ///< write test_data_set_0..2 (the CPU reference computes outputs)
+  bool dataSets = true; ///< write test_data_set_0..2 (the CPU reference computes outputs)
   /// Store the generated weights as ONNX external data in DIR/model.onnx.data (the tensors
   /// concatenated in draw order, each at a 64-byte aligned offset) and record
   /// decoderWeightRecipe and the file's sha256 in the model's metadata_props

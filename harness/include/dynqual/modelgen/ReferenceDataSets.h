@@ -23,7 +23,6 @@ LabelBinding parseLabelBinding(const std::string& text);
 /// test_data_set_* folder (sets are never overwritten), naming the input and axis when a dynamic
 /// dim is left unbound, naming the set when the reference rejects it, or naming the file on an
 /// I/O error.
-int writeReferenceDataSets(const std::filesystem::path& dir, const std::vector<LabelBinding>& bindings,
-                           uint64_t seed);
+int writeReferenceDataSets(const std::filesystem::path& dir, const std::vector<LabelBinding>& bindings, uint64_t seed);
 
 } // namespace dynqual::modelgen

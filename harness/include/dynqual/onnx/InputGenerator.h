@@ -20,9 +20,9 @@ struct DimBinding {
 
 /// Ranges of generated values.
 struct GeneratorOptions {
-  double floatLow = -1.0;  ///< floats are uniform in [floatLow, floatHigh)
+  double floatLow = -1.0; ///< floats are uniform in [floatLow, floatHigh)
   double floatHigh = 1.0;
-  int64_t intLow = 0;      ///< integers are uniform in [intLow, intHigh]
+  int64_t intLow = 0; ///< integers are uniform in [intLow, intHigh]
   int64_t intHigh = 9;
 };
 
@@ -36,8 +36,7 @@ std::vector<std::vector<int64_t>> bindShapes(const std::vector<ValueSpec>& specs
 /// std:: distributions), so the same seed gives the same bytes on every platform. Bool inputs are
 /// 0/1 with equal odds. Throws std::invalid_argument when shapes.size() != specs.size() or an
 /// integer range is empty or does not fit the dtype.
-std::vector<Tensor> generateInputs(const std::vector<ValueSpec>& specs,
-                                   const std::vector<std::vector<int64_t>>& shapes, uint64_t seed,
-                                   const GeneratorOptions& options = {});
+std::vector<Tensor> generateInputs(const std::vector<ValueSpec>& specs, const std::vector<std::vector<int64_t>>& shapes,
+                                   uint64_t seed, const GeneratorOptions& options = {});
 
 } // namespace dynqual::onnxio

@@ -26,8 +26,7 @@ void nameUnnamedNodes(onnx::ModelProto& model);
 
 /// Resolves external data of an already parsed model whose files live in `modelDir`; the rules
 /// and errors are the ones of loadModel, with `modelName` naming the model in messages.
-void resolveExternalData(onnx::ModelProto& model, const std::filesystem::path& modelDir,
-                         const std::string& modelName);
+void resolveExternalData(onnx::ModelProto& model, const std::filesystem::path& modelDir, const std::string& modelName);
 
 /// Opset version of the default ONNX domain ("" or "ai.onnx"). Throws std::runtime_error when
 /// the model imports no default-domain opset.

@@ -23,8 +23,7 @@ struct NamedBinding {
 /// none; every dynamic dim then counts as traced size 3). Dims sharing a dim_param label get one
 /// value. Returns an empty vector when no input has a dynamic dim. Never throws.
 std::vector<NamedBinding> makeBindings(const std::vector<onnxio::ValueSpec>& specs,
-                                       const std::vector<std::vector<int64_t>>& traced, int count,
-                                       uint64_t seed);
+                                       const std::vector<std::vector<int64_t>>& traced, int count, uint64_t seed);
 
 /// The "zero" bindings to try in turn until one is legal for the model: one per dynamic dim
 /// (label or unnamed position), that dim 0 and the others at their traced size.

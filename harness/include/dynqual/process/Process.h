@@ -16,12 +16,12 @@ namespace dynqual::process {
 
 /// What to run and under which limits.
 struct ProcessSpec {
-  std::vector<std::string> argv;  ///< argv[0] is a path, or with searchPath a name looked up in PATH
-  bool searchPath = false;        ///< look argv[0] up in PATH when it holds no '/'
-  std::filesystem::path cwd;      ///< empty: the caller's
+  std::vector<std::string> argv; ///< argv[0] is a path, or with searchPath a name looked up in PATH
+  bool searchPath = false;       ///< look argv[0] up in PATH when it holds no '/'
+  std::filesystem::path cwd;     ///< empty: the caller's
   /// Variables to set (a value) or remove (nullopt) on top of the caller's environment.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
-  std::filesystem::path appendTo;  ///< non-empty: stdout and stderr appended here, else captured
+  std::filesystem::path appendTo; ///< non-empty: stdout and stderr appended here, else captured
   /// Wall-clock limit in seconds; 0: none. A limited child runs in its own process group, which is
   /// killed with SIGKILL at the limit; an unlimited one stays in ours (and gets the terminal's
   /// Ctrl-C with us).
@@ -37,16 +37,16 @@ struct ProcessSpec {
 
 /// How a child process ended.
 struct ProcessResult {
-  bool started = false;   ///< false when a pipe, the log file, fork, chdir or exec failed (see error)
-  std::string error;      ///< why it could not start ("/no/such: No such file or directory")
-  bool timedOut = false;  ///< killed (SIGKILL) at the limit; then signal = SIGKILL, exitCode = -1
-  int exitCode = -1;      ///< exit status of a normal exit, else -1
-  int signal = 0;         ///< terminating signal, else 0
-  double wallMs = 0;      ///< wall-clock milliseconds from start to reaping
+  bool started = false;  ///< false when a pipe, the log file, fork, chdir or exec failed (see error)
+  std::string error;     ///< why it could not start ("/no/such: No such file or directory")
+  bool timedOut = false; ///< killed (SIGKILL) at the limit; then signal = SIGKILL, exitCode = -1
+  int exitCode = -1;     ///< exit status of a normal exit, else -1
+  int signal = 0;        ///< terminating signal, else 0
+  double wallMs = 0;     ///< wall-clock milliseconds from start to reaping
   /// User + system CPU milliseconds of the child, all its threads and the descendants it waited
   /// for (wait4).
   double cpuMs = 0;
-  std::string out, err;  ///< captured stdout and stderr (empty with appendTo)
+  std::string out, err; ///< captured stdout and stderr (empty with appendTo)
 
   /// One line for an abnormal end: "could not start: ...", "timed out after 60 s", "killed by
   /// signal 11 (Segmentation fault)"; "" for a normal exit, whatever its status.

@@ -14,17 +14,17 @@ namespace dynqual::process {
 
 /// What one request got.
 struct ServedReply {
-  bool answered = false;  ///< a full line came back (in `line`, without its '\n')
-  bool timedOut = false;  ///< no line within the limit
+  bool answered = false; ///< a full line came back (in `line`, without its '\n')
+  bool timedOut = false; ///< no line within the limit
   std::string line;
-  double wallMs = 0;  ///< from writing the request to the answer (or to giving up)
+  double wallMs = 0; ///< from writing the request to the answer (or to giving up)
 };
 
 /// How a read of one line ended.
 enum class LineRead {
-  Line,      ///< a full line
-  Ended,     ///< the child closed its stdout (it ended) before a full line
-  TimedOut,  ///< no full line within the limit
+  Line,     ///< a full line
+  Ended,    ///< the child closed its stdout (it ended) before a full line
+  TimedOut, ///< no full line within the limit
 };
 
 /// Owns one child started with pipes on stdin, stdout and stderr, in a process group of its own.
@@ -32,7 +32,7 @@ enum class LineRead {
 class ServedProcess {
 public:
   ServedProcess() = default;
-  ~ServedProcess();  ///< finish(1): a running child gets a second after its stdin closes, then SIGKILL
+  ~ServedProcess(); ///< finish(1): a running child gets a second after its stdin closes, then SIGKILL
   ServedProcess(const ServedProcess&) = delete;
   ServedProcess& operator=(const ServedProcess&) = delete;
 

@@ -48,9 +48,9 @@ public:
   /// The work folder to give runModel (RunConfig::workDir).
   std::filesystem::path workDir() const;
 
-  /// A replay backend (exec::ExecConfig::replay) that writes input_K.npy beside each input_K.pb (the .pb is removed), records the
-  /// case and throws CasePlanned. A case whose inputs have no .npy encoding (bf16) is recorded
-  /// with an "unsupported: ..." reason instead, which import reports as that case's error.
+  /// A replay backend (exec::ExecConfig::replay) that writes input_K.npy beside each input_K.pb (the .pb is removed),
+  /// records the case and throws CasePlanned. A case whose inputs have no .npy encoding (bf16) is recorded with an
+  /// "unsupported: ..." reason instead, which import reports as that case's error.
   exec::ReplayFn executor();
 
   /// The manifest entry of the model: {"index", "name", "dir", "status" ("planned", "skip" or

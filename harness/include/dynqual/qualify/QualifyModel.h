@@ -23,20 +23,20 @@ using TimedCompileFn = std::function<std::vector<std::pair<std::string, double>>
 /// Timed repetitions of one case (docs/metrics/).
 struct PerfResult {
   bool measured = false;
-  std::string error;           ///< why nothing was measured ("" when measured)
-  std::string timedCase;       ///< the data set or binding whose inputs were timed
-  double sessionMs = 0;        ///< read the artifact + create the device, ms
-  double firstInferMs = 0;     ///< first runProgram after loading, ms (upload to download)
-  std::vector<double> latencyMs;  ///< one wall-clock sample per timed repetition, ms
-  double cpuPercent = 0;       ///< 100 * (user+system CPU s) / wall s over the timed repetitions
-  std::vector<std::pair<std::string, uint64_t>> counters;  ///< device counters of the last rep
+  std::string error;             ///< why nothing was measured ("" when measured)
+  std::string timedCase;         ///< the data set or binding whose inputs were timed
+  double sessionMs = 0;          ///< read the artifact + create the device, ms
+  double firstInferMs = 0;       ///< first runProgram after loading, ms (upload to download)
+  std::vector<double> latencyMs; ///< one wall-clock sample per timed repetition, ms
+  double cpuPercent = 0;         ///< 100 * (user+system CPU s) / wall s over the timed repetitions
+  std::vector<std::pair<std::string, uint64_t>> counters; ///< device counters of the last rep
 };
 
 /// Settings of one qualification.
 struct QualifyConfig {
-  run::RunConfig run;  ///< device, pipeline, bindings, seed, dynqual-exec, work folder
-  int warmup = 1;      ///< untimed runs after the first inference
-  int reps = 10;       ///< timed repetitions (>= 1)
+  run::RunConfig run; ///< device, pipeline, bindings, seed, dynqual-exec, work folder
+  int warmup = 1;     ///< untimed runs after the first inference
+  int reps = 10;      ///< timed repetitions (>= 1)
   /// When set, the timed repetitions come from here (device results carried from another
   /// machine, DevicePlan.h) instead of a dynqual-exec process; called with the model and its
   /// timed case.
@@ -45,10 +45,10 @@ struct QualifyConfig {
 
 /// Everything learned about one model.
 struct ModelQualification {
-  run::ModelResult result;                             ///< compile, data sets, bindings
-  std::vector<std::pair<std::string, double>> passMs;  ///< compile time per pass, ms
-  std::string compilerVersion;                         ///< from the artifact ("" without one)
-  std::string pipelineSpec;                            ///< exact spec the artifact records
+  run::ModelResult result;                            ///< compile, data sets, bindings
+  std::vector<std::pair<std::string, double>> passMs; ///< compile time per pass, ms
+  std::string compilerVersion;                        ///< from the artifact ("" without one)
+  std::string pipelineSpec;                           ///< exact spec the artifact records
   PerfResult perf;
   /// ru_maxrss of the process that qualified the model (compile, reference and timing), bytes;
   /// unset when unknown (a replay of device results that carry none).

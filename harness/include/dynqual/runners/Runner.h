@@ -37,35 +37,35 @@ struct RunnerRequest {
 
 /// One output the runner wrote: output_K.pb, K in graph output order.
 struct RunnerOutput {
-  std::string name;            ///< the TensorProto's name (the graph output name)
-  std::filesystem::path file;  ///< outputDir/output_K.pb
-  Tensor tensor;               ///< its value (the last inference)
+  std::string name;           ///< the TensorProto's name (the graph output name)
+  std::filesystem::path file; ///< outputDir/output_K.pb
+  Tensor tensor;              ///< its value (the last inference)
 };
 
 /// A successful run, from result.json and the output files.
 struct RunnerResult {
-  std::string runner;                         ///< result.json "runner", e.g. "ort-node"
-  std::string version;                        ///< e.g. "onnxruntime-node 1.30.0"
-  std::vector<double> samplesMs;              ///< per-inference time of each sample, ms (batch / k)
-  int64_t iterationsPerSample = 1;            ///< k, inferences per timed batch, >= 1
-  double sessionMs = 0;                       ///< session creation (load + optimize), ms
-  double firstInferMs = 0;                    ///< the first inference alone, ms
-  std::map<std::string, uint64_t> counters;   ///< runner-defined counters (may be empty)
-  std::vector<RunnerOutput> outputs;          ///< output_0.pb .. output_{K-1}.pb
-  int protocol = 1;                           ///< result.json "protocol"
-  RunnerClock clock = RunnerClock::Wall;      ///< clock of samplesMs (protocol 1: always wall)
-  std::string threads;                        ///< protocol 2 "threads" as compact JSON; "" when absent
-  double childWallMs = 0;                     ///< wall time of the whole child process, ms (runRunner)
+  std::string runner;                       ///< result.json "runner", e.g. "ort-node"
+  std::string version;                      ///< e.g. "onnxruntime-node 1.30.0"
+  std::vector<double> samplesMs;            ///< per-inference time of each sample, ms (batch / k)
+  int64_t iterationsPerSample = 1;          ///< k, inferences per timed batch, >= 1
+  double sessionMs = 0;                     ///< session creation (load + optimize), ms
+  double firstInferMs = 0;                  ///< the first inference alone, ms
+  std::map<std::string, uint64_t> counters; ///< runner-defined counters (may be empty)
+  std::vector<RunnerOutput> outputs;        ///< output_0.pb .. output_{K-1}.pb
+  int protocol = 1;                         ///< result.json "protocol"
+  RunnerClock clock = RunnerClock::Wall;    ///< clock of samplesMs (protocol 1: always wall)
+  std::string threads;                      ///< protocol 2 "threads" as compact JSON; "" when absent
+  double childWallMs = 0;                   ///< wall time of the whole child process, ms (runRunner)
 };
 
 /// Why a run produced no result.
 enum class FailureKind {
-  Crashed,          ///< killed by a signal
-  TimedOut,         ///< killed after the time limit
-  Exited,           ///< non-zero exit without a usable result.json
-  ReportedError,    ///< result.json says ok=false; the message carries the runner's error
-  MalformedResult,  ///< result.json missing, not JSON, wrong protocol, bad or missing fields
-  BadOutputs,       ///< output files missing, out of sequence, unreadable or not as expected
+  Crashed,         ///< killed by a signal
+  TimedOut,        ///< killed after the time limit
+  Exited,          ///< non-zero exit without a usable result.json
+  ReportedError,   ///< result.json says ok=false; the message carries the runner's error
+  MalformedResult, ///< result.json missing, not JSON, wrong protocol, bad or missing fields
+  BadOutputs,      ///< output files missing, out of sequence, unreadable or not as expected
 };
 
 /// Short name of a kind: "crashed", "timed out", "exited", "reported an error",
@@ -103,9 +103,9 @@ std::vector<std::string> buildArgv(const RunnerSpec& spec, const RunnerRequest& 
 
 /// What parseRunnerResult checks beyond the protocol itself.
 struct ResultExpectations {
-  int reps = -1;                        ///< samples_ms must have this many entries (-1: any >= 1)
-  std::vector<std::string> outputNames; ///< outputs must be exactly these, in order (empty: any >= 1)
-  int protocol = 1;                     ///< "protocol" must be this (the version the runner was asked for)
+  int reps = -1;                         ///< samples_ms must have this many entries (-1: any >= 1)
+  std::vector<std::string> outputNames;  ///< outputs must be exactly these, in order (empty: any >= 1)
+  int protocol = 1;                      ///< "protocol" must be this (the version the runner was asked for)
   RunnerClock clock = RunnerClock::Wall; ///< protocol 2: "clock" must name this
 };
 

@@ -85,8 +85,7 @@ private:
 /// Checks an argv template: non-empty, argv[0] not empty, every "{...}" a known placeholder,
 /// {inputs} only as a whole element, {model}, {output_dir} and {inputs} present. Throws
 /// RunnerConfigError "<origin>: runner <name>: ..." on the first problem.
-void validateArgvTemplate(const std::vector<std::string>& argv, const std::string& origin,
-                          const std::string& name);
+void validateArgvTemplate(const std::vector<std::string>& argv, const std::string& origin, const std::string& name);
 
 /// Folder of the ort-node runner (holds ort-runner.js and node_modules/): $DYNQUAL_ORT_RUNNER when
 /// set (a folder, or the path of ort-runner.js whose folder is taken), else

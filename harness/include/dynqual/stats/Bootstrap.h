@@ -9,9 +9,9 @@ namespace dynqual::stats {
 
 /// Bootstrap interval; values in the unit of the sample.
 struct BootstrapInterval {
-  double estimate = 0;    ///< median of the original sample
-  double low = 0;         ///< quantile (1 - confidence) / 2 of the resampled medians
-  double high = 0;        ///< quantile (1 + confidence) / 2 of the resampled medians
+  double estimate = 0; ///< median of the original sample
+  double low = 0;      ///< quantile (1 - confidence) / 2 of the resampled medians
+  double high = 0;     ///< quantile (1 + confidence) / 2 of the resampled medians
   double confidence = 0;
   int resamples = 0;
   std::uint64_t seed = 0;

@@ -17,25 +17,25 @@ struct ChangePointSimParams {
   /// Every e_i is multiplied by this. A calibration's residual is the log ratio of two runs, whose
   /// variance is twice one run's, so one run (one history point) has 1/sqrt(2) of its spread.
   double noiseScale = 1.0;
-  int length = 200;          ///< points per history
-  int shifts = 1;            ///< true change points per history (>= 0)
-  double shiftSize = 0.05;   ///< each shift multiplies the level by (1 + size) or divides it by it, sign at random
-  int minSpacing = 20;       ///< points between two shifts and between a shift and either end, at least
-  int tolerance = 5;         ///< a detection within this many points of a true shift matches it
-  int trials = 200;          ///< histories
+  int length = 200;        ///< points per history
+  int shifts = 1;          ///< true change points per history (>= 0)
+  double shiftSize = 0.05; ///< each shift multiplies the level by (1 + size) or divides it by it, sign at random
+  int minSpacing = 20;     ///< points between two shifts and between a shift and either end, at least
+  int tolerance = 5;       ///< a detection within this many points of a true shift matches it
+  int trials = 200;        ///< histories
   ChangePointOptions options;
   std::uint64_t seed = 1;
 };
 
 struct ChangePointSimResult {
-  std::int64_t truePositives = 0;   ///< true shifts matched by a detection (each at most once)
-  std::int64_t falsePositives = 0;  ///< detections matching no true shift
-  std::int64_t falseNegatives = 0;  ///< true shifts with no detection
-  std::int64_t historiesWithFalse = 0;  ///< histories with at least one false positive
+  std::int64_t truePositives = 0;      ///< true shifts matched by a detection (each at most once)
+  std::int64_t falsePositives = 0;     ///< detections matching no true shift
+  std::int64_t falseNegatives = 0;     ///< true shifts with no detection
+  std::int64_t historiesWithFalse = 0; ///< histories with at least one false positive
   /// TP / (TP + FP) and TP / (TP + FN) with Clopper-Pearson 95 % intervals (NaN when the
   /// denominator is 0: no detection at all, or no true shift).
   RateEstimate precision, recall;
-  double meanAbsLocationError = 0;  ///< over matched shifts, in points
+  double meanAbsLocationError = 0; ///< over matched shifts, in points
 };
 
 /// Simulates `trials` histories: level 10 ms, point i = level_i * exp(e_i), e_i = noiseScale * a draw from the

@@ -20,14 +20,14 @@ namespace dynqual::stats {
 
 /// How candidate change points are proposed.
 enum class ChangePointMethod {
-  EDivisive,  ///< energy statistic Q maximised over splits, hierarchical bisection
-  Pelt,       ///< penalised Gaussian mean-change cost, exact minimum by pruned dynamic programming
+  EDivisive, ///< energy statistic Q maximised over splits, hierarchical bisection
+  Pelt,      ///< penalised Gaussian mean-change cost, exact minimum by pruned dynamic programming
 };
 
 /// How an E-divisive split is judged significant in the split step.
 enum class ChangePointTest {
-  TTest,        ///< Welch's two-sample t-test between the two sides (Otava's default, windowed)
-  Permutation,  ///< Matteson & James' permutation test of Q over the whole series (no windows)
+  TTest,       ///< Welch's two-sample t-test between the two sides (Otava's default, windowed)
+  Permutation, ///< Matteson & James' permutation test of Q over the whole series (no windows)
 };
 
 /// Defaults: PELT proposes, the merge step keeps changes at p <= 0.001 (Otava's max_pvalue), with
@@ -37,14 +37,14 @@ enum class ChangePointTest {
 struct ChangePointOptions {
   ChangePointMethod method = ChangePointMethod::Pelt;
   ChangePointTest test = ChangePointTest::TTest;
-  int window = 50;           ///< points per sliding window of the split step (Otava window_len)
-  double maxP = 0.001;       ///< a change point is kept when its p <= maxP (Otava max_pvalue)
-  int minSegment = 5;        ///< points each segment must hold at least (>= 2)
-  double minMagnitude = 0;   ///< also drop a change point whose |relative change| <= this (0: off)
-  bool logScale = true;      ///< detect on ln(x) (needs x > 0): timing changes are multiplicative
-  int permutations = 999;    ///< R of the permutation test; p = (1 + #{Q_r >= Q}) / (R + 1)
-  std::uint64_t seed = 1;    ///< permutation test only: std::mt19937_64 seed
-  double peltPenalty = 0;    ///< PELT: penalty per change in units of ln(n); 0 = kDefaultPeltPenalty
+  int window = 50;         ///< points per sliding window of the split step (Otava window_len)
+  double maxP = 0.001;     ///< a change point is kept when its p <= maxP (Otava max_pvalue)
+  int minSegment = 5;      ///< points each segment must hold at least (>= 2)
+  double minMagnitude = 0; ///< also drop a change point whose |relative change| <= this (0: off)
+  bool logScale = true;    ///< detect on ln(x) (needs x > 0): timing changes are multiplicative
+  int permutations = 999;  ///< R of the permutation test; p = (1 + #{Q_r >= Q}) / (R + 1)
+  std::uint64_t seed = 1;  ///< permutation test only: std::mt19937_64 seed
+  double peltPenalty = 0;  ///< PELT: penalty per change in units of ln(n); 0 = kDefaultPeltPenalty
 };
 
 /// PELT's default penalty: beta = 3 ln(n) per change on the cost in units of sigma^2, between
@@ -55,20 +55,20 @@ inline constexpr double kDefaultPeltPenalty = 3.0;
 /// One change point: x[index] is the first point of the new segment.
 struct ChangePoint {
   int index = 0;
-  int segmentStart = 0;  ///< the segment before is x[segmentStart, index)
-  int segmentEnd = 0;    ///< the segment after is x[index, segmentEnd)
-  double before = 0;     ///< level before (geometric mean with logScale, else mean; unit of x)
-  double after = 0;      ///< level after, likewise
-  double change = 0;     ///< after / before - 1 (0.05 = 5 % higher)
-  double p = 1;          ///< Welch t-test between the two adjacent segments (on ln x with logScale)
-  double q = 0;          ///< E-divisive statistic Q of the split that proposed it (0 for PELT)
+  int segmentStart = 0; ///< the segment before is x[segmentStart, index)
+  int segmentEnd = 0;   ///< the segment after is x[index, segmentEnd)
+  double before = 0;    ///< level before (geometric mean with logScale, else mean; unit of x)
+  double after = 0;     ///< level after, likewise
+  double change = 0;    ///< after / before - 1 (0.05 = 5 % higher)
+  double p = 1;         ///< Welch t-test between the two adjacent segments (on ln x with logScale)
+  double q = 0;         ///< E-divisive statistic Q of the split that proposed it (0 for PELT)
 };
 
 /// Result of Welch's two-sample t-test.
 struct WelchTest {
-  double t = 0;   ///< (mean(b) - mean(a)) / sqrt(var(a)/n_a + var(b)/n_b)
-  double df = 0;  ///< Welch-Satterthwaite degrees of freedom
-  double p = 1;   ///< two-sided
+  double t = 0;  ///< (mean(b) - mean(a)) / sqrt(var(a)/n_a + var(b)/n_b)
+  double df = 0; ///< Welch-Satterthwaite degrees of freedom
+  double p = 1;  ///< two-sided
 };
 
 /// Welch's t-test (Welch 1947, "The generalization of 'Student's' problem when several different

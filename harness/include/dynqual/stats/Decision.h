@@ -29,27 +29,27 @@ inline constexpr double kDefaultMargin = 0.02;
 
 struct DecisionParams {
   Direction direction = Direction::LowerIsBetter;
-  double alpha = 0.05;             ///< for this comparison, already adjusted (holmAlphas); CI level 1 - alpha
-  double margin = kDefaultMargin;  ///< m in [0, 1)
+  double alpha = 0.05;            ///< for this comparison, already adjusted (holmAlphas); CI level 1 - alpha
+  double margin = kDefaultMargin; ///< m in [0, 1)
   std::uint64_t bootstrapSeed = 1;
-  int bootstrapResamples = 2000;   ///< 0 skips the median-ratio bootstrap (its fields are NaN)
+  int bootstrapResamples = 2000; ///< 0 skips the median-ratio bootstrap (its fields are NaN)
   int exactMaxN = kSignedRankExactMaxN;
 };
 
 /// Everything the gate reports for one comparison. Ratios are head / base.
 struct Decision {
-  int n = 0;                       ///< rounds
-  double ratio = 1;                ///< exp(HL estimate of the log ratios)
-  double ratioLow = 0, ratioHigh = 0;  ///< exp of the HL interval at level 1 - alpha (0 / +inf when unbounded)
-  double ratioCoverage = 1;        ///< achieved coverage of that interval (HodgesLehmannResult)
-  double medianRatio = 1;          ///< exp(median of the log ratios)
-  double medianRatioLow = 0, medianRatioHigh = 0;  ///< exp of the percentile-bootstrap interval, level 1 - alpha
-  int bootstrapResamples = 0;      ///< B used: max(params.bootstrapResamples, bootstrapResamplesFor(alpha)); 0 when skipped
-  double pTwoSided = 1;            ///< Wilcoxon signed-rank test of the log ratios against 0
+  int n = 0;                          ///< rounds
+  double ratio = 1;                   ///< exp(HL estimate of the log ratios)
+  double ratioLow = 0, ratioHigh = 0; ///< exp of the HL interval at level 1 - alpha (0 / +inf when unbounded)
+  double ratioCoverage = 1;           ///< achieved coverage of that interval (HodgesLehmannResult)
+  double medianRatio = 1;             ///< exp(median of the log ratios)
+  double medianRatioLow = 0, medianRatioHigh = 0; ///< exp of the percentile-bootstrap interval, level 1 - alpha
+  int bootstrapResamples = 0; ///< B used: max(params.bootstrapResamples, bootstrapResamplesFor(alpha)); 0 when skipped
+  double pTwoSided = 1;       ///< Wilcoxon signed-rank test of the log ratios against 0
   SignedRankResult test;
-  HodgesLehmannResult hl;          ///< on the log scale
-  std::vector<double> robustZ;     ///< robust z of each round's log ratio, round order
-  std::vector<int> outlierRounds;  ///< 0-based rounds with |z| > 3.5: flagged, never dropped
+  HodgesLehmannResult hl;         ///< on the log scale
+  std::vector<double> robustZ;    ///< robust z of each round's log ratio, round order
+  std::vector<int> outlierRounds; ///< 0-based rounds with |z| > 3.5: flagged, never dropped
   Verdict verdict = Verdict::Inconclusive;
 };
 
@@ -63,8 +63,7 @@ struct Decision {
 ///   NoChange:    1/(1 + m) <= low and high <= 1 + m;
 ///   Inconclusive otherwise.
 /// Throws std::invalid_argument for alpha outside (0, 1) or margin outside [0, 1).
-Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha,
-                 double margin);
+Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha, double margin);
 
 /// Decides one comparison from r_i = log(head_i / base_i), one value per round (natural log).
 /// Test: signedRankTest(r), which drops rounds with r_i = 0. Ratio interval: exp of

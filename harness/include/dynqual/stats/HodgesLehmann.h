@@ -19,12 +19,12 @@ double hodgesLehmann(const std::vector<double>& d);
 /// Estimate and confidence interval; bounds in the unit of d.
 struct HodgesLehmannResult {
   double estimate = 0;
-  double low = 0;               ///< k-th smallest Walsh average, -inf when k == 0
-  double high = 0;              ///< k-th largest Walsh average, +inf when k == 0
-  double confidence = 0;        ///< requested level
-  double achievedCoverage = 1;  ///< 1 - 2 P(W+ <= k - 1) under H0 (normal approximation above exactMaxN)
-  int n = 0;                    ///< observations used (all of d)
-  int k = 0;                    ///< order of the bounds among the sorted Walsh averages (1-based)
+  double low = 0;              ///< k-th smallest Walsh average, -inf when k == 0
+  double high = 0;             ///< k-th largest Walsh average, +inf when k == 0
+  double confidence = 0;       ///< requested level
+  double achievedCoverage = 1; ///< 1 - 2 P(W+ <= k - 1) under H0 (normal approximation above exactMaxN)
+  int n = 0;                   ///< observations used (all of d)
+  int k = 0;                   ///< order of the bounds among the sorted Walsh averages (1-based)
   PValueMethod method = PValueMethod::Exact;
 };
 

@@ -7,10 +7,10 @@ namespace dynqual::stats {
 
 /// Summary of per-repetition latencies, all in milliseconds except qps.
 struct LatencySummary {
-  double meanMs = 0;    ///< arithmetic mean of the samples
-  double medianMs = 0;  ///< middle sample; mean of the two middle ones for an even count
-  double p90Ms = 0;     ///< nearest-rank 90th percentile: the ceil(0.9 n)-th smallest sample
-  double qps = 0;       ///< 1000 / meanMs (inferences per second of one caller, back to back)
+  double meanMs = 0;   ///< arithmetic mean of the samples
+  double medianMs = 0; ///< middle sample; mean of the two middle ones for an even count
+  double p90Ms = 0;    ///< nearest-rank 90th percentile: the ceil(0.9 n)-th smallest sample
+  double qps = 0;      ///< 1000 / meanMs (inferences per second of one caller, back to back)
 };
 
 /// Summarizes `latencyMs` (one wall-clock sample per repetition, ms). Throws

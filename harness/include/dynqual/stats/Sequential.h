@@ -28,10 +28,10 @@ enum class AlphaSpending {
 };
 
 struct LookSchedule {
-  std::vector<int> rounds = kDefaultLookRounds;  ///< rounds at each look, strictly increasing, >= 1
+  std::vector<int> rounds = kDefaultLookRounds; ///< rounds at each look, strictly increasing, >= 1
   AlphaSpending spending = AlphaSpending::Bonferroni;
-  int plannedLooks = 0;      ///< K of the plan; 0: rounds.size(). Set by cutToBudget.
-  int plannedMaxRounds = 0;  ///< rounds at the planned last look; 0: rounds.back(). Set by cutToBudget.
+  int plannedLooks = 0;     ///< K of the plan; 0: rounds.size(). Set by cutToBudget.
+  int plannedMaxRounds = 0; ///< rounds at the planned last look; 0: rounds.back(). Set by cutToBudget.
 
   /// Nominal two-sided level of look `lookIndex` (0-based): what the comparisons at that look are
   /// tested at (before Holm across the suite). The levels of the planned looks sum to totalAlpha,
@@ -56,10 +56,10 @@ struct LookSchedule {
 /// verdict (Regression, Improvement or NoChange) and keeps that verdict; open ones read Inconclusive.
 struct SuiteState {
   std::vector<Verdict> verdict;
-  std::vector<int> closedAtRounds;  ///< rounds at the closing look; 0 while open
+  std::vector<int> closedAtRounds; ///< rounds at the closing look; 0 while open
   int looksDone = 0;
-  int roundsUsed = 0;   ///< rounds at the last look applied
-  bool done = false;    ///< every comparison closed, or the last look applied
+  int roundsUsed = 0; ///< rounds at the last look applied
+  bool done = false;  ///< every comparison closed, or the last look applied
 };
 
 /// A fresh state for `comparisons` comparisons, all open.

@@ -48,13 +48,13 @@ private:
 
 /// Result of signedRankTest. W+ is in rank units (may be a half-integer with ties).
 struct SignedRankResult {
-  double wPlus = 0;      ///< sum of the (mid)ranks of |d_i| over the d_i > 0
-  int n = 0;             ///< non-zero differences used
-  int zerosDropped = 0;  ///< differences exactly 0, dropped (Wilcoxon's method)
-  bool ties = false;     ///< some non-zero |d_i| were tied (midranks used)
-  double pTwoSided = 1;  ///< min(1, 2 min(pGreater, pLess))
-  double pGreater = 1;   ///< P(W+ >= observed): alternative "location of d > 0"
-  double pLess = 1;      ///< P(W+ <= observed): alternative "location of d < 0"
+  double wPlus = 0;     ///< sum of the (mid)ranks of |d_i| over the d_i > 0
+  int n = 0;            ///< non-zero differences used
+  int zerosDropped = 0; ///< differences exactly 0, dropped (Wilcoxon's method)
+  bool ties = false;    ///< some non-zero |d_i| were tied (midranks used)
+  double pTwoSided = 1; ///< min(1, 2 min(pGreater, pLess))
+  double pGreater = 1;  ///< P(W+ >= observed): alternative "location of d > 0"
+  double pLess = 1;     ///< P(W+ <= observed): alternative "location of d < 0"
   PValueMethod method = PValueMethod::Exact;
 };
 

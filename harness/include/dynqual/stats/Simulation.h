@@ -11,16 +11,16 @@
 namespace dynqual::stats {
 
 struct SimulationParams {
-  std::vector<double> residuals;   ///< A/A per-round log ratios from a calibration (>= 2 values)
-  bool centre = true;              ///< subtract their Hodges-Lehmann estimate first (the test's location)
-  double effect = 0;               ///< true relative change of head vs base: log(1 + effect) is added to every round
-  double driftPerRound = 0;        ///< log units added per round: round j (1-based) gets j * drift
-  double outlierRate = 0;          ///< per round, probability of an outlier
-  double outlierMagnitude = 0;     ///< log units added to an outlier round, sign + or - with probability 1/2
-  double tailDf = 0;               ///< > 0: each residual is multiplied by sqrt(df / X), X ~ chi-square(df) (t-type tails)
-  int trials = 2000;               ///< T simulated gate runs
-  int comparisons = 10;            ///< M comparisons per suite, all with the same effect; Holm across them
-  double alpha = 0.05;             ///< suite-level alpha, spent over the looks
+  std::vector<double> residuals; ///< A/A per-round log ratios from a calibration (>= 2 values)
+  bool centre = true;            ///< subtract their Hodges-Lehmann estimate first (the test's location)
+  double effect = 0;             ///< true relative change of head vs base: log(1 + effect) is added to every round
+  double driftPerRound = 0;      ///< log units added per round: round j (1-based) gets j * drift
+  double outlierRate = 0;        ///< per round, probability of an outlier
+  double outlierMagnitude = 0;   ///< log units added to an outlier round, sign + or - with probability 1/2
+  double tailDf = 0;    ///< > 0: each residual is multiplied by sqrt(df / X), X ~ chi-square(df) (t-type tails)
+  int trials = 2000;    ///< T simulated gate runs
+  int comparisons = 10; ///< M comparisons per suite, all with the same effect; Holm across them
+  double alpha = 0.05;  ///< suite-level alpha, spent over the looks
   double margin = kDefaultMargin;
   Direction direction = Direction::LowerIsBetter;
   LookSchedule schedule;
@@ -49,7 +49,7 @@ struct SimulationResult {
   /// Comparisons flagged in the true effect's direction (Regression when the effect is bad for
   /// `direction`, Improvement when good; count 0 when effect == 0). Out of T * M.
   RateEstimate detection;
-  double meanRounds = 0;  ///< rounds at which the suite stopped, averaged over trials
+  double meanRounds = 0; ///< rounds at which the suite stopped, averaged over trials
 };
 
 /// Simulates `trials` runs of the full sequential gate (startSuite / applyLook over

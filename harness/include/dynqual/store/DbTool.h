@@ -22,8 +22,7 @@ void dbInfo(const std::filesystem::path& db, const std::string& format, std::ost
 /// Runs one read-only SQL statement (the connection is opened read-only, so writes fail) and
 /// prints the rows: tab-separated with a header line ("text"), or a JSON array of objects.
 /// Throws StoreError for more than one statement or an SQL error.
-void dbQuery(const std::filesystem::path& db, const std::string& sql, const std::string& format,
-             std::ostream& out);
+void dbQuery(const std::filesystem::path& db, const std::string& sql, const std::string& format, std::ostream& out);
 
 /// Writes the "dynqual-store" JSON document (docs/store.md) holding the selected runs ("latest",
 /// ids or key prefixes; all runs when empty).

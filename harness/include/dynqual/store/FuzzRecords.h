@@ -17,32 +17,32 @@ namespace dynqual::store {
 
 /// One campaign shard (a fuzz_campaigns row plus counts from fuzz_campaign_cases).
 struct FuzzShard {
-  std::string campaign, night, startedAt, endedAt, revision;  ///< endedAt "" = unfinished
+  std::string campaign, night, startedAt, endedAt, revision; ///< endedAt "" = unfinished
   double wallSeconds = 0;
   int64_t cases = 0, valid = 0, findings = 0;
-  nlohmann::json summary;  ///< {"ms": {...}, "op_counts": {...}, "counters": {...}, "invalid": {...}}
+  nlohmann::json summary; ///< {"ms": {...}, "op_counts": {...}, "counters": {...}, "invalid": {...}}
 };
 
 /// One bucket as triage shows it.
 struct FuzzBucket {
-  std::string bucket;       ///< 16 hex digits
-  std::string key;          ///< symptom|pass|origin|message
+  std::string bucket; ///< 16 hex digits
+  std::string key;    ///< symptom|pass|origin|message
   std::string symptom, pass, origin, message;
-  std::string status;       ///< "new" (first seen this night), "known", or "fixed"
-  int64_t hits = 0;         ///< findings in the whole store
-  int64_t hitsTonight = 0;  ///< findings in the night's shards
+  std::string status;      ///< "new" (first seen this night), "known", or "fixed"
+  int64_t hits = 0;        ///< findings in the whole store
+  int64_t hitsTonight = 0; ///< findings in the night's shards
   std::string firstCampaign, firstSeen, firstRevision, firstNight;
   std::string lastCampaign, lastSeen;
   // The smallest reproducer: fewest nodes after minimization, then fewest input elements.
   int64_t nodes = 0, elements = 0;
   uint64_t seed = 0;
   std::string caseDir, reproducer, detail, variant, knob, signature, binding;
-  std::string graph;                   ///< the smallest reproducer's graph as text (one node a line)
-  std::vector<uint64_t> exampleSeeds;  ///< up to 5 other seeds of the bucket
-  int64_t signatures = 0;              ///< distinct signatures folded into it
-  std::string corpusCase;              ///< the corpus case added for it, or ""
+  std::string graph;                  ///< the smallest reproducer's graph as text (one node a line)
+  std::vector<uint64_t> exampleSeeds; ///< up to 5 other seeds of the bucket
+  int64_t signatures = 0;             ///< distinct signatures folded into it
+  std::string corpusCase;             ///< the corpus case added for it, or ""
   std::string checkedAt, checkedRevision;
-  int passes = -1;                     ///< last corpus check of its case: 1 pass, 0 fail, -1 none
+  int passes = -1; ///< last corpus check of its case: 1 pass, 0 fail, -1 none
 };
 
 /// Nights in the store, oldest first (distinct fuzz_campaigns.night).
@@ -55,9 +55,9 @@ std::vector<FuzzShard> fuzzShards(Store& store, const std::string& night);
 struct FuzzNightStats {
   std::string night;
   int64_t shards = 0, unfinished = 0, cases = 0, valid = 0, findings = 0;
-  int64_t buckets = 0;     ///< distinct buckets hit that night
-  int64_t newBuckets = 0;  ///< buckets first seen that night
-  double wallSeconds = 0;  ///< summed over shards
+  int64_t buckets = 0;    ///< distinct buckets hit that night
+  int64_t newBuckets = 0; ///< buckets first seen that night
+  double wallSeconds = 0; ///< summed over shards
 };
 
 /// Every night, oldest first (the last `limit`).
@@ -75,8 +75,8 @@ std::vector<FuzzBucket> fuzzBuckets(Store& store, const std::string& night = "")
 
 /// Records what a corpus check of a bucket's case found (`passes`), and its corpus case name
 /// when not empty. One transaction. Throws StoreError.
-void setBucketStatus(Store& store, const std::string& bucket, const std::string& corpusCase, bool checked,
-                     bool passes, const std::string& revision);
+void setBucketStatus(Store& store, const std::string& bucket, const std::string& corpusCase, bool checked, bool passes,
+                     const std::string& revision);
 
 /// The bucket whose id starts with `prefix` (at least 4 hex digits). Throws StoreError when none
 /// or more than one matches, naming `dynqual fuzz triage` to list them.

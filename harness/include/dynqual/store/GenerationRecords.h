@@ -16,7 +16,8 @@ namespace dynqual::store {
 ///  - data set: kind "binding", name "prompt_<prompt_len>", binding
 ///    "prompt_len=P gen_tokens=G seed=S" (plus " engine=E" for a peer), hash = sha256 of model
 ///    hash, binding and seed;
-///  - params: engine ("dynqual" for dq-bench), tool, device, gpu, program, warmup, reps, prompt_len, gen_tokens, seed, batch, copy_mib,
+///  - params: engine ("dynqual" for dq-bench), tool, device, gpu, program, warmup, reps, prompt_len, gen_tokens, seed,
+///  batch, copy_mib,
 ///    copy_reps, launches, binding (which limit binds), tokens (the ids, comma-separated),
 ///    tokens_same_every_rep, kv_dtype, vocab;
 ///  - samples: ttft_ms (ms) and tps (tokens/s), one per timed repetition; peak_host_bytes

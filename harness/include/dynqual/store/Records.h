@@ -19,27 +19,27 @@ inline constexpr int kExchangeFormatVersion = 1;
 /// fields (machineFingerprint), so two shards from the same machine agree.
 struct Machine {
   std::string fingerprint;
-  std::string cpuModel;     ///< /proc/cpuinfo "model name"
-  int64_t cores = 0;        ///< logical cores
-  int64_t memoryBytes = 0;  ///< MemTotal, bytes
-  std::string os;           ///< "Linux 6.1.0 (Debian GNU/Linux 12 (bookworm))"
-  std::string gpuName;      ///< empty when no GPU was found
-  std::string gpuDriver;    ///< empty when no GPU was found
+  std::string cpuModel;    ///< /proc/cpuinfo "model name"
+  int64_t cores = 0;       ///< logical cores
+  int64_t memoryBytes = 0; ///< MemTotal, bytes
+  std::string os;          ///< "Linux 6.1.0 (Debian GNU/Linux 12 (bookworm))"
+  std::string gpuName;     ///< empty when no GPU was found
+  std::string gpuDriver;   ///< empty when no GPU was found
 };
 
 /// One file of a build (a binary, a compiled model), identified by content.
 struct Artifact {
-  std::string path;         ///< as given; reports show the file name
-  std::string sha256;       ///< hex
+  std::string path;   ///< as given; reports show the file name
+  std::string sha256; ///< hex
   int64_t sizeBytes = 0;
 };
 
 /// The software that produced a run. `key` is its content key (buildKey).
 struct Build {
   std::string key;
-  std::string revision;         ///< git commit, or "unknown"
-  bool dirty = false;           ///< the work tree had uncommitted changes
-  std::string compilerVersion;  ///< C++ compiler that built dynqual
+  std::string revision;        ///< git commit, or "unknown"
+  bool dirty = false;          ///< the work tree had uncommitted changes
+  std::string compilerVersion; ///< C++ compiler that built dynqual
   std::string dynqualVersion;
   std::vector<Artifact> artifacts;
 };
@@ -61,16 +61,16 @@ struct ModelRef {
 /// of model hash + binding text + seed for generated bindings).
 struct DatasetRef {
   std::string name;
-  std::string kind;     ///< "stored", "binding" or "" for the whole model
-  std::string binding;  ///< "b=1 n=4" for generated bindings
+  std::string kind;    ///< "stored", "binding" or "" for the whole model
+  std::string binding; ///< "b=1 n=4" for generated bindings
   std::string hash;
 };
 
 /// Accuracy of one output (or of all outputs combined, `output` == "") under one comparison.
 struct AccuracyRow {
-  std::string comparison;  ///< "vs_expected", "vs_reference" or "reference_vs_stored"
-  std::string output;      ///< output name; "" = all outputs combined
-  std::string verdict;     ///< "pass" or "fail"
+  std::string comparison; ///< "vs_expected", "vs_reference" or "reference_vs_stored"
+  std::string output;     ///< output name; "" = all outputs combined
+  std::string verdict;    ///< "pass" or "fail"
   std::string reason;
   std::string dtype;
   std::vector<int64_t> shape;
@@ -82,8 +82,8 @@ struct AccuracyRow {
 
 /// Every sample of one metric; the repetition index of values[i] is i.
 struct SampleSeries {
-  std::string metric;  ///< e.g. "latency_ms" (docs/store.md lists the names)
-  std::string unit;    ///< "ms", "s", "1/s", "bytes", "%", "tokens/s"
+  std::string metric; ///< e.g. "latency_ms" (docs/store.md lists the names)
+  std::string unit;   ///< "ms", "s", "1/s", "bytes", "%", "tokens/s"
   std::vector<double> values;
 };
 
@@ -91,12 +91,12 @@ struct SampleSeries {
 struct CaseRecord {
   ModelRef model;
   DatasetRef dataset;
-  std::string status;  ///< "passed", "failed", "skipped"
+  std::string status; ///< "passed", "failed", "skipped"
   std::string error;
-  std::map<std::string, std::string> params;  ///< the case's own parameters (warmup, reps, ...)
+  std::map<std::string, std::string> params; ///< the case's own parameters (warmup, reps, ...)
   std::vector<AccuracyRow> accuracy;
   std::vector<SampleSeries> samples;
-  std::map<std::string, int64_t> counters;    ///< device counters (exact integers)
+  std::map<std::string, int64_t> counters; ///< device counters (exact integers)
 };
 
 /// Status of a run row. A run is "unfinished" from its start until finishRun; a process that
@@ -106,19 +106,19 @@ inline constexpr const char* kRunFinished = "finished";
 
 /// One run of a dynqual command with everything recorded for it.
 struct RunRecord {
-  int64_t id = 0;          ///< row id in the database it was read from (not exported)
-  std::string key;         ///< content key: unique per run, kept across export/import/merge
-  std::string kind;        ///< "run", "qualify", ...
+  int64_t id = 0;   ///< row id in the database it was read from (not exported)
+  std::string key;  ///< content key: unique per run, kept across export/import/merge
+  std::string kind; ///< "run", "qualify", ...
   std::string status = kRunUnfinished;
-  std::string startedAt;   ///< UTC, ISO 8601 ("2026-01-02T03:04:05Z")
-  std::string endedAt;     ///< "" while unfinished
+  std::string startedAt; ///< UTC, ISO 8601 ("2026-01-02T03:04:05Z")
+  std::string endedAt;   ///< "" while unfinished
   std::string commandLine;
   std::string device;
   Machine machine;
-  std::optional<Build> build;      ///< the build under test ("head")
-  std::optional<Build> baseBuild;  ///< the baseline build, for A/B runs
+  std::optional<Build> build;     ///< the build under test ("head")
+  std::optional<Build> baseBuild; ///< the baseline build, for A/B runs
   Pipeline pipeline;
-  std::map<std::string, std::string> params;  ///< run parameters ("rel_l2_gate", "seed", ...)
+  std::map<std::string, std::string> params; ///< run parameters ("rel_l2_gate", "seed", ...)
   std::vector<CaseRecord> cases;
 };
 

@@ -13,8 +13,7 @@ namespace dynqual::store {
 /// (/proc/self/cmdline), the probed machine, and the build of this source tree with the sha256
 /// and size of each file in `artifacts` that exists.
 RunRecord newRunHeader(const std::string& kind, const std::string& device, const std::string& pipelineSpec,
-                       const std::vector<std::filesystem::path>& artifacts,
-                       std::map<std::string, std::string> params);
+                       const std::vector<std::filesystem::path>& artifacts, std::map<std::string, std::string> params);
 
 /// This process's command line, arguments joined by spaces.
 std::string currentCommandLine();

@@ -27,10 +27,10 @@ public:
 /// How to open a store.
 struct OpenOptions {
   enum class Mode {
-    Create,    ///< read-write; creates the file (not its folder) when missing
-    Existing,  ///< read-write; the file must exist
-    ReadOnly,  ///< no writes at all (query, export, report, merge source); works in a folder this
-               ///< process cannot write (a WAL database is then read as immutable, see Store())
+    Create,   ///< read-write; creates the file (not its folder) when missing
+    Existing, ///< read-write; the file must exist
+    ReadOnly, ///< no writes at all (query, export, report, merge source); works in a folder this
+              ///< process cannot write (a WAL database is then read as immutable, see Store())
   };
   Mode mode = Mode::Create;
   /// How long a writer waits for another process's lock before failing, in ms.
@@ -49,9 +49,9 @@ struct RunSummary {
 
 /// Outcome of importRuns / merge, in runs.
 struct ImportResult {
-  int added = 0;     ///< new run keys
-  int replaced = 0;  ///< an unfinished copy replaced by a finished one
-  int skipped = 0;   ///< already present (same key)
+  int added = 0;    ///< new run keys
+  int replaced = 0; ///< an unfinished copy replaced by a finished one
+  int skipped = 0;  ///< already present (same key)
 };
 
 /// A read or write handle on one database file. Not copyable; one per thread.
@@ -111,7 +111,7 @@ private:
   std::filesystem::path path_;
   OpenOptions options_;
   std::unique_ptr<SQLite::Database> db_;
-  int lastErrorCode_ = 0;  ///< primary SQLite result code of the last failure rethrow() saw
+  int lastErrorCode_ = 0; ///< primary SQLite result code of the last failure rethrow() saw
 };
 
 /// A `dynqual db SUB` command line for `db` that works when pasted into a shell, e.g.

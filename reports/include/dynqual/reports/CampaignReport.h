@@ -44,10 +44,10 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
 /// `dynqual report --campaign NIGHT` without the argument parsing.
 struct CampaignReportRequest {
   std::string db;
-  std::string night;            ///< "" or "latest": the newest night
-  std::string format = "md";    ///< md, json or html
+  std::string night;         ///< "" or "latest": the newest night
+  std::string format = "md"; ///< md, json or html
   std::string output = "-";
-  std::string chartJs;          ///< default: defaultChartJsPath()
+  std::string chartJs; ///< default: defaultChartJsPath()
   int historyNights = 30;
 };
 

@@ -11,11 +11,11 @@ namespace dynqual::reports {
 
 /// What the renderers say about the run besides the result itself.
 struct GateContext {
-  std::string command;   ///< "ab", "gate" or "calibrate"
-  std::string baseLabel, headLabel;  ///< variant text, plus the revision for gates
+  std::string command;              ///< "ab", "gate" or "calibrate"
+  std::string baseLabel, headLabel; ///< variant text, plus the revision for gates
   diff::Policy policy;
   diff::Measurement measure;
-  int64_t runId = 0;     ///< store row id, 0 when not recorded
+  int64_t runId = 0; ///< store row id, 0 when not recorded
   /// One line per arm on how its binaries came to be (gate: build time and ccache hit rate).
   std::vector<std::string> notes;
 };

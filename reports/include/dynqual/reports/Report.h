@@ -19,7 +19,7 @@ struct ReportInput {
   store::RunRecord head;
   std::optional<store::RunRecord> base;
   std::vector<store::RunRecord> history;
-  std::string dynqualVersion;  ///< the version that rendered the report
+  std::string dynqualVersion; ///< the version that rendered the report
 };
 
 /// The first line of the Markdown footer; a bot finds its sticky PR comment by it.
@@ -51,13 +51,13 @@ std::string escapeHtml(const std::string& s);
 
 /// `dynqual report` without the argument parsing.
 struct ReportRequest {
-  std::string db;                 ///< the store to read (opened read-only)
-  std::string run = "latest";     ///< "latest", a run id or a key prefix
-  std::string base;               ///< optional baseline run, same selectors
-  std::string format = "md";      ///< "md", "json" or "html"
-  std::string output = "-";       ///< file, or "-" for stdout
-  std::string chartJs;            ///< Chart.js file for html (default: defaultChartJsPath())
-  int historyLimit = 50;          ///< runs shown in the history charts
+  std::string db;             ///< the store to read (opened read-only)
+  std::string run = "latest"; ///< "latest", a run id or a key prefix
+  std::string base;           ///< optional baseline run, same selectors
+  std::string format = "md";  ///< "md", "json" or "html"
+  std::string output = "-";   ///< file, or "-" for stdout
+  std::string chartJs;        ///< Chart.js file for html (default: defaultChartJsPath())
+  int historyLimit = 50;      ///< runs shown in the history charts
 };
 
 /// Renders the report of a case-based run (qualify, run, generate). The output file is opened

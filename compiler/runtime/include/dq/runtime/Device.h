@@ -52,12 +52,12 @@ struct KernelArgs {
 /// count every transfer (copies, upload, download) by where the memory lives: "h" is Host or
 /// HostMapped, "d" is Device. Byte counters are in bytes.
 struct Counters {
-  uint64_t syncs = 0;              ///< synchronize() calls, including those inside readback()
-  uint64_t scalarReadbacks = 0;    ///< readback() calls
-  uint64_t kernelLaunches = 0;     ///< launch() calls (a strided copy is counted as a copy only)
-  uint64_t memcpyCopies = 0;       ///< CopyKind::Memcpy copies
-  uint64_t copy2dCopies = 0;       ///< CopyKind::Copy2D copies
-  uint64_t stridedCopies = 0;      ///< CopyKind::Strided copy kernels
+  uint64_t syncs = 0;           ///< synchronize() calls, including those inside readback()
+  uint64_t scalarReadbacks = 0; ///< readback() calls
+  uint64_t kernelLaunches = 0;  ///< launch() calls (a strided copy is counted as a copy only)
+  uint64_t memcpyCopies = 0;    ///< CopyKind::Memcpy copies
+  uint64_t copy2dCopies = 0;    ///< CopyKind::Copy2D copies
+  uint64_t stridedCopies = 0;   ///< CopyKind::Strided copy kernels
   uint64_t h2dTransfers = 0, d2hTransfers = 0, d2dTransfers = 0, h2hTransfers = 0;
   uint64_t h2dBytes = 0, d2hBytes = 0, d2dBytes = 0, h2hBytes = 0;
   uint64_t allocations = 0;        ///< allocate() calls, all spaces
@@ -106,12 +106,11 @@ public:
   /// Copies `bytes` from any space into process memory (a d2h transfer for Device memory).
   virtual void download(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
   /// One linear transfer between two allocations of any spaces (CopyKind::Memcpy).
-  virtual void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-                      uint64_t bytes) = 0;
+  virtual void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
   /// `rows` rows of `rowBytes` bytes; row r starts at offset + r*pitch on each side
   /// (CopyKind::Copy2D; pitches are >= rowBytes).
-  virtual void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
-                      uint64_t srcOffset, uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) = 0;
+  virtual void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src, uint64_t srcOffset,
+                      uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) = 0;
   /// General strided copy kernel (CopyKind::Strided); views have equal sizes and dtype.
   virtual void copyStrided(const BufferView &dst, const BufferView &src) = 0;
 
@@ -141,8 +140,8 @@ std::vector<std::string> availableDevices();
 /// One device name the runtime defines.
 struct DeviceInfo {
   const char *name;
-  bool built;    ///< createDevice makes it in this build ("hip" only with DYNQUAL_WITH_HIP)
-  bool variant;  ///< a dq variant may run on it (dq:PIPELINE@NAME): sim and hip
+  bool built;   ///< createDevice makes it in this build ("hip" only with DYNQUAL_WITH_HIP)
+  bool variant; ///< a dq variant may run on it (dq:PIPELINE@NAME): sim and hip
 };
 /// Every device name the runtime defines, built here or not, in a fixed order (sim, sim-elem,
 /// null, hip): the one list that createDevice, availableDevices, the variant grammar and the help
@@ -152,4 +151,4 @@ const std::vector<DeviceInfo> &deviceRegistry();
 /// `variantsOnly`, only the devices a variant may name: "sim, hip").
 std::string deviceNames(bool variantsOnly = false);
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -71,9 +71,8 @@ struct DeviceTimeModel {
   /// size, `hostMapped[i]` telling whether view i (ins then outs) lies in host-mapped memory
   /// (empty: all device memory). Compute time = kernelFlops / the class rate of the first input's
   /// dtype (the output's without inputs). Rounded to the nearest ns.
-  uint64_t launchNs(const std::string &kernel, const std::vector<BufferView> &ins,
-                    const std::vector<BufferView> &outs, const KernelArgs &args,
-                    const std::vector<bool> &hostMapped = {}) const;
+  uint64_t launchNs(const std::string &kernel, const std::vector<BufferView> &ins, const std::vector<BufferView> &outs,
+                    const KernelArgs &args, const std::vector<bool> &hostMapped = {}) const;
   /// A Copy2D or Memcpy of `bytes` bytes from `src` to `dst` space, ns: latency + bytes /
   /// bandwidth of the direction: d2d at d2dCopyGBps after d2dLatencyUs; host<->device at the
   /// pinned link when the host side is HostMapped, else at the pageable link; host-to-host 0
@@ -100,11 +99,11 @@ struct DeviceTimeModel {
 ///   data movement (cast, expand, slice, transpose, concat, gather*, scatter*, tile, pad, fill,
 ///   range, range_length, trilu, one_hot, nonzero, compress): 0.
 /// A transcendental counts as one operation. Unknown names count 0 (the loader rejects them).
-double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins,
-                   const std::vector<BufferView> &outs, const KernelArgs &args);
+double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins, const std::vector<BufferView> &outs,
+                   const KernelArgs &args);
 
 /// Distinct elements of `v`: the product of its sizes over dims whose stride is not 0 (a
 /// broadcast dim is read once); 0 when any size is 0.
 uint64_t distinctElements(const BufferView &v);
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -13,4 +13,4 @@ public:
   explicit RuntimeError(const std::string &message) : std::runtime_error(message) {}
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

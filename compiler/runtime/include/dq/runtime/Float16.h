@@ -18,4 +18,4 @@ uint16_t floatToBF16(float value);
 /// double -> bfloat16 bits with a single correct rounding (nearest even).
 uint16_t doubleToBF16(double value);
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -53,4 +53,4 @@ int64_t checkedNumElements(const std::vector<int64_t> &dims, const std::string &
 /// "[2,?,3]"-style rendering of dims (-1 printed as ?).
 std::string formatDims(const std::vector<int64_t> &dims);
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -24,4 +24,4 @@ std::vector<uint8_t> serializeNpy(const HostTensor &t);
 /// Writes `t` to `path` through `path.tmp` and a rename (no partial files).
 void writeNpy(const std::string &path, const HostTensor &t);
 
-}  // namespace dq::rt
+} // namespace dq::rt

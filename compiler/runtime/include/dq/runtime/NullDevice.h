@@ -28,16 +28,13 @@ public:
   MemSpace bufferSpace(BufferHandle) const override { fail("bufferSpace"); }
   void upload(BufferHandle, uint64_t, const void *, uint64_t) override { fail("upload"); }
   void download(void *, BufferHandle, uint64_t, uint64_t) override { fail("download"); }
-  void memcpy(BufferHandle, uint64_t, BufferHandle, uint64_t, uint64_t) override {
-    fail("memcpy");
-  }
-  void copy2D(BufferHandle, uint64_t, uint64_t, BufferHandle, uint64_t, uint64_t, uint64_t,
-              uint64_t) override {
+  void memcpy(BufferHandle, uint64_t, BufferHandle, uint64_t, uint64_t) override { fail("memcpy"); }
+  void copy2D(BufferHandle, uint64_t, uint64_t, BufferHandle, uint64_t, uint64_t, uint64_t, uint64_t) override {
     fail("copy2D");
   }
   void copyStrided(const BufferView &, const BufferView &) override { fail("copyStrided"); }
-  void launch(const std::string &, const std::vector<BufferView> &,
-              const std::vector<BufferView> &, const KernelArgs &) override {
+  void launch(const std::string &, const std::vector<BufferView> &, const std::vector<BufferView> &,
+              const KernelArgs &) override {
     fail("launch");
   }
   void synchronize() override { fail("synchronize"); }
@@ -51,4 +48,4 @@ private:
   [[noreturn]] static void fail(const char *call);
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -33,9 +33,9 @@ enum class MemSpace : uint8_t { Device = 0, Host = 1, HostMapped = 2 };
 
 /// How a device copy is performed (chosen by copy lowering from the effective strides).
 enum class CopyKind : uint8_t {
-  Memcpy = 0,   ///< both sides contiguous with identical layout: one linear transfer
-  Copy2D = 1,   ///< rows contiguous, constant row pitch on each side (cudaMemcpy2D-like)
-  Strided = 2,  ///< general strided copy kernel
+  Memcpy = 0,  ///< both sides contiguous with identical layout: one linear transfer
+  Copy2D = 1,  ///< rows contiguous, constant row pitch on each side (cudaMemcpy2D-like)
+  Strided = 2, ///< general strided copy kernel
 };
 
 /// Instruction opcodes. Registers: `s` = int64 scalar registers, `b` = buffer-view registers.
@@ -262,9 +262,29 @@ enum class Opcode : uint16_t {
 /// Op codes of "fused_elementwise" steps: a fixed numbering, never reused or renumbered.
 /// Binary codes 0..6, unary codes 7..22; each equals the elementwise kernel of its name.
 enum class FusedOp : int64_t {
-  Add = 0, Sub = 1, Mul = 2, Div = 3, Pow = 4, Max = 5, Min = 6,
-  Neg = 7, Sqrt = 8, Reciprocal = 9, Sigmoid = 10, Tanh = 11, Exp = 12, Log = 13, Erf = 14,
-  Relu = 15, Abs = 16, Cos = 17, Sin = 18, Floor = 19, Ceil = 20, Round = 21, Sign = 22,
+  Add = 0,
+  Sub = 1,
+  Mul = 2,
+  Div = 3,
+  Pow = 4,
+  Max = 5,
+  Min = 6,
+  Neg = 7,
+  Sqrt = 8,
+  Reciprocal = 9,
+  Sigmoid = 10,
+  Tanh = 11,
+  Exp = 12,
+  Log = 13,
+  Erf = 14,
+  Relu = 15,
+  Abs = 16,
+  Cos = 17,
+  Sin = 18,
+  Floor = 19,
+  Ceil = 20,
+  Round = 21,
+  Sign = 22,
 };
 /// Most leaves (inputs) and steps of one "fused_elementwise" (fixed so a device can pass the
 /// program in a fixed-size parameter block).
@@ -287,29 +307,29 @@ std::string checkFusedProgram(int64_t inputs, const std::vector<int64_t> &steps)
 
 struct Instr {
   Opcode op = Opcode::ConstIndex;
-  std::string name;            ///< scalar op / kernel name / assert message
-  std::vector<int32_t> s;      ///< scalar registers
-  std::vector<int32_t> b;      ///< buffer registers
-  std::vector<int64_t> imm;    ///< integer immediates
-  std::vector<double> fimm;    ///< float immediates
-  DType dtype = DType::F32;    ///< element type where the opcode needs one
+  std::string name;         ///< scalar op / kernel name / assert message
+  std::vector<int32_t> s;   ///< scalar registers
+  std::vector<int32_t> b;   ///< buffer registers
+  std::vector<int64_t> imm; ///< integer immediates
+  std::vector<double> fimm; ///< float immediates
+  DType dtype = DType::F32; ///< element type where the opcode needs one
   MemSpace space = MemSpace::Device;
-  std::string loc;             ///< source location (ONNX node name or file:line) for errors
+  std::string loc; ///< source location (ONNX node name or file:line) for errors
 };
 
 /// Declared interface of one program input or output.
 struct TensorSpec {
   std::string name;
   DType dtype = DType::F32;
-  std::vector<int64_t> dims;   ///< -1 for a dynamic dim
+  std::vector<int64_t> dims; ///< -1 for a dynamic dim
 };
 
 /// A constant; its bytes live in the sidecar file at [offset, offset+size).
 struct ConstantSpec {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
-  uint64_t offset = 0;         ///< bytes into the sidecar
-  uint64_t size = 0;           ///< bytes
+  uint64_t offset = 0; ///< bytes into the sidecar
+  uint64_t size = 0;   ///< bytes
 };
 
 /// A whole compiled program.
@@ -318,16 +338,16 @@ struct Program {
   /// returned with other dims, dtype or layout.
   static constexpr uint32_t kFormatVersion = 2;
   uint32_t formatVersion = kFormatVersion;
-  std::string compilerVersion;   ///< dynqual version that produced it
-  std::string pipelineSpec;      ///< exact textual pass pipeline that produced it
-  std::string sourceName;        ///< model path or function name
+  std::string compilerVersion; ///< dynqual version that produced it
+  std::string pipelineSpec;    ///< exact textual pass pipeline that produced it
+  std::string sourceName;      ///< model path or function name
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   int32_t numScalarRegs = 0;
   int32_t numBufferRegs = 0;
   std::vector<Instr> code;
   std::vector<ConstantSpec> constants;
-  std::vector<uint8_t> constantData;  ///< sidecar contents (in memory)
+  std::vector<uint8_t> constantData; ///< sidecar contents (in memory)
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -31,4 +31,4 @@ void validateProgram(const Program &program, const std::string &where);
 /// "instruction 7 (Kernel 'add') at node_3" - how errors name an instruction.
 std::string describeInstr(const Program &program, size_t index);
 
-}  // namespace dq::rt
+} // namespace dq::rt

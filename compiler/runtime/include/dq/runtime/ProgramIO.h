@@ -35,4 +35,4 @@ void writeProgram(const Program &program, const std::string &path);
 /// program records zero constant bytes). Throws RuntimeError naming the file.
 Program readProgram(const std::string &path);
 
-}  // namespace dq::rt
+} // namespace dq::rt

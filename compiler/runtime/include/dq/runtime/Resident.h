@@ -62,4 +62,4 @@ private:
   ResidentConstants constants_;
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

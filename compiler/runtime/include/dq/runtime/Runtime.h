@@ -54,11 +54,11 @@ struct RunOptions {
 
 /// A finished run. Timings are wall-clock milliseconds (std::chrono::steady_clock).
 struct RunResult {
-  std::vector<HostTensor> outputs;          ///< empty when not copied back
-  std::vector<BufferView> outputBuffers;    ///< caller-owned buffers (custom allocator only)
-  Counters counters;                        ///< device counters accumulated during this run
-  double executeMs = 0;                     ///< first instruction to Return, plus a synchronize
-  double totalMs = 0;                       ///< including input upload and output download
+  std::vector<HostTensor> outputs;       ///< empty when not copied back
+  std::vector<BufferView> outputBuffers; ///< caller-owned buffers (custom allocator only)
+  Counters counters;                     ///< device counters accumulated during this run
+  double executeMs = 0;                  ///< first instruction to Return, plus a synchronize
+  double totalMs = 0;                    ///< including input upload and output download
 };
 
 /// Checks `inputs` against program.inputs: count, dtype, rank, and every static dim. Throws
@@ -79,7 +79,7 @@ RunResult runProgram(const Program &program, Device &device, const std::vector<H
 /// dims the program declares (errors name the input, as validateInputs does). Nothing is
 /// uploaded; the caller keeps ownership of the input buffers. totalMs then covers execution and
 /// output download only.
-RunResult runProgramOnDevice(const Program &program, Device &device,
-                             const std::vector<BufferView> &inputs, const RunOptions &options = {});
+RunResult runProgramOnDevice(const Program &program, Device &device, const std::vector<BufferView> &inputs,
+                             const RunOptions &options = {});
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -42,13 +42,12 @@ public:
   MemSpace bufferSpace(BufferHandle buffer) const override;
   void upload(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) override;
   void download(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
-  void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
-              uint64_t bytes) override;
-  void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src,
-              uint64_t srcOffset, uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) override;
+  void memcpy(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
+  void copy2D(BufferHandle dst, uint64_t dstOffset, uint64_t dstPitch, BufferHandle src, uint64_t srcOffset,
+              uint64_t srcPitch, uint64_t rowBytes, uint64_t rows) override;
   void copyStrided(const BufferView &dst, const BufferView &src) override;
-  void launch(const std::string &kernel, const std::vector<BufferView> &ins,
-              const std::vector<BufferView> &outs, const KernelArgs &args) override;
+  void launch(const std::string &kernel, const std::vector<BufferView> &ins, const std::vector<BufferView> &outs,
+              const KernelArgs &args) override;
   void synchronize() override;
   void readback(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override;
   void hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) override;
@@ -79,10 +78,8 @@ public:
 private:
   Allocation &live(BufferHandle buffer, const char *what);
   const Allocation &live(BufferHandle buffer, const char *what) const;
-  void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
-                  const char *what) const;
-  void checkReadable(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
-                     const char *what) const;
+  void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const;
+  void checkReadable(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const;
   void markWritten(Allocation &a, uint64_t offset, uint64_t bytes);
   void countTransfer(MemSpace dst, MemSpace src, uint64_t bytes);
   void checkDeviceVisible(BufferHandle buffer, const char *what) const;
@@ -93,10 +90,10 @@ private:
   SimPrecision precision_ = SimPrecision::Exact;
   std::map<BufferHandle, Allocation> allocations_;
   BufferHandle nextHandle_ = 1;
-  std::vector<BufferHandle> pendingBuffers_;  // allocations with a non-empty `pending`
+  std::vector<BufferHandle> pendingBuffers_; // allocations with a non-empty `pending`
   uint64_t liveDeviceBytes_ = 0;
   Counters counters_;
   DeviceTimeModel timeModel_ = DeviceTimeModel::h200();
 };
 
-}  // namespace dq::rt
+} // namespace dq::rt

@@ -12,7 +12,7 @@
 #include <hip/hip_runtime.h>
 #include <hipblas/hipblas.h>
 
-#else  // NVIDIA: HIP names onto CUDA
+#else // NVIDIA: HIP names onto CUDA
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -69,7 +69,7 @@ using hipMemPool_t = cudaMemPool_t;
 #define hipMemPoolAttrReleaseThreshold cudaMemPoolAttrReleaseThreshold
 
 // Kernel launch: HIP's macro form, as CUDA's triple-chevron launch (device sources only).
-#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
+#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...)                                                    \
   kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 
 // ---- BLAS: hipBLAS names onto cuBLAS ----
@@ -96,8 +96,8 @@ using hipblasComputeType_t = cublasComputeType_t;
 
 /// fp32 stays fp32 on NVIDIA: no TF32 and no reduced-precision fp16 reductions in cuBLAS.
 inline hipblasStatus_t dqHipblasStrictFp32(hipblasHandle_t h) {
-  return cublasSetMathMode(h, static_cast<cublasMath_t>(
-                                  CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  return cublasSetMathMode(
+      h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
 }
 
 #endif

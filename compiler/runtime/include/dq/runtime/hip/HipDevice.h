@@ -22,4 +22,4 @@ std::string hipDeviceDescription();
 /// states are not tracked on the GPU) and reductions accumulate in fp32.
 std::unique_ptr<Device> createHipDevice();
 
-}  // namespace dq::rt
+} // namespace dq::rt
