@@ -174,8 +174,10 @@ struct UseOutputAllocatorPass : public mlir::dq::impl::UseOutputAllocatorBase<Us
       }
     });
 
-    // Analysis is complete: only now are allocations replaced and erased.
+    // Analysis is complete: only now are allocations replaced. They are erased after the last
+    // plan, because one plan's insertion point may be another output's allocation.
     OpBuilder b(func.getContext());
+    SmallVector<memref::AllocOp> replaced;
     for (OutputPlan &plan : plans) {
       Location loc = plan.alloc.getLoc();
       Value ctx = mlir::dq::getOrCreateContext(func, b);
@@ -211,8 +213,10 @@ struct UseOutputAllocatorPass : public mlir::dq::impl::UseOutputAllocatorBase<Us
                                                        : OpFoldResult(b.getIndexAttr(requestType.getDimSize(i))));
       Value view = viewAs(b, loc, out, outSizes, allocType, allocSizes);
       original.replaceAllUsesWith(view);
-      if (!eraseEarly) plan.alloc.erase();
+      if (!eraseEarly) replaced.push_back(plan.alloc);
     }
+    for (memref::AllocOp alloc : replaced)
+      alloc.erase();
   }
 
   static memref::AllocOp stripWholeBufferViewsToAlloc(Value v) {

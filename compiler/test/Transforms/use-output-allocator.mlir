@@ -131,3 +131,27 @@ func.func @zero_by_dynamic(%a: index, %b: index) -> memref<0x?xf32> {
   %s = memref.cast %buf : memref<?x?xf32> to memref<0x?xf32>
   return %s : memref<0x?xf32>
 }
+
+// -----
+
+// checks that an output whose size is computed after its allocation, just before another
+// output's allocation, is placed there while that allocation still exists: the insertion point
+// was the erased allocation of the first output ("operation's operand is unlinked").
+// CHECK-LABEL: func.func @dim_defined_before_other_output
+// CHECK-NOT: memref.alloc(
+// CHECK: %[[N:.*]] = arith.muli
+// CHECK: dq.alloc_output %{{.*}}[0] (%[[N]], %{{.*}}) : memref<?x?xf32>
+// CHECK: %[[OUT:.*]] = dq.alloc_output %{{.*}}[1] (%[[N]]) : memref<?x1xf32>
+// CHECK-NOT: memref.alloc(
+// CHECK: return
+func.func @dim_defined_before_other_output(%a: index) -> (memref<?x?xf32>, memref<?x1xf32>) {
+  %c2 = arith.constant 2 : index
+  %buf = memref.alloc(%a) : memref<2x?xf32>
+  %n = arith.muli %a, %c2 : index
+  %t = memref.alloc(%n, %a) : memref<?x?xf32>
+  dq.fill outs(%t : memref<?x?xf32>) value = 1.0 : f32
+  dq.fill outs(%buf : memref<2x?xf32>) value = 2.0 : f32
+  %c = memref.collapse_shape %buf [[0, 1]] : memref<2x?xf32> into memref<?xf32>
+  %e = memref.expand_shape %c [[0, 1]] output_shape [%n, 1] : memref<?xf32> into memref<?x1xf32>
+  return %t, %e : memref<?x?xf32>, memref<?x1xf32>
+}
