@@ -7,9 +7,14 @@
 #
 # ENGINES (default "dynqual torch") lists what each cycle runs: "torch" is
 # scripts/peers/torch_generate.py; any other word is `dq-bench generate --device hip`, and
-# NAME:VAR=VALUE[,VAR=VALUE] runs it with those settings (e.g. dynqual-gemv:DQ_HIP_GEMV=on).
+# NAME:VAR=VALUE[,VAR=VALUE] runs it with those settings (e.g. dynqual-gemv:DQ_HIP_GEMV=on). The
+# setting DQP=FILE runs the program CARRY_DIR/MODEL/FILE instead of model.dqp (another pipeline's
+# compile of the same model, e.g. noviews:DQP=model.noviews.dqp from gpu-generate-prepare.sh's
+# VARIANTS); when FILE.bin is missing it shares model.dqp.bin, which the runtime's loader accepts
+# only if the constants are byte-identical (the sidecar's size and FNV-1a-64 are in the program).
 # CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
 # by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
+# DQ_DEVICE=sim runs the dynqual engines on the sim instead (a dry run without a GPU).
 # Writes OUT_DIR/versus.jsonl (one line per run: its own JSON document plus versus_cycle and
 # versus_engine; `dynqual bench generate --import` records it as it is) and
 # OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, or against
@@ -54,7 +59,10 @@ run_engine() {  # cycle, engine spec
     line=$(timeout 240 python3 scripts/peers/torch_generate.py "$DIR" --device cuda "${ARGS[@]}" --name "$MODEL" 2>> "$LOG" | tail -1)
   else
     [ "$spec" != "$name" ] && IFS=, read -r -a envs <<< "${spec#*:}"
-    line=$(env "${envs[@]}" timeout 240 "$BENCH" generate "$DIR/model.dqp" --device hip "${ARGS[@]}" --name "$MODEL" 2>> "$LOG")
+    local dqp=model.dqp kept=() e
+    for e in "${envs[@]}"; do if [[ "$e" == DQP=* ]]; then dqp=${e#DQP=}; else kept+=("$e"); fi; done
+    if [ ! -e "$DIR/$dqp.bin" ] && [ -e "$DIR/model.dqp.bin" ]; then ln -s model.dqp.bin "$DIR/$dqp.bin"; fi
+    line=$(env "${kept[@]}" timeout 240 "$BENCH" generate "$DIR/$dqp" --device "${DQ_DEVICE:-hip}" "${ARGS[@]}" --name "$MODEL" 2>> "$LOG")
   fi
   if [ -n "$line" ] && echo "$line" | tag "$c" "$name" >> "$OUT/versus.jsonl"; then :; else
     echo "cycle $c: $name failed" | tee -a "$LOG"; status=1
