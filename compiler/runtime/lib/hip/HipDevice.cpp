@@ -187,13 +187,7 @@ void HipDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   Operand so, dO;
   makeOperand(src, "strided copy source", -1, so);
   makeOperand(dst, "strided copy destination", -1, dO);
-  if (dO.dtype != so.dtype || dO.sizes != so.sizes)
-    throw RuntimeError("strided copy: " + so.label() + " " + dtypeName(so.dtype) + formatDims(so.sizes) +
-                       " does not match " + dO.label() + " " + dtypeName(dO.dtype) + formatDims(dO.sizes));
-  for (size_t d = 0; d < dO.sizes.size() && numel(dO.sizes) > 0; ++d)
-    if (dO.sizes[d] > 1 && dO.strides[d] == 0)
-      throw RuntimeError("strided copy: " + dO.label() + " has stride 0 on dim " + std::to_string(d) +
-                         ": a destination may not write an element twice");
+  kernel::validateStridedCopy(dO, so);
   gKernel = "strided copy";
   copyView(dO, so);
   markDeviceWrite(dst);
@@ -303,20 +297,7 @@ void HipDevice::release(Allocation &a) {
 }
 
 void HipDevice::countTransfer(MemSpace dst, MemSpace src, uint64_t bytes) {
-  const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
-  if (s && d) {
-    ++counters_.d2dTransfers;
-    counters_.d2dBytes += bytes;
-  } else if (d) {
-    ++counters_.h2dTransfers;
-    counters_.h2dBytes += bytes;
-  } else if (s) {
-    ++counters_.d2hTransfers;
-    counters_.d2hBytes += bytes;
-  } else {
-    ++counters_.h2hTransfers;
-    counters_.h2hBytes += bytes;
-  }
+  kernel::countTransfer(counters_, dst, src, bytes);
 }
 
 void HipDevice::markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64_t begin, uint64_t end) {
@@ -324,11 +305,8 @@ void HipDevice::markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64
 }
 
 void HipDevice::markDeviceWrite(const BufferView &v) {
-  auto [lo, hi] = v.elementRange();
-  if (lo > hi) return;
-  const uint64_t es = dtypeSize(v.dtype);
-  markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
-                  static_cast<uint64_t>(hi + 1) * es);
+  uint64_t begin = 0, end = 0;
+  if (kernel::viewByteRange(v, begin, end)) markDeviceWrite(v.buffer, live(v.buffer, "device write"), begin, end);
 }
 
 void HipDevice::syncQuiet() {
