@@ -159,6 +159,31 @@ inline void checkDeviceVisible(MemSpace space, BufferHandle buffer, const char *
                        "memory or a memcpy/copy2d transfer");
 }
 
+/// Host loads (`store` false) and stores (`store` true) may only touch host or host-mapped
+/// memory: throws for `buffer`, an allocation in `space`, in device memory.
+inline void checkHostAccess(MemSpace space, BufferHandle buffer, bool store) {
+  if (space != MemSpace::Device) return;
+  if (store)
+    throw RuntimeError("host store touches device memory (" + bufferName(buffer) +
+                       "); the host may only write host or host-mapped memory: stage the value "
+                       "in host scratch and copy it");
+  throw RuntimeError("host load touches device memory (" + bufferName(buffer) +
+                     "); the host may only access host or host-mapped memory: read it back or "
+                     "copy it to the host first");
+}
+
+/// Throws when a host load of bytes [offset, offset + bytes) of `buffer` (in `space`) overlaps
+/// one of `pending`, the byte ranges device work wrote since the last synchronization.
+template <typename Ranges>
+void checkSynchronized(const Ranges &pending, BufferHandle buffer, MemSpace space, uint64_t offset, uint64_t bytes) {
+  for (const auto &[b, e] : pending)
+    if (offset < e && b < offset + bytes)
+      throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " (" + spaceName(space) +
+                         "), which device work wrote after the last "
+                         "synchronization; synchronize (or read back) first");
+}
+
 /// The bytes [begin, end) of its allocation that view `v` spans, or false when it spans none.
 inline bool viewByteRange(const BufferView &v, uint64_t &begin, uint64_t &end) {
   auto [lo, hi] = v.elementRange();

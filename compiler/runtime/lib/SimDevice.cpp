@@ -270,28 +270,17 @@ void SimDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void SimDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
   const Allocation &a = live(src, "host load");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host load touches device memory (" + bufferName(src) +
-                       "); the host may only access host or host-mapped memory: read it back or "
-                       "copy it to the host first");
+  kernel::checkHostAccess(a.space, src, false);
   checkRange(a, src, offset, bytes, "host load");
   checkReadable(a, src, offset, bytes, "host load");
-  for (const auto &[b, e] : a.pending)
-    if (offset < e && b < offset + bytes)
-      throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
-                         "), which device work wrote after the last "
-                         "synchronization; synchronize (or read back) first");
+  kernel::checkSynchronized(a.pending, src, a.space, offset, bytes);
   if (bytes) std::memcpy(dst, a.data.data() + offset, bytes);
   ++counters_.hostLoads;
 }
 
 void SimDevice::hostStore(BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) {
   Allocation &a = live(dst, "host store");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host store touches device memory (" + bufferName(dst) +
-                       "); the host may only write host or host-mapped memory: stage the value "
-                       "in host scratch and copy it");
+  kernel::checkHostAccess(a.space, dst, true);
   checkRange(a, dst, offset, bytes, "host store");
   markWritten(a, offset, bytes);
   if (bytes) std::memcpy(a.data.data() + offset, src, bytes);

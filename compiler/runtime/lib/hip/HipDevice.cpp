@@ -216,20 +216,12 @@ void HipDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
   const Allocation &a = live(src, "host load");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host load touches device memory (" + bufferName(src) +
-                       "); the host may only access host or host-mapped memory: read it back or "
-                       "copy it to the host first");
+  kernel::checkHostAccess(a.space, src, false);
   checkRange(a, src, offset, bytes, "host load");
   // The conformance rule: device writes reach the host only at a synchronization point. The
   // quiet wait below keeps the process safe; the check makes the missing sync an error.
   if (auto it = pendingWrites_.find(src); it != pendingWrites_.end())
-    for (const auto &[b, e] : it->second)
-      if (offset < e && b < offset + bytes)
-        throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
-                           "), which device work wrote after the last "
-                           "synchronization; synchronize (or read back) first");
+    kernel::checkSynchronized(it->second, src, a.space, offset, bytes);
   waitForHost();
   if (bytes) std::memcpy(dst, a.ptr + offset, bytes);
   ++counters_.hostLoads;
@@ -237,10 +229,7 @@ void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void HipDevice::hostStore(BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) {
   const Allocation &a = live(dst, "host store");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host store touches device memory (" + bufferName(dst) +
-                       "); the host may only write host or host-mapped memory: stage the value "
-                       "in host scratch and copy it");
+  kernel::checkHostAccess(a.space, dst, true);
   checkRange(a, dst, offset, bytes, "host store");
   waitForHost();
   if (bytes) std::memcpy(a.ptr + offset, src, bytes);
