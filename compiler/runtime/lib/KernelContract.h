@@ -1,7 +1,8 @@
 // The kernel contract every device implements (internal to dq_runtime): the dtype sets a kernel
-// operand admits, and the operand and attribute checks with their messages. The sim kernels
-// (SimKernelSupport.h) and the hip launches (hip/HipOperands.h) both call these, so a program
-// that one device rejects is rejected by the other with the same words.
+// operand admits, the operand and attribute checks with their messages (per kernel in
+// KernelValidate.h), the fields every operand has, and the counters every device keeps. The sim
+// kernels (SimKernelSupport.h) and the hip launches (hip/HipOperands.h) both call these, so a
+// program that one device rejects is rejected by the other with the same words.
 #pragma once
 
 #include "dq/runtime/Device.h"
@@ -44,6 +45,14 @@ inline std::string typeSetNames(TypeSet set) {
 [[noreturn]] inline void fail(const std::string &kernel, const std::string &problem) {
   throw RuntimeError("kernel '" + kernel + "': " + problem);
 }
+
+/// The part of a kernel operand every device has: a view of `dtype` elements with `offset` and
+/// `strides` in elements. Each device's Operand adds where the elements live.
+struct OperandView {
+  DType dtype = DType::F32;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+};
 
 // The checks below take any device's operand type O with members dtype and sizes and a
 // label found by operandLabel(o) ("in 1 (buffer #4)"), which each device defines beside O.
@@ -115,7 +124,77 @@ inline bool flagAttr(const std::string &kernel, const KernelArgs &args, size_t k
   return args.attrs[k] == 1;
 }
 
-// ---- the allocation counters every device keeps (Counters, Device.h) -----------------------------
+// ---- buffer names in messages -------------------------------------------------------------------
+
+inline const char *spaceName(MemSpace s) {
+  switch (s) {
+  case MemSpace::Device:
+    return "device";
+  case MemSpace::Host:
+    return "host";
+  case MemSpace::HostMapped:
+    return "host-mapped";
+  }
+  return "unknown";
+}
+
+/// "buffer #7".
+inline std::string bufferName(BufferHandle b) { return "buffer #" + std::to_string(b); }
+
+/// Throws "out of bounds: WHAT bytes [offset, offset + bytes) of buffer #N which holds SIZE
+/// bytes" unless the range lies inside the `size`-byte allocation `buffer`.
+inline void checkByteRange(uint64_t size, BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) {
+  if (offset > size || bytes > size - offset)
+    throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) + ", " +
+                       std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " which holds " +
+                       std::to_string(size) + " bytes");
+}
+
+/// Throws when device code would touch `buffer`, an allocation in `space`, that is pageable
+/// host memory.
+inline void checkDeviceVisible(MemSpace space, BufferHandle buffer, const char *what) {
+  if (space == MemSpace::Host)
+    throw RuntimeError(std::string(what) + " touches " + bufferName(buffer) +
+                       ", pageable host memory that device code cannot access; use host-mapped "
+                       "memory or a memcpy/copy2d transfer");
+}
+
+/// Host loads (`store` false) and stores (`store` true) may only touch host or host-mapped
+/// memory: throws for `buffer`, an allocation in `space`, in device memory.
+inline void checkHostAccess(MemSpace space, BufferHandle buffer, bool store) {
+  if (space != MemSpace::Device) return;
+  if (store)
+    throw RuntimeError("host store touches device memory (" + bufferName(buffer) +
+                       "); the host may only write host or host-mapped memory: stage the value "
+                       "in host scratch and copy it");
+  throw RuntimeError("host load touches device memory (" + bufferName(buffer) +
+                     "); the host may only access host or host-mapped memory: read it back or "
+                     "copy it to the host first");
+}
+
+/// Throws when a host load of bytes [offset, offset + bytes) of `buffer` (in `space`) overlaps
+/// one of `pending`, the byte ranges device work wrote since the last synchronization.
+template <typename Ranges>
+void checkSynchronized(const Ranges &pending, BufferHandle buffer, MemSpace space, uint64_t offset, uint64_t bytes) {
+  for (const auto &[b, e] : pending)
+    if (offset < e && b < offset + bytes)
+      throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " (" + spaceName(space) +
+                         "), which device work wrote after the last "
+                         "synchronization; synchronize (or read back) first");
+}
+
+/// The bytes [begin, end) of its allocation that view `v` spans, or false when it spans none.
+inline bool viewByteRange(const BufferView &v, uint64_t &begin, uint64_t &end) {
+  auto [lo, hi] = v.elementRange();
+  if (lo > hi) return false;
+  const uint64_t es = dtypeSize(v.dtype);
+  begin = static_cast<uint64_t>(lo) * es;
+  end = static_cast<uint64_t>(hi + 1) * es;
+  return true;
+}
+
+// ---- the allocation and transfer counters every device keeps (Counters, Device.h) -----------------
 
 /// Counts one allocate() of `bytes` in `space` for `purpose`: allocations, the device or host
 /// bytes, the pool bytes, and the live and peak device bytes.
@@ -135,6 +214,25 @@ inline void countAllocation(Counters &c, uint64_t &liveDeviceBytes, MemSpace spa
 /// Counts the free() of an allocation of `bytes` in `space` (the live device bytes).
 inline void countFree(uint64_t &liveDeviceBytes, MemSpace space, uint64_t bytes) {
   if (space == MemSpace::Device) liveDeviceBytes -= bytes;
+}
+
+/// Counts one transfer of `bytes` from `src` to `dst` memory: d2d, h2d, d2h or h2h (host and
+/// host-mapped both count as host).
+inline void countTransfer(Counters &c, MemSpace dst, MemSpace src, uint64_t bytes) {
+  const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
+  if (s && d) {
+    ++c.d2dTransfers;
+    c.d2dBytes += bytes;
+  } else if (d) {
+    ++c.h2dTransfers;
+    c.h2dBytes += bytes;
+  } else if (s) {
+    ++c.d2hTransfers;
+    c.d2hBytes += bytes;
+  } else {
+    ++c.h2hTransfers;
+    c.h2hBytes += bytes;
+  }
 }
 
 } // namespace dq::rt::kernel

@@ -22,22 +22,9 @@ namespace {
 
 bool nonZeroAt(const Operand &o, int64_t e) { return isFloat(o.dtype) ? loadF(o, e) != 0.0 : loadI(o, e) != 0; }
 
-void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs, size_t minIns,
-                 size_t maxIns, size_t nOuts) {
-  if (ins.size() < minIns || ins.size() > maxIns || outs.size() != nOuts)
-    fail(k, "expects " + std::to_string(minIns) + (maxIns != minIns ? "-" + std::to_string(maxIns) : "") +
-                " inputs and " + std::to_string(nOuts) + " outputs, got " + std::to_string(ins.size()) + " and " +
-                std::to_string(outs.size()));
-}
-
 void checkIndexType(const std::string &k, const Operand &o) {
   if (o.dtype != DType::I32 && o.dtype != DType::I64)
     fail(k, "unsupported: " + o.label + " is " + dtypeName(o.dtype) + "; indices must be i32 or i64");
-}
-
-int64_t attr(const std::string &k, const KernelArgs &args, size_t i, const char *what) {
-  if (args.attrs.size() <= i) fail(k, std::string("missing imm[") + std::to_string(i + 1) + "] (" + what + ")");
-  return args.attrs[i];
 }
 
 int64_t wrapIndex(const std::string &k, int64_t v, int64_t n, size_t axis) {
@@ -50,22 +37,17 @@ int64_t wrapIndex(const std::string &k, int64_t v, int64_t n, size_t axis) {
 // ---- kernels ------------------------------------------------------------------------------------
 
 void kCountNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkCounts("count_nonzero", ins, outs, 1, 1, 1);
-  checkDType("count_nonzero", outs[0], DType::I64);
-  if (numElements(outs[0].sizes) != 1) fail("count_nonzero", "the output must hold one element");
+  kernel::validateCountNonzero(ins, outs);
   int64_t n = 0;
   forEachIndex(ins[0].sizes, [&](const std::vector<int64_t> &idx) { n += nonZeroAt(ins[0], at(ins[0], idx)); });
   storeI(outs[0], outs[0].offset, n);
 }
 
 void kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkCounts("nonzero", ins, outs, 1, 1, 1);
+  kernel::validateNonzero(ins, outs);
   const Operand &x = ins[0];
   Operand &out = outs[0];
-  checkDType("nonzero", out, DType::I64);
   const int64_t r = static_cast<int64_t>(x.sizes.size());
-  if (out.sizes.size() != 2 || out.sizes[0] != r)
-    fail("nonzero", out.label + " shape " + formatDims(out.sizes) + ", expected [" + std::to_string(r) + ", n]");
   const int64_t n = out.sizes[1];
   int64_t j = 0;
   forEachIndex(x.sizes, [&](const std::vector<int64_t> &idx) {
@@ -83,7 +65,7 @@ void kCompress(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kern
   const Operand &data = ins[0], &cond = ins[1];
   Operand &out = outs[0];
   if (cond.sizes.size() != 1) fail("compress", "the condition must have rank 1");
-  const int64_t axisAttr = attr("compress", args, 0, "axis");
+  const int64_t axisAttr = immAttr("compress", args, 0, "axis");
   if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(data.sizes.size()))
     fail("compress",
          "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(data.sizes.size()));
@@ -128,17 +110,10 @@ void kTopK(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
   if (x.dtype == DType::Bool) fail("top_k", "unsupported: " + x.label + " is bool");
   checkDType("top_k", values, x.dtype);
   checkDType("top_k", indices, DType::I64);
-  const int64_t axisAttr = attr("top_k", args, 0, "axis");
-  const bool largest = attr("top_k", args, 1, "largest") != 0;
-  if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(x.sizes.size()))
-    fail("top_k", "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(x.sizes.size()));
-  const size_t axis = static_cast<size_t>(axisAttr);
-  const int64_t n = x.sizes[axis], k = values.sizes.size() == x.sizes.size() ? values.sizes[axis] : -1;
-  if (k < 0 || k > n) fail("top_k", "k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
-  std::vector<int64_t> expect = x.sizes;
-  expect[axis] = k;
-  checkShape("top_k", values, expect);
-  checkShape("top_k", indices, expect);
+  const kernel::TopK t = kernel::validateTopKShapes(x, values, indices, args);
+  const size_t axis = t.axis;
+  const int64_t n = t.n, k = t.k;
+  const bool largest = t.largest;
   std::vector<int64_t> lines = x.sizes;
   lines[axis] = 1;
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -193,7 +168,7 @@ void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArg
   const Operand &x = ins[0];
   Operand &out = outs[0];
   checkDType("pad", out, x.dtype);
-  const int64_t mode = attr("pad", args, 0, "mode");
+  const int64_t mode = immAttr("pad", args, 0, "mode");
   if (mode < 0 || mode > 2)
     fail("pad", "mode " + std::to_string(mode) + " is not 0 (constant), 1 (reflect) or 2 (edge)");
   const size_t r = x.sizes.size();
@@ -249,12 +224,6 @@ void combine(Operand &out, int64_t e, const Operand &upd, int64_t ue, int64_t re
   storeI(out, e, v);
 }
 
-int64_t reductionAttr(const std::string &k, const KernelArgs &args, size_t i) {
-  const int64_t red = attr(k, args, i, "reduction");
-  if (red < 0 || red > 4) fail(k, "reduction " + std::to_string(red) + " is not in [0, 4]");
-  return red;
-}
-
 void copyAll(const std::string &k, Operand &out, const Operand &data) {
   checkDType(k, out, data.dtype);
   checkShape(k, out, data.sizes);
@@ -274,15 +243,9 @@ void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
   Operand &out = outs[0];
   checkIndexType(k, indices);
   checkDType(k, updates, data.dtype);
-  const int64_t red = reductionAttr(k, args, 0);
-  const size_t r = data.sizes.size(), q = indices.sizes.size();
-  if (r < 1 || q < 1) fail(k, "data and indices must have rank >= 1");
+  const int64_t red = kernel::validateScatterNDShapes(k, data, indices, updates, args);
+  const size_t q = indices.sizes.size();
   const int64_t m = indices.sizes[q - 1];
-  if (m < 1 || static_cast<size_t>(m) > r)
-    fail(k, "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r) + "]");
-  std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
-  expect.insert(expect.end(), data.sizes.begin() + m, data.sizes.end());
-  checkShape(k, updates, expect);
   copyAll(k, out, data);
   std::vector<int64_t> tuples(indices.sizes.begin(), indices.sizes.end() - 1);
   std::vector<int64_t> slice(data.sizes.begin() + m, data.sizes.end());
@@ -313,18 +276,9 @@ void kScatterElements(std::vector<Operand> &ins, std::vector<Operand> &outs, con
   Operand &out = outs[0];
   checkIndexType(k, indices);
   checkDType(k, updates, data.dtype);
-  const size_t r = data.sizes.size();
-  const int64_t axisAttr = attr(k, args, 0, "axis");
-  const int64_t red = reductionAttr(k, args, 1);
-  if (axisAttr < 0 || axisAttr >= static_cast<int64_t>(r))
-    fail(k, "axis " + std::to_string(axisAttr) + " out of range for rank " + std::to_string(r));
-  const size_t axis = static_cast<size_t>(axisAttr);
-  bool ok = indices.sizes.size() == r && updates.sizes == indices.sizes;
-  for (size_t d = 0; ok && d < r; ++d)
-    ok = d == axis || indices.sizes[d] <= data.sizes[d];
-  if (!ok)
-    fail(k, "indices " + formatDims(indices.sizes) + " and updates " + formatDims(updates.sizes) +
-                " must have one shape that fits data " + formatDims(data.sizes));
+  const kernel::ScatterElements s = kernel::validateScatterElementsShapes(k, data, indices, updates, args);
+  const size_t axis = s.axis;
+  const int64_t red = s.reduction;
   copyAll(k, out, data);
   std::set<int64_t> seen;
   forEachIndex(indices.sizes, [&](const std::vector<int64_t> &idx) {

@@ -5,30 +5,17 @@ namespace dq::rt::sim {
 namespace {
 
 void kExpand(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkArity("expand", ins, outs, 1);
-  checkSameDType("expand", ins[0], outs[0]);
-  checkBroadcast("expand", ins[0], outs[0]);
+  kernel::validateExpand(ins, outs);
   forEachIndex(outs[0].sizes, [&](const std::vector<int64_t> &idx) {
     copyElement(outs[0], at(outs[0], idx), ins[0], at(ins[0], idx));
   });
 }
 
 void kSlice(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("slice", ins, outs, 1);
+  if (kernel::validateSlice(ins, outs, args)) return;
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("slice", in, out);
   const size_t r = out.sizes.size();
-  if (in.sizes.size() != r || args.scalars.size() != 2 * r)
-    fail("slice", "expects equal ranks and " + std::to_string(2 * r) + " scalars (starts, steps)");
-  for (size_t d = 0; d < r; ++d) {
-    if (out.sizes[d] == 0) return;
-    int64_t first = args.scalars[d], step = args.scalars[r + d];
-    int64_t last = first + (out.sizes[d] - 1) * step;
-    if (first < 0 || first >= in.sizes[d] || last < 0 || last >= in.sizes[d])
-      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) + ".." +
-                        std::to_string(last) + " of a dim of size " + std::to_string(in.sizes[d]));
-  }
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     int64_t e = in.offset;
     for (size_t d = 0; d < r; ++d)
@@ -38,22 +25,10 @@ void kSlice(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
 }
 
 void kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("transpose", ins, outs, 1);
+  kernel::validateTranspose(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("transpose", in, out);
   const size_t r = in.sizes.size();
-  std::vector<bool> seen(r, false);
-  bool ok = args.attrs.size() == r && out.sizes.size() == r;
-  for (size_t j = 0; ok && j < r; ++j) {
-    int64_t p = args.attrs[j];
-    ok = p >= 0 && static_cast<size_t>(p) < r && !seen[static_cast<size_t>(p)] &&
-         out.sizes[j] == in.sizes[static_cast<size_t>(p)];
-    if (ok) seen[static_cast<size_t>(p)] = true;
-  }
-  if (!ok)
-    fail("transpose",
-         "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) + " to " + formatDims(out.sizes));
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     int64_t e = in.offset;
     for (size_t j = 0; j < r; ++j)
@@ -63,23 +38,8 @@ void kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs, const Ker
 }
 
 void kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  if (ins.empty() || outs.size() != 1) fail("concat", "expects at least 1 input and 1 output");
+  const size_t axis = kernel::validateConcat(ins, outs, args);
   Operand &out = outs[0];
-  const size_t axis = normalizeAxis("concat", args, out.sizes.size());
-  int64_t total = 0;
-  for (const Operand &in : ins) {
-    checkSameDType("concat", in, out);
-    bool ok = in.sizes.size() == out.sizes.size();
-    for (size_t d = 0; ok && d < in.sizes.size(); ++d)
-      ok = d == axis || in.sizes[d] == out.sizes[d];
-    if (!ok)
-      fail("concat", in.label + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
-                         " along axis " + std::to_string(axis));
-    total += in.sizes[axis];
-  }
-  if (total != out.sizes[axis])
-    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " + std::to_string(axis) + ", output has " +
-                       std::to_string(out.sizes[axis]));
   int64_t base = 0;
   for (const Operand &in : ins) {
     forEachIndex(in.sizes, [&](const std::vector<int64_t> &idx) {
@@ -92,17 +52,9 @@ void kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
 }
 
 void kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather", ins, outs, 2);
+  const size_t axis = kernel::validateGather(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather", data, out);
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    fail("gather", "indices must be i32 or i64, got " + dtypeName(indices.dtype));
-  const size_t axis = normalizeAxis("gather", args, data.sizes.size());
-  std::vector<int64_t> expect(data.sizes.begin(), data.sizes.begin() + static_cast<long>(axis));
-  expect.insert(expect.end(), indices.sizes.begin(), indices.sizes.end());
-  expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(axis) + 1, data.sizes.end());
-  if (expect != out.sizes) fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
   const size_t ri = indices.sizes.size();
   const int64_t n = data.sizes[axis];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
@@ -122,12 +74,8 @@ void kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
 }
 
 void kRange(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkArity("range", ins, outs, 2);
+  kernel::validateRange(ins, outs);
   Operand &out = outs[0];
-  checkSameDType("range", ins[0], out);
-  checkSameDType("range", ins[1], out);
-  if (numElements(ins[0].sizes) != 1 || numElements(ins[1].sizes) != 1 || out.sizes.size() != 1)
-    fail("range", "expects one-element start and delta and a 1-D output");
   const bool fl = isFloat(out.dtype);
   for (int64_t i = 0; i < out.sizes[0]; ++i) {
     int64_t e = out.offset + i * out.strides[0];
@@ -139,14 +87,8 @@ void kRange(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
 }
 
 void kRangeLength(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkArity("range_length", ins, outs, 3);
+  kernel::validateRangeLength(ins, outs);
   Operand &out = outs[0];
-  checkAdmits("range_length", ins[0], kNumericTypes);
-  checkSameDType("range_length", ins[0], ins[1]);
-  checkSameDType("range_length", ins[0], ins[2]);
-  if (out.dtype != DType::I64 || numElements(out.sizes) != 1) fail("range_length", "expects a one-element i64 output");
-  for (const Operand &x : ins)
-    if (numElements(x.sizes) != 1) fail("range_length", "expects one-element start, limit and delta");
   int64_t n = 0;
   if (isFloat(ins[0].dtype)) {
     const double s = loadF(ins[0], ins[0].offset), l = loadF(ins[1], ins[1].offset), d = loadF(ins[2], ins[2].offset);
@@ -168,11 +110,8 @@ void kRangeLength(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
 }
 
 void kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("fill", ins, outs, 0);
+  const bool fl = kernel::validateFill(ins, outs, args);
   Operand &out = outs[0];
-  const bool fl = isFloat(out.dtype);
-  if (fl ? args.fattrs.empty() : args.attrs.empty())
-    fail("fill", std::string("missing value (") + (fl ? "fimm[0]" : "imm[1]") + ")");
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     if (fl)
       storeF(out, at(out, idx), args.fattrs[0]);
@@ -182,15 +121,10 @@ void kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
 }
 
 void kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("trilu", ins, outs, 1);
+  const bool upper = kernel::validateTrilu(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("trilu", in, out);
-  checkShape("trilu", out, in.sizes);
   const size_t r = in.sizes.size();
-  if (r < 2) fail("trilu", "expects rank >= 2, got " + formatDims(in.sizes));
-  const bool upper = flagAttr("trilu", args, 0, "upper");
-  if (args.scalars.size() != 1) fail("trilu", "expects one scalar operand (k)");
   const int64_t k = args.scalars[0];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     const int64_t diag = idx[r - 1] - idx[r - 2]; // column - row
@@ -202,21 +136,9 @@ void kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelA
 }
 
 void kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather_elements", ins, outs, 2);
+  const size_t axis = kernel::validateGatherElements(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather_elements", data, out);
-  checkAdmits("gather_elements", indices, kIndexTypes);
-  checkShape("gather_elements", out, indices.sizes);
-  const size_t r = data.sizes.size();
-  const size_t axis = axisAttr("gather_elements", args, 0, r, true);
-  bool ok = indices.sizes.size() == r;
-  for (size_t d = 0; ok && d < r; ++d)
-    ok = d == axis || indices.sizes[d] <= data.sizes[d];
-  if (!ok)
-    fail("gather_elements", "indices shape " + formatDims(indices.sizes) + " does not fit data " +
-                                formatDims(data.sizes) + " (same rank, no larger off axis " + std::to_string(axis) +
-                                ")");
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     std::vector<int64_t> di = idx;
     di[axis] = checkIndex(loadI(indices, at(indices, idx)), data.sizes[axis], axis);
@@ -225,27 +147,11 @@ void kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, cons
 }
 
 void kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather_nd", ins, outs, 2);
+  const kernel::GatherND g = kernel::validateGatherND(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather_nd", data, out);
-  checkAdmits("gather_nd", indices, kIndexTypes);
-  const size_t r = data.sizes.size(), q = indices.sizes.size();
-  if (args.attrs.empty() || args.attrs[0] < 0 || static_cast<size_t>(args.attrs[0]) >= std::min(q, r))
-    fail("gather_nd", "batch_dims (imm[1]) must be in [0, min(data rank, indices rank)) = [0, " +
-                          std::to_string(std::min(q, r)) + ")");
-  const size_t b = static_cast<size_t>(args.attrs[0]);
-  const int64_t m = indices.sizes[q - 1];
-  if (m < 1 || static_cast<size_t>(m) > r - b)
-    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r - b) +
-                          "] (data rank - batch_dims)");
-  for (size_t d = 0; d < b; ++d)
-    if (data.sizes[d] != indices.sizes[d])
-      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " + formatDims(data.sizes) + ", indices " +
-                            formatDims(indices.sizes));
-  std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
-  expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(b) + m, data.sizes.end());
-  checkShape("gather_nd", out, expect);
+  const size_t q = indices.sizes.size(), b = g.batchDims;
+  const int64_t m = g.m;
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &oi) {
     std::vector<int64_t> ii(oi.begin(), oi.begin() + static_cast<long>(q - 1));
     ii.push_back(0);

@@ -12,19 +12,8 @@
 namespace dq::rt {
 namespace {
 
-const char *spaceName(MemSpace s) {
-  switch (s) {
-  case MemSpace::Device:
-    return "device";
-  case MemSpace::Host:
-    return "host";
-  case MemSpace::HostMapped:
-    return "host-mapped";
-  }
-  return "unknown";
-}
-
-std::string bufferName(BufferHandle b) { return "buffer #" + std::to_string(b); }
+using kernel::bufferName;
+using kernel::spaceName;
 
 } // namespace
 
@@ -44,10 +33,7 @@ const SimDevice::Allocation &SimDevice::live(BufferHandle buffer, const char *wh
 
 void SimDevice::checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
                            const char *what) const {
-  if (offset > a.size || bytes > a.size - offset)
-    throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) + ", " +
-                       std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " which holds " +
-                       std::to_string(a.size) + " bytes");
+  kernel::checkByteRange(a.size, buffer, offset, bytes, what);
 }
 
 void SimDevice::checkReadable(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes,
@@ -69,27 +55,11 @@ void SimDevice::markWritten(Allocation &a, uint64_t offset, uint64_t bytes) {
 }
 
 void SimDevice::countTransfer(MemSpace dst, MemSpace src, uint64_t bytes) {
-  const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
-  if (s && d) {
-    ++counters_.d2dTransfers;
-    counters_.d2dBytes += bytes;
-  } else if (d) {
-    ++counters_.h2dTransfers;
-    counters_.h2dBytes += bytes;
-  } else if (s) {
-    ++counters_.d2hTransfers;
-    counters_.d2hBytes += bytes;
-  } else {
-    ++counters_.h2hTransfers;
-    counters_.h2hBytes += bytes;
-  }
+  kernel::countTransfer(counters_, dst, src, bytes);
 }
 
 void SimDevice::checkDeviceVisible(BufferHandle buffer, const char *what) const {
-  if (live(buffer, what).space == MemSpace::Host)
-    throw RuntimeError(std::string(what) + " touches " + bufferName(buffer) +
-                       ", pageable host memory that device code cannot access; use host-mapped "
-                       "memory or a memcpy/copy2d transfer");
+  kernel::checkDeviceVisible(live(buffer, what).space, buffer, what);
 }
 
 void SimDevice::markDeviceWrite(BufferHandle buffer, Allocation &a, uint64_t begin, uint64_t end) {
@@ -99,11 +69,8 @@ void SimDevice::markDeviceWrite(BufferHandle buffer, Allocation &a, uint64_t beg
 }
 
 void SimDevice::markDeviceWrite(const BufferView &v) {
-  auto [lo, hi] = v.elementRange();
-  if (lo > hi) return;
-  const uint64_t es = dtypeSize(v.dtype);
-  markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
-                  static_cast<uint64_t>(hi + 1) * es);
+  uint64_t begin = 0, end = 0;
+  if (kernel::viewByteRange(v, begin, end)) markDeviceWrite(v.buffer, live(v.buffer, "device write"), begin, end);
 }
 
 void SimDevice::synchronize() {
@@ -303,28 +270,17 @@ void SimDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void SimDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
   const Allocation &a = live(src, "host load");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host load touches device memory (" + bufferName(src) +
-                       "); the host may only access host or host-mapped memory: read it back or "
-                       "copy it to the host first");
+  kernel::checkHostAccess(a.space, src, false);
   checkRange(a, src, offset, bytes, "host load");
   checkReadable(a, src, offset, bytes, "host load");
-  for (const auto &[b, e] : a.pending)
-    if (offset < e && b < offset + bytes)
-      throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
-                         "), which device work wrote after the last "
-                         "synchronization; synchronize (or read back) first");
+  kernel::checkSynchronized(a.pending, src, a.space, offset, bytes);
   if (bytes) std::memcpy(dst, a.data.data() + offset, bytes);
   ++counters_.hostLoads;
 }
 
 void SimDevice::hostStore(BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) {
   Allocation &a = live(dst, "host store");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host store touches device memory (" + bufferName(dst) +
-                       "); the host may only write host or host-mapped memory: stage the value "
-                       "in host scratch and copy it");
+  kernel::checkHostAccess(a.space, dst, true);
   checkRange(a, dst, offset, bytes, "host store");
   markWritten(a, offset, bytes);
   if (bytes) std::memcpy(a.data.data() + offset, src, bytes);

@@ -84,19 +84,8 @@ const Binary kBinary[] = {
 };
 
 void runBinary(const Binary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity(op.name, ins, outs, 2);
+  kernel::validateElementwise(op.name, ins, outs, true, op.types, op.exponent, op.boolResult);
   Operand &out = outs[0];
-  checkAdmits(op.name, ins[0], op.types);
-  if (op.exponent)
-    checkAdmits(op.name, ins[1], op.exponent);
-  else
-    checkSameDType(op.name, ins[0], ins[1]);
-  if (op.boolResult)
-    checkDType(op.name, out, DType::Bool);
-  else
-    checkSameDType(op.name, ins[0], out);
-  checkBroadcast(op.name, ins[0], out);
-  checkBroadcast(op.name, ins[1], out);
   const bool fl = isFloat(ins[0].dtype) || isFloat(ins[1].dtype);
   try {
     forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
@@ -150,15 +139,9 @@ const Unary kUnary[] = {
 };
 
 void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity(op.name, ins, outs, 1);
+  kernel::validateElementwise(op.name, ins, outs, false, op.types, 0, op.boolResult);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits(op.name, in, op.types);
-  if (op.boolResult)
-    checkDType(op.name, out, DType::Bool);
-  else
-    checkSameDType(op.name, in, out);
-  checkBroadcast(op.name, in, out);
   const bool viaFloat = isFloat(in.dtype) || !op.i;
   try {
     forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
@@ -174,13 +157,8 @@ void runUnary(const Unary &op, std::vector<Operand> &ins, std::vector<Operand> &
 }
 
 void kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkArity("where", ins, outs, 3);
+  kernel::validateWhere(ins, outs);
   Operand &out = outs[0];
-  checkDType("where", ins[0], DType::Bool);
-  checkSameDType("where", ins[1], out);
-  checkSameDType("where", ins[2], out);
-  for (const Operand &in : ins)
-    checkBroadcast("where", in, out);
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     bool c = loadI(ins[0], at(ins[0], idx)) != 0;
     const Operand &src = c ? ins[1] : ins[2];
@@ -220,14 +198,9 @@ void kCast(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelAr
 
 // LeakyRelu: out = x < 0 ? alpha * x : x with alpha = fimm[0], in double, rounded once.
 void kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("leaky_relu", ins, outs, 1);
+  const double alpha = kernel::validateLeakyRelu(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits("leaky_relu", in, kFloatTypes);
-  checkSameDType("leaky_relu", in, out);
-  checkShape("leaky_relu", out, in.sizes);
-  if (args.fattrs.size() != 1) fail("leaky_relu", "expects alpha as fimm[0]");
-  const double alpha = args.fattrs[0];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     const double x = loadF(in, at(in, idx));
     storeF(out, at(out, idx), x < 0 ? alpha * x : x);

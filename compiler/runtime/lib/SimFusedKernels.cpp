@@ -31,17 +31,8 @@ struct Step {
 };
 
 void kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  if (outs.size() != 1 || ins.empty())
-    fail(kName, "expects 1 to " + std::to_string(kFusedMaxInputs) + " inputs and 1 output, got " +
-                    std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
-  const std::string problem = checkFusedProgram(static_cast<int64_t>(ins.size()), args.attrs);
-  if (!problem.empty()) fail(kName, problem);
+  kernel::validateFusedElementwise(kName, ins, outs, args);
   Operand &out = outs[0];
-  checkAdmits(kName, out, kFloatTypes);
-  for (const Operand &in : ins) {
-    checkSameDType(kName, in, out);
-    checkBroadcast(kName, in, out);
-  }
   std::vector<Step> steps(args.attrs.size() / kFusedStepImms);
   for (size_t j = 0; j < steps.size(); ++j) {
     const int64_t code = args.attrs[kFusedStepImms * j];

@@ -8,18 +8,12 @@ namespace {
 // first NaN wins, or the last one with select_last_index), as numpy's argmax / argmin.
 void argExtreme(const char *kernel, bool isMax, std::vector<Operand> &ins, std::vector<Operand> &outs,
                 const KernelArgs &args) {
-  checkArity(kernel, ins, outs, 1);
+  const kernel::ArgExtreme a = kernel::validateArgExtreme(kernel, ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits(kernel, in, kNumericTypes);
-  checkDType(kernel, out, DType::I64);
-  const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
-  const bool last = flagAttr(kernel, args, 1, "select_last_index");
-  std::vector<int64_t> expect = in.sizes;
-  expect[axis] = 1;
-  checkShape(kernel, out, expect);
+  const size_t axis = a.axis;
+  const bool last = a.last;
   const int64_t n = in.sizes[axis];
-  if (n == 0 && numElements(expect) > 0) fail(kernel, "the reduced axis has extent 0");
   const bool fl = isFloat(in.dtype);
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     int64_t best = 0;
@@ -57,18 +51,10 @@ void kArgMin(std::vector<Operand> &i, std::vector<Operand> &o, const KernelArgs 
 // depth axis of out (non-negative). out[.., j, ..] = on where j == index (a negative index counts
 // from depth), else off; an index outside [-depth, depth) gives a row of off.
 void kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("one_hot", ins, outs, 2);
+  const size_t axis = kernel::validateOneHot(ins, outs, args);
   const Operand &indices = ins[0], &values = ins[1];
   Operand &out = outs[0];
-  checkAdmits("one_hot", indices, kNumericTypes);
-  checkSameDType("one_hot", values, out);
-  if (values.sizes.size() != 1 || values.sizes[0] != 2)
-    fail("one_hot", values.label + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
-  const size_t axis = axisAttr("one_hot", args, 0, out.sizes.size(), false);
-  std::vector<int64_t> expect = indices.sizes;
   const int64_t depth = out.sizes[axis];
-  expect.insert(expect.begin() + static_cast<long>(axis), depth);
-  checkShape("one_hot", out, expect);
   const int64_t off = values.offset, on = values.offset + values.strides[0];
   forEachIndex(out.sizes, [&](const std::vector<int64_t> &idx) {
     std::vector<int64_t> ii = idx;

@@ -3,7 +3,7 @@
 // wrap to the output width.
 #pragma once
 
-#include "KernelContract.h"
+#include "KernelValidate.h"
 #include "SimKernels.h"
 
 #include "dq/runtime/Error.h"
@@ -55,27 +55,8 @@ inline double step(bool f32, double v) { return f32 ? static_cast<double>(static
 
 // The kernel contract shared with the hip device: dtype sets, checks and their messages.
 inline const std::string &operandLabel(const Operand &o) { return o.label; }
-using kernel::axisAttr;
-using kernel::bit;
-using kernel::checkAdmits;
-using kernel::checkArity;
-using kernel::checkBroadcast;
-using kernel::checkDType;
-using kernel::checkSameDType;
-using kernel::checkShape;
-using kernel::fail;
-using kernel::flagAttr;
-using kernel::isFloat;
-using kernel::kAllTypes;
-using kernel::kBoolTypes;
-using kernel::kFloatTypes;
-using kernel::kIndexTypes;
-using kernel::kNumericTypes;
-using kernel::kSignedTypes;
-using kernel::kWideTypes;
-using kernel::normalizeAxis;
-using kernel::TypeSet;
-using kernel::typeSetNames;
+// Every name of the contract (KernelContract.h, KernelValidate.h); sim names hide any alike.
+using namespace kernel;
 
 inline void checkReadable(const Operand &o, int64_t e) {
   const uint8_t *st = o.state + e * static_cast<int64_t>(o.elementSize);

@@ -40,11 +40,7 @@ bool hasKernel(const std::string &name) { return kernels().count(name) != 0; }
 void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args,
                SimPrecision precision) {
   PrecisionScope scope(precision);
-  for (const Operand &o : outs)
-    for (size_t d = 0; d < o.sizes.size() && numElements(o.sizes) > 0; ++d)
-      if (o.sizes[d] > 1 && o.strides[d] == 0)
-        fail(name,
-             o.label + " has stride 0 on dim " + std::to_string(d) + ": an output may not write an element twice");
+  kernel::checkOutputsWriteOnce(name, outs);
   auto it = kernels().find(name);
   if (it == kernels().end()) fail(name, "unsupported: no sim implementation");
   try {
@@ -57,13 +53,7 @@ void runKernel(const std::string &name, std::vector<Operand> &ins, std::vector<O
 }
 
 void stridedCopy(Operand &dst, const Operand &src) {
-  if (dst.dtype != src.dtype || dst.sizes != src.sizes)
-    throw RuntimeError("strided copy: " + src.label + " " + dtypeName(src.dtype) + formatDims(src.sizes) +
-                       " does not match " + dst.label + " " + dtypeName(dst.dtype) + formatDims(dst.sizes));
-  for (size_t d = 0; d < dst.sizes.size() && numElements(dst.sizes) > 0; ++d)
-    if (dst.sizes[d] > 1 && dst.strides[d] == 0)
-      throw RuntimeError("strided copy: " + dst.label + " has stride 0 on dim " + std::to_string(d) +
-                         ": a destination may not write an element twice");
+  kernel::validateStridedCopy(dst, src);
   forEachIndex(dst.sizes, [&](const std::vector<int64_t> &idx) { copyElement(dst, at(dst, idx), src, at(src, idx)); });
 }
 

@@ -1,6 +1,7 @@
 // Kernels of the sim device: CPU loops over checked strided operands (internal to dq_runtime).
 #pragma once
 
+#include "KernelContract.h"
 #include "dq/runtime/Device.h"
 #include "dq/runtime/SimDevice.h"
 
@@ -9,17 +10,13 @@
 
 namespace dq::rt::sim {
 
-/// One kernel operand resolved to sim memory. `data`/`state` point at the allocation start;
-/// offset/strides are in elements. Bounds were checked when the operand was built; every
-/// element access still checks its byte states (unwritten / dead).
-struct Operand {
+/// One kernel operand resolved to sim memory: the view (kernel::OperandView) and where its
+/// elements live. `data`/`state` point at the allocation start. Bounds were checked when the
+/// operand was built; every element access still checks its byte states (unwritten / dead).
+struct Operand : kernel::OperandView {
   uint8_t *data = nullptr;
   uint8_t *state = nullptr;
-  DType dtype = DType::F32;
   size_t elementSize = 4;
-  int64_t offset = 0;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
   std::string label; ///< "in 1 (buffer #4)" for messages
 };
 

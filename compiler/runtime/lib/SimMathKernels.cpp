@@ -6,25 +6,12 @@ namespace dq::rt::sim {
 namespace {
 
 void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &) {
-  checkArity("matmul", ins, outs, 2);
+  const kernel::Matmul mm = kernel::validateMatmul(ins, outs);
   const Operand &a = ins[0], &b = ins[1];
   Operand &out = outs[0];
-  checkAdmits("matmul", a, kWideTypes);
-  checkSameDType("matmul", a, b);
-  checkSameDType("matmul", a, out);
   const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
-  if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
-    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " + formatDims(a.sizes) + " x " +
-                       formatDims(b.sizes) + " -> " + formatDims(out.sizes));
-  const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
-  const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
-  bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
-  for (const Operand *x : {&a, &b})
-    for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
-      ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
-  if (!ok)
-    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " + formatDims(out.sizes) +
-                       " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+  const int64_t M = mm.M, K = mm.K, N = mm.N;
+  const std::vector<int64_t> &batch = mm.batch;
   // Offset of the [M, K] / [K, N] / [M, N] matrix of `x` for batch index bi (right-aligned).
   auto matrix = [](const Operand &x, const std::vector<int64_t> &bi) {
     int64_t off = x.offset;
@@ -61,13 +48,9 @@ void kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs, const Kernel
 // Softmax (exp(x - max) / sum) or, when `log`, LogSoftmax ((x - max) - log sum exp(x - max)).
 void softmax(const char *kernel, bool log, std::vector<Operand> &ins, std::vector<Operand> &outs,
              const KernelArgs &args) {
-  checkArity(kernel, ins, outs, 1);
+  const size_t axis = kernel::validateSoftmax(kernel, ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits(kernel, in, kFloatTypes);
-  checkSameDType(kernel, in, out);
-  checkShape(kernel, out, in.sizes);
-  const size_t axis = axisAttr(kernel, args, 0, in.sizes.size(), false);
   const int64_t n = in.sizes[axis];
   const bool f32 = fp32Steps(in.dtype);
   std::vector<double> e(static_cast<size_t>(n));
@@ -97,21 +80,9 @@ void kLogSoftmax(std::vector<Operand> &i, std::vector<Operand> &o, const KernelA
 }
 
 void kLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  if ((ins.size() != 2 && ins.size() != 3) || outs.size() != 1)
-    fail("layer_norm", "expects 2 or 3 inputs (X, scale[, bias]) and 1 output, got " + std::to_string(ins.size()) +
-                           " and " + std::to_string(outs.size()));
+  const size_t axis = kernel::validateLayerNorm(ins, outs, args);
   const Operand &x = ins[0];
   Operand &out = outs[0];
-  checkAdmits("layer_norm", x, kFloatTypes);
-  for (size_t i = 1; i < ins.size(); ++i) {
-    checkSameDType("layer_norm", ins[i], x);
-    checkBroadcast("layer_norm", ins[i], out);
-  }
-  checkSameDType("layer_norm", x, out);
-  checkShape("layer_norm", out, x.sizes);
-  const size_t rank = x.sizes.size();
-  const size_t axis = axisAttr("layer_norm", args, 0, rank, true);
-  if (args.fattrs.empty()) fail("layer_norm", "missing epsilon (fimm[0])");
   const double eps = args.fattrs[0];
   std::vector<int64_t> outer = x.sizes, inner(x.sizes.begin() + static_cast<long>(axis), x.sizes.end());
   std::fill(outer.begin() + static_cast<long>(axis), outer.end(), 1);
@@ -149,35 +120,11 @@ enum class Reduction { Sum, Mean, Max, Min, Prod, L2, SumSquare, LogSumExp };
 
 void reduce(const char *kernel, Reduction kind, std::vector<Operand> &ins, std::vector<Operand> &outs,
             const KernelArgs &args) {
-  checkArity(kernel, ins, outs, 1);
+  const bool extremum = kind == Reduction::Max || kind == Reduction::Min;
+  const std::vector<int64_t> extent = kernel::validateReduce(kernel, extremum, ins, outs, args).extent;
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  const bool extremum = kind == Reduction::Max || kind == Reduction::Min;
-  checkAdmits(kernel, in, extremum ? kAllTypes : kWideTypes);
-  checkSameDType(kernel, in, out);
   const size_t rank = in.sizes.size();
-  std::vector<int64_t> extent(rank, 1), expect = in.sizes;
-  std::vector<int64_t> axes = args.attrs;
-  if (!args.scalars.empty()) {
-    // Axes known only at run time: one 0/1 flag per input axis.
-    if (!args.attrs.empty() || args.scalars.size() != rank)
-      fail(kernel,
-           "expects either axes in imm or one 0/1 flag scalar per input axis (" + std::to_string(rank) + "), not both");
-    axes.clear();
-    for (size_t d = 0; d < rank; ++d) {
-      if (args.scalars[d] != 0 && args.scalars[d] != 1)
-        fail(kernel, "axis flag s[" + std::to_string(d) + "] must be 0 or 1");
-      if (args.scalars[d] == 1) axes.push_back(static_cast<int64_t>(d));
-    }
-  }
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = axes[k];
-    if (a < 0 || static_cast<size_t>(a) >= rank || (k > 0 && a <= axes[k - 1]))
-      fail(kernel, "axes " + formatDims(axes) + " must be strictly increasing in [0, " + std::to_string(rank) + ")");
-    extent[static_cast<size_t>(a)] = in.sizes[static_cast<size_t>(a)];
-    expect[static_cast<size_t>(a)] = 1;
-  }
-  checkShape(kernel, out, expect);
   const int64_t count = numElements(extent);
   // L2 and LogSumExp go through double for every dtype (an integer result truncates toward zero).
   const bool viaDouble = isFloat(in.dtype) || kind == Reduction::L2 || kind == Reduction::LogSumExp;
@@ -289,24 +236,11 @@ void kReduceLogSumExp(std::vector<Operand> &i, std::vector<Operand> &o, const Ke
 }
 
 void kCumsum(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("cumsum", ins, outs, 1);
+  const kernel::Cumsum c = kernel::validateCumsum(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits("cumsum", in, kWideTypes);
-  checkSameDType("cumsum", in, out);
-  checkShape("cumsum", out, in.sizes);
-  size_t axis = 0;
-  if (args.scalars.empty()) {
-    axis = axisAttr("cumsum", args, 0, in.sizes.size(), true);
-  } else {
-    // Axis known only at run time.
-    const int64_t r = static_cast<int64_t>(in.sizes.size()), a = args.scalars[0];
-    if (args.scalars.size() != 1 || a < -r || a >= r)
-      fail("cumsum", "axis s[0] = " + std::to_string(a) + " out of range for rank " + std::to_string(r));
-    axis = static_cast<size_t>(a < 0 ? a + r : a);
-  }
-  const bool exclusive = flagAttr("cumsum", args, 1, "exclusive");
-  const bool reverse = flagAttr("cumsum", args, 2, "reverse");
+  const size_t axis = c.axis;
+  const bool exclusive = c.exclusive, reverse = c.reverse;
   const int64_t n = in.sizes[axis];
   const bool fl = isFloat(in.dtype), f32 = fp32Steps(in.dtype);
   forEachLine(in.sizes, axis, [&](const std::vector<int64_t> &idx) {

@@ -187,13 +187,7 @@ void HipDevice::copyStrided(const BufferView &dst, const BufferView &src) {
   Operand so, dO;
   makeOperand(src, "strided copy source", -1, so);
   makeOperand(dst, "strided copy destination", -1, dO);
-  if (dO.dtype != so.dtype || dO.sizes != so.sizes)
-    throw RuntimeError("strided copy: " + so.label() + " " + dtypeName(so.dtype) + formatDims(so.sizes) +
-                       " does not match " + dO.label() + " " + dtypeName(dO.dtype) + formatDims(dO.sizes));
-  for (size_t d = 0; d < dO.sizes.size() && numel(dO.sizes) > 0; ++d)
-    if (dO.sizes[d] > 1 && dO.strides[d] == 0)
-      throw RuntimeError("strided copy: " + dO.label() + " has stride 0 on dim " + std::to_string(d) +
-                         ": a destination may not write an element twice");
+  kernel::validateStridedCopy(dO, so);
   gKernel = "strided copy";
   copyView(dO, so);
   markDeviceWrite(dst);
@@ -222,20 +216,12 @@ void HipDevice::readback(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t bytes) {
   const Allocation &a = live(src, "host load");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host load touches device memory (" + bufferName(src) +
-                       "); the host may only access host or host-mapped memory: read it back or "
-                       "copy it to the host first");
+  kernel::checkHostAccess(a.space, src, false);
   checkRange(a, src, offset, bytes, "host load");
   // The conformance rule: device writes reach the host only at a synchronization point. The
   // quiet wait below keeps the process safe; the check makes the missing sync an error.
   if (auto it = pendingWrites_.find(src); it != pendingWrites_.end())
-    for (const auto &[b, e] : it->second)
-      if (offset < e && b < offset + bytes)
-        throw RuntimeError("unsynchronized read: host load of bytes [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + bytes) + ") of " + bufferName(src) + " (" + spaceName(a.space) +
-                           "), which device work wrote after the last "
-                           "synchronization; synchronize (or read back) first");
+    kernel::checkSynchronized(it->second, src, a.space, offset, bytes);
   waitForHost();
   if (bytes) std::memcpy(dst, a.ptr + offset, bytes);
   ++counters_.hostLoads;
@@ -243,10 +229,7 @@ void HipDevice::hostLoad(void *dst, BufferHandle src, uint64_t offset, uint64_t 
 
 void HipDevice::hostStore(BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) {
   const Allocation &a = live(dst, "host store");
-  if (a.space == MemSpace::Device)
-    throw RuntimeError("host store touches device memory (" + bufferName(dst) +
-                       "); the host may only write host or host-mapped memory: stage the value "
-                       "in host scratch and copy it");
+  kernel::checkHostAccess(a.space, dst, true);
   checkRange(a, dst, offset, bytes, "host store");
   waitForHost();
   if (bytes) std::memcpy(a.ptr + offset, src, bytes);
@@ -303,20 +286,7 @@ void HipDevice::release(Allocation &a) {
 }
 
 void HipDevice::countTransfer(MemSpace dst, MemSpace src, uint64_t bytes) {
-  const bool d = dst == MemSpace::Device, s = src == MemSpace::Device;
-  if (s && d) {
-    ++counters_.d2dTransfers;
-    counters_.d2dBytes += bytes;
-  } else if (d) {
-    ++counters_.h2dTransfers;
-    counters_.h2dBytes += bytes;
-  } else if (s) {
-    ++counters_.d2hTransfers;
-    counters_.d2hBytes += bytes;
-  } else {
-    ++counters_.h2hTransfers;
-    counters_.h2hBytes += bytes;
-  }
+  kernel::countTransfer(counters_, dst, src, bytes);
 }
 
 void HipDevice::markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64_t begin, uint64_t end) {
@@ -324,11 +294,8 @@ void HipDevice::markDeviceWrite(BufferHandle buffer, const Allocation &a, uint64
 }
 
 void HipDevice::markDeviceWrite(const BufferView &v) {
-  auto [lo, hi] = v.elementRange();
-  if (lo > hi) return;
-  const uint64_t es = dtypeSize(v.dtype);
-  markDeviceWrite(v.buffer, live(v.buffer, "device write"), static_cast<uint64_t>(lo) * es,
-                  static_cast<uint64_t>(hi + 1) * es);
+  uint64_t begin = 0, end = 0;
+  if (kernel::viewByteRange(v, begin, end)) markDeviceWrite(v.buffer, live(v.buffer, "device write"), begin, end);
 }
 
 void HipDevice::syncQuiet() {

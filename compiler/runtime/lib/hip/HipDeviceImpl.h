@@ -94,17 +94,11 @@ private:
   }
 
   void checkRange(const Allocation &a, BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const {
-    if (offset > a.size || bytes > a.size - offset)
-      throw RuntimeError(std::string("out of bounds: ") + what + " bytes [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + bytes) + ") of " + bufferName(buffer) + " which holds " +
-                         std::to_string(a.size) + " bytes");
+    kernel::checkByteRange(a.size, buffer, offset, bytes, what);
   }
 
   void checkDeviceVisible(BufferHandle buffer, const char *what) const {
-    if (live(buffer, what).space == MemSpace::Host)
-      throw RuntimeError(std::string(what) + " touches " + bufferName(buffer) +
-                         ", pageable host memory that device code cannot access; use host-mapped "
-                         "memory or a memcpy/copy2d transfer");
+    kernel::checkDeviceVisible(live(buffer, what).space, buffer, what);
   }
 
   void countTransfer(MemSpace dst, MemSpace src, uint64_t bytes);
@@ -249,11 +243,6 @@ private:
 
   // ---- data-dependent and shape-input ops (kernels in HipDataDependentKernels.hip) ----
 
-  void checkCounts(const std::string &k, const std::vector<Operand> &ins, const std::vector<Operand> &outs,
-                   size_t minIns, size_t maxIns, size_t nOuts);
-
-  int64_t immAt(const std::string &k, const KernelArgs &args, size_t i, const char *what);
-
   void kCountNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
   void kNonzero(std::vector<Operand> &ins, std::vector<Operand> &outs);
@@ -265,8 +254,6 @@ private:
   void kTile(std::vector<Operand> &ins, std::vector<Operand> &outs);
 
   void kPad(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args);
-
-  int reductionOf(const std::string &k, const KernelArgs &args, size_t i);
 
   void kScatterND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args);
 

@@ -74,11 +74,7 @@ void HipDevice::launch(const std::string &kernel, const std::vector<BufferView> 
   for (size_t i = 0; i < outs.size(); ++i)
     resolveOperand(outs[i], "out", static_cast<int>(i), kernel, outOps[i]);
   ++counters_.kernelLaunches;
-  for (const Operand &o : outOps)
-    for (size_t d = 0; d < o.sizes.size() && numel(o.sizes) > 0; ++d)
-      if (o.sizes[d] > 1 && o.strides[d] == 0)
-        fail(kernel,
-             o.label() + " has stride 0 on dim " + std::to_string(d) + ": an output may not write an element twice");
+  kernel::checkOutputsWriteOnce(kernel, outOps);
   gKernel = kernel;
   {
     HipProfile::Scope timed(profile_.get(), profile_ ? profileLabel(kernel, inOps, outOps) : std::string(), true);
@@ -258,21 +254,8 @@ const HipDevice::KernelEntry *HipDevice::findKernel(const std::string &name) {
 
 void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vector<Operand> &outs) {
   const std::string k = op.name;
-  checkArity(k, ins, outs, op.binary ? 2 : 1);
+  kernel::validateElementwise(k, ins, outs, op.binary, op.types, op.exponent, op.boolResult);
   Operand &out = outs[0];
-  checkAdmits(k, ins[0], op.types);
-  if (op.binary) {
-    if (op.exponent)
-      checkAdmits(k, ins[1], op.exponent);
-    else
-      checkSameDType(k, ins[0], ins[1]);
-  }
-  if (op.boolResult)
-    checkDType(k, out, DType::Bool);
-  else
-    checkSameDType(k, ins[0], out);
-  checkBroadcast(k, ins[0], out);
-  if (op.binary) checkBroadcast(k, ins[1], out);
   const size_t r = out.sizes.size();
   const bool fl = op.binary ? (isFloat(ins[0].dtype) || isFloat(ins[1].dtype)) : (isFloat(ins[0].dtype) || !op.hasInt);
   const hipk::Opd a = aligned(ins[0], r), b = op.binary ? aligned(ins[1], r) : hipk::Opd{};
@@ -284,17 +267,8 @@ void HipDevice::runElem(const ElemInfo &op, std::vector<Operand> &ins, std::vect
 
 void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
   static const std::string k = "fused_elementwise"; // built once: a launch allocates nothing
-  if (outs.size() != 1 || ins.empty())
-    fail(k, "expects 1 to " + std::to_string(kFusedMaxInputs) + " inputs and 1 output, got " +
-                std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
-  const std::string problem = checkFusedProgram(static_cast<int64_t>(ins.size()), args.attrs);
-  if (!problem.empty()) fail(k, problem);
+  kernel::validateFusedElementwise(k, ins, outs, args);
   Operand &out = outs[0];
-  checkAdmits(k, out, kFloatTypes);
-  for (const Operand &in : ins) {
-    checkSameDType(k, in, out);
-    checkBroadcast(k, in, out);
-  }
   const size_t r = out.sizes.size();
   hipk::FusedProgram p;
   p.nIn = static_cast<int>(ins.size());
@@ -323,13 +297,8 @@ void HipDevice::kFusedElementwise(std::vector<Operand> &ins, std::vector<Operand
 }
 
 void HipDevice::kWhere(std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity("where", ins, outs, 3);
+  kernel::validateWhere(ins, outs);
   Operand &out = outs[0];
-  checkDType("where", ins[0], DType::Bool);
-  checkSameDType("where", ins[1], out);
-  checkSameDType("where", ins[2], out);
-  for (const Operand &in : ins)
-    checkBroadcast("where", in, out);
   const size_t r = out.sizes.size();
   launched(hipk::copy(stream_, hipk::kCopyWhere, aligned(out, r), aligned(ins[1], r), aligned(ins[2], r),
                       aligned(ins[0], r), shapeOf(out.sizes), 0));
@@ -343,28 +312,15 @@ void HipDevice::kCast(std::vector<Operand> &ins, std::vector<Operand> &outs) {
 }
 
 void HipDevice::kExpand(std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity("expand", ins, outs, 1);
-  checkSameDType("expand", ins[0], outs[0]);
-  checkBroadcast("expand", ins[0], outs[0]);
+  kernel::validateExpand(ins, outs);
   copyView(outs[0], ins[0]);
 }
 
 void HipDevice::kSlice(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("slice", ins, outs, 1);
+  if (kernel::validateSlice(ins, outs, args)) return;
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("slice", in, out);
   const size_t r = out.sizes.size();
-  if (in.sizes.size() != r || args.scalars.size() != 2 * r)
-    fail("slice", "expects equal ranks and " + std::to_string(2 * r) + " scalars (starts, steps)");
-  for (size_t d = 0; d < r; ++d) {
-    if (out.sizes[d] == 0) return;
-    int64_t first = args.scalars[d], step = args.scalars[r + d];
-    int64_t last = first + (out.sizes[d] - 1) * step;
-    if (first < 0 || first >= in.sizes[d] || last < 0 || last >= in.sizes[d])
-      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) + ".." +
-                        std::to_string(last) + " of a dim of size " + std::to_string(in.sizes[d]));
-  }
   Operand v = in;
   v.sizes = out.sizes;
   for (size_t d = 0; d < r; ++d) {
@@ -375,22 +331,10 @@ void HipDevice::kSlice(std::vector<Operand> &ins, std::vector<Operand> &outs, co
 }
 
 void HipDevice::kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("transpose", ins, outs, 1);
+  kernel::validateTranspose(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("transpose", in, out);
   const size_t r = in.sizes.size();
-  std::vector<bool> seen(r, false);
-  bool ok = args.attrs.size() == r && out.sizes.size() == r;
-  for (size_t j = 0; ok && j < r; ++j) {
-    int64_t p = args.attrs[j];
-    ok = p >= 0 && static_cast<size_t>(p) < r && !seen[static_cast<size_t>(p)] &&
-         out.sizes[j] == in.sizes[static_cast<size_t>(p)];
-    if (ok) seen[static_cast<size_t>(p)] = true;
-  }
-  if (!ok)
-    fail("transpose",
-         "perm " + formatDims(args.attrs) + " does not map " + formatDims(in.sizes) + " to " + formatDims(out.sizes));
   Operand v = in;
   v.sizes = out.sizes;
   for (size_t j = 0; j < r; ++j)
@@ -399,23 +343,8 @@ void HipDevice::kTranspose(std::vector<Operand> &ins, std::vector<Operand> &outs
 }
 
 void HipDevice::kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  if (ins.empty() || outs.size() != 1) fail("concat", "expects at least 1 input and 1 output");
+  const size_t axis = kernel::validateConcat(ins, outs, args);
   Operand &out = outs[0];
-  const size_t axis = normalizeAxis("concat", args, out.sizes.size());
-  int64_t total = 0;
-  for (const Operand &in : ins) {
-    checkSameDType("concat", in, out);
-    bool ok = in.sizes.size() == out.sizes.size();
-    for (size_t d = 0; ok && d < in.sizes.size(); ++d)
-      ok = d == axis || in.sizes[d] == out.sizes[d];
-    if (!ok)
-      fail("concat", in.label() + " shape " + formatDims(in.sizes) + " does not fit " + formatDims(out.sizes) +
-                         " along axis " + std::to_string(axis));
-    total += in.sizes[axis];
-  }
-  if (total != out.sizes[axis])
-    fail("concat", "inputs sum to " + std::to_string(total) + " along axis " + std::to_string(axis) + ", output has " +
-                       std::to_string(out.sizes[axis]));
   int64_t base = 0;
   for (const Operand &in : ins) {
     Operand part = out;
@@ -427,17 +356,9 @@ void HipDevice::kConcat(std::vector<Operand> &ins, std::vector<Operand> &outs, c
 }
 
 void HipDevice::kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather", ins, outs, 2);
+  const size_t axis = kernel::validateGather(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather", data, out);
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    fail("gather", "indices must be i32 or i64, got " + dtypeName(indices.dtype));
-  const size_t axis = normalizeAxis("gather", args, data.sizes.size());
-  std::vector<int64_t> expect(data.sizes.begin(), data.sizes.begin() + static_cast<long>(axis));
-  expect.insert(expect.end(), indices.sizes.begin(), indices.sizes.end());
-  expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(axis) + 1, data.sizes.end());
-  if (expect != out.sizes) fail("gather", "output shape " + formatDims(out.sizes) + ", expected " + formatDims(expect));
   launched(hipk::gather(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), own(data),
                         static_cast<int>(data.sizes.size()), data.sizes.data(), own(indices),
                         static_cast<int>(indices.sizes.size()), static_cast<int>(axis), errDev_));
@@ -445,63 +366,38 @@ void HipDevice::kGather(std::vector<Operand> &ins, std::vector<Operand> &outs, c
 }
 
 void HipDevice::kRange(std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity("range", ins, outs, 2);
+  kernel::validateRange(ins, outs);
   Operand &out = outs[0];
-  checkSameDType("range", ins[0], out);
-  checkSameDType("range", ins[1], out);
-  if (numel(ins[0].sizes) != 1 || numel(ins[1].sizes) != 1 || out.sizes.size() != 1)
-    fail("range", "expects one-element start and delta and a 1-D output");
   launched(hipk::range(stream_, own(out), shapeOf(out.sizes), own(ins[0]), own(ins[1])));
 }
 
 void HipDevice::kRangeLength(std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity("range_length", ins, outs, 3);
+  kernel::validateRangeLength(ins, outs);
   Operand &out = outs[0];
-  checkAdmits("range_length", ins[0], kNumericTypes);
-  checkSameDType("range_length", ins[0], ins[1]);
-  checkSameDType("range_length", ins[0], ins[2]);
-  if (out.dtype != DType::I64 || numel(out.sizes) != 1) fail("range_length", "expects a one-element i64 output");
-  for (const Operand &x : ins)
-    if (numel(x.sizes) != 1) fail("range_length", "expects one-element start, limit and delta");
   launched(hipk::rangeLength(stream_, own(out), own(ins[0]), own(ins[1]), own(ins[2]), errDev_));
   checkDataError("range_length");
 }
 
 void HipDevice::kFill(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("fill", ins, outs, 0);
+  const bool fl = kernel::validateFill(ins, outs, args);
   Operand &out = outs[0];
-  const bool fl = isFloat(out.dtype);
-  if (fl ? args.fattrs.empty() : args.attrs.empty())
-    fail("fill", std::string("missing value (") + (fl ? "fimm[0]" : "imm[1]") + ")");
   launched(hipk::fill(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), fl ? args.fattrs[0] : 0.0,
                       fl ? 0 : args.attrs[0]));
 }
 
 void HipDevice::kLeakyRelu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("leaky_relu", ins, outs, 1);
+  const double alpha = kernel::validateLeakyRelu(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkAdmits("leaky_relu", in, kFloatTypes);
-  checkSameDType("leaky_relu", in, out);
-  checkShape("leaky_relu", out, in.sizes);
-  if (args.fattrs.size() != 1) fail("leaky_relu", "expects alpha as fimm[0]");
   const size_t r = out.sizes.size();
-  launched(hipk::leakyRelu(stream_, aligned(out, r), aligned(in, r), shapeOf(out.sizes), args.fattrs[0]));
+  launched(hipk::leakyRelu(stream_, aligned(out, r), aligned(in, r), shapeOf(out.sizes), alpha));
 }
 
 void HipDevice::kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("one_hot", ins, outs, 2);
+  const size_t axis = kernel::validateOneHot(ins, outs, args);
   const Operand &indices = ins[0], &values = ins[1];
   Operand &out = outs[0];
-  checkAdmits("one_hot", indices, kNumericTypes);
-  checkSameDType("one_hot", values, out);
-  if (values.sizes.size() != 1 || values.sizes[0] != 2)
-    fail("one_hot", values.label() + " shape " + formatDims(values.sizes) + ", expected [2] (off, on)");
   const size_t r = out.sizes.size();
-  const size_t axis = axisAttr("one_hot", args, 0, r, false);
-  std::vector<int64_t> expect = indices.sizes;
-  expect.insert(expect.begin() + static_cast<long>(axis), out.sizes[axis]);
-  checkShape("one_hot", out, expect);
   // Indices aligned to out: their dims skip the depth axis, which gets stride 0.
   checkRank(r);
   hipk::Opd idx = own(indices);
@@ -519,62 +415,30 @@ void HipDevice::kOneHot(std::vector<Operand> &ins, std::vector<Operand> &outs, c
 }
 
 void HipDevice::kTrilu(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("trilu", ins, outs, 1);
+  const bool upper = kernel::validateTrilu(ins, outs, args);
   const Operand &in = ins[0];
   Operand &out = outs[0];
-  checkSameDType("trilu", in, out);
-  checkShape("trilu", out, in.sizes);
   const size_t r = in.sizes.size();
-  if (r < 2) fail("trilu", "expects rank >= 2, got " + formatDims(in.sizes));
-  const bool upper = flagAttr("trilu", args, 0, "upper");
-  if (args.scalars.size() != 1) fail("trilu", "expects one scalar operand (k)");
   launched(hipk::copy(stream_, upper ? hipk::kCopyTriluUpper : hipk::kCopyTriluLower, aligned(out, r), aligned(in, r),
                       {}, {}, shapeOf(out.sizes), args.scalars[0]));
 }
 
 void HipDevice::kGatherElements(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather_elements", ins, outs, 2);
+  const size_t axis = kernel::validateGatherElements(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather_elements", data, out);
-  checkAdmits("gather_elements", indices, kIndexTypes);
-  checkShape("gather_elements", out, indices.sizes);
   const size_t r = data.sizes.size();
-  const size_t axis = axisAttr("gather_elements", args, 0, r, true);
-  bool ok = indices.sizes.size() == r;
-  for (size_t d = 0; ok && d < r; ++d)
-    ok = d == axis || indices.sizes[d] <= data.sizes[d];
-  if (!ok)
-    fail("gather_elements", "indices shape " + formatDims(indices.sizes) + " does not fit data " +
-                                formatDims(data.sizes) + " (same rank, no larger off axis " + std::to_string(axis) +
-                                ")");
   launched(hipk::gatherElements(stream_, aligned(out, r), shapeOf(out.sizes), own(data), data.sizes.data(),
                                 aligned(indices, r), static_cast<int>(axis), errDev_));
   checkDataError("gather_elements");
 }
 
 void HipDevice::kGatherND(std::vector<Operand> &ins, std::vector<Operand> &outs, const KernelArgs &args) {
-  checkArity("gather_nd", ins, outs, 2);
+  const kernel::GatherND g = kernel::validateGatherND(ins, outs, args);
   const Operand &data = ins[0], &indices = ins[1];
   Operand &out = outs[0];
-  checkSameDType("gather_nd", data, out);
-  checkAdmits("gather_nd", indices, kIndexTypes);
-  const size_t r = data.sizes.size(), q = indices.sizes.size();
-  if (args.attrs.empty() || args.attrs[0] < 0 || static_cast<size_t>(args.attrs[0]) >= std::min(q, r))
-    fail("gather_nd", "batch_dims (imm[1]) must be in [0, min(data rank, indices rank)) = [0, " +
-                          std::to_string(std::min(q, r)) + ")");
-  const size_t b = static_cast<size_t>(args.attrs[0]);
-  const int64_t m = indices.sizes[q - 1];
-  if (m < 1 || static_cast<size_t>(m) > r - b)
-    fail("gather_nd", "the last indices dim is " + std::to_string(m) + ", must be in [1, " + std::to_string(r - b) +
-                          "] (data rank - batch_dims)");
-  for (size_t d = 0; d < b; ++d)
-    if (data.sizes[d] != indices.sizes[d])
-      fail("gather_nd", "batch dim " + std::to_string(d) + " differs: data " + formatDims(data.sizes) + ", indices " +
-                            formatDims(indices.sizes));
-  std::vector<int64_t> expect(indices.sizes.begin(), indices.sizes.end() - 1);
-  expect.insert(expect.end(), data.sizes.begin() + static_cast<long>(b) + m, data.sizes.end());
-  checkShape("gather_nd", out, expect);
+  const size_t r = data.sizes.size(), q = indices.sizes.size(), b = g.batchDims;
+  const int64_t m = g.m;
   launched(hipk::gatherND(stream_, aligned(out, out.sizes.size()), shapeOf(out.sizes), own(data), static_cast<int>(r),
                           data.sizes.data(), own(indices), static_cast<int>(q), static_cast<int>(b),
                           static_cast<int>(m), errDev_));

@@ -117,25 +117,12 @@ bool HipDevice::tryGemv(const Operand &a, const Operand &b, Operand &out, int64_
 }
 
 void HipDevice::kMatmul(std::vector<Operand> &ins, std::vector<Operand> &outs) {
-  checkArity("matmul", ins, outs, 2);
+  const kernel::Matmul mm = kernel::validateMatmul(ins, outs);
   const Operand &a = ins[0], &b = ins[1];
   Operand &out = outs[0];
-  checkAdmits("matmul", a, kWideTypes);
-  checkSameDType("matmul", a, b);
-  checkSameDType("matmul", a, out);
   const size_t ra = a.sizes.size(), rb = b.sizes.size(), ro = out.sizes.size();
-  if (ra < 2 || rb < 2 || ro != std::max(ra, rb))
-    fail("matmul", "expects ins of rank >= 2 and an output of the larger rank, got " + formatDims(a.sizes) + " x " +
-                       formatDims(b.sizes) + " -> " + formatDims(out.sizes));
-  const int64_t M = a.sizes[ra - 2], K = a.sizes[ra - 1], N = b.sizes[rb - 1];
-  const std::vector<int64_t> batch(out.sizes.begin(), out.sizes.end() - 2);
-  bool ok = b.sizes[rb - 2] == K && out.sizes[ro - 2] == M && out.sizes[ro - 1] == N;
-  for (const Operand *x : {&a, &b})
-    for (size_t d = 0, rx = x->sizes.size() - 2; ok && d < rx; ++d)
-      ok = x->sizes[d] == 1 || x->sizes[d] == batch[d + batch.size() - rx];
-  if (!ok)
-    fail("matmul", formatDims(a.sizes) + " x " + formatDims(b.sizes) + " does not give " + formatDims(out.sizes) +
-                       " (a[..., M, K] x b[..., K, N], batch dims broadcast)");
+  const int64_t M = mm.M, K = mm.K, N = mm.N;
+  const std::vector<int64_t> &batch = mm.batch;
   checkRank(ro);
   if (numel(out.sizes) == 0) return;
   const bool fl = isFloat(a.dtype);

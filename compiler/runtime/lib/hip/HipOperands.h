@@ -3,7 +3,7 @@
 // calls and messages as the sim's.
 #pragma once
 
-#include "../KernelContract.h"
+#include "../KernelValidate.h"
 #include "HipKernels.h"
 #include "dq/runtime/Device.h"
 #include "dq/runtime/Error.h"
@@ -15,19 +15,8 @@
 
 namespace dq::rt::hipdev {
 
-inline const char *spaceName(MemSpace s) {
-  switch (s) {
-  case MemSpace::Device:
-    return "device";
-  case MemSpace::Host:
-    return "host";
-  case MemSpace::HostMapped:
-    return "host-mapped";
-  }
-  return "unknown";
-}
-
-inline std::string bufferName(BufferHandle b) { return "buffer #" + std::to_string(b); }
+using kernel::bufferName; // Operand::label() below needs it before the using-directive
+using kernel::spaceName;
 
 inline void check(hipError_t e, const std::string &what) {
   if (e != hipSuccess)
@@ -44,15 +33,12 @@ inline int64_t numel(const std::vector<int64_t> &s) {
 /// A checked kernel operand: a view resolved to a device-visible pointer. Its label ("in 0
 /// (buffer #7)") is built only when a message needs it: a launch resolves several operands and
 /// building strings for each cost more host time than the launch itself.
-struct Operand {
+struct Operand : kernel::OperandView {
   const char *role = "operand"; ///< "in", "out", or a whole description
   int index = -1;               ///< position among the ins or outs; -1 when the role says it all
   BufferHandle buffer = 0;
   MemSpace space = MemSpace::Device;
   char *base = nullptr;
-  DType dtype = DType::F32;
-  int64_t offset = 0;
-  std::vector<int64_t> sizes, strides;
 
   std::string label() const {
     std::string s = role;
@@ -64,28 +50,8 @@ struct Operand {
 // ---- the kernel contract shared with the sim (KernelContract.h), with its messages -------------
 
 inline std::string operandLabel(const Operand &o) { return o.label(); }
-using kernel::axisAttr;
-using kernel::bit;
-using kernel::checkAdmits;
-using kernel::checkArity;
-using kernel::checkBroadcast;
-using kernel::checkDType;
-using kernel::checkSameDType;
-using kernel::checkShape;
-using kernel::fail;
-using kernel::flagAttr;
-using kernel::isFloat;
-using kernel::kAllTypes;
-using kernel::kBoolTypes;
-using kernel::kFloatTypes;
-using kernel::kIndexTypes;
-using kernel::kIntegerTypes;
-using kernel::kNumericTypes;
-using kernel::kSignedTypes;
-using kernel::kWideTypes;
-using kernel::normalizeAxis;
-using kernel::TypeSet;
-using kernel::typeSetNames;
+// Every name of the contract (KernelContract.h, KernelValidate.h); hip names hide any alike.
+using namespace kernel;
 
 // ---- operand -> kernel parameter ---------------------------------------------------------------
 
