@@ -15,13 +15,15 @@
 # CYCLES (default 6) cycles run every engine back to back on CARRY_DIR/MODEL, the order rotated
 # by one each cycle, with the settings of gpu-generate.sh (PROMPT_LEN, GEN_TOKENS, WARMUP, REPS).
 # DQ_DEVICE=sim runs the dynqual engines on the sim instead (a dry run without a GPU).
-# Writes OUT_DIR/versus.jsonl (one line per run: its own JSON document plus versus_cycle and
-# versus_engine; `dynqual bench generate --import` records it as it is) and
-# OUT_DIR/versus.md (scripts/generation_versus.py: per-cycle TPS ratios against torch, or against
-# the first engine when torch is not one of them, their median with a bootstrap interval, a
-# one-sided signed-rank p-value). Exit: 0 summary written and every run succeeded; 1 a run failed
-# or no summary could be made from the runs; 2 usage (CYCLES not a whole number >= 1, fewer than
-# two engines, two engines with one name, a missing model or dq-bench).
+# Writes OUT_DIR/versus.jsonl: one line per run, its own JSON document (with every TPS and TTFT
+# sample) plus versus_cycle and versus_engine. Nothing is compared here: on the build machine,
+# `dynqual bench generate --import OUT_DIR/versus.jsonl` records the runs and computes the
+# comparison (per-cycle TPS ratios against torch, or against the first engine when torch is not
+# one of them, their median with a bootstrap interval, the Hodges-Lehmann ratio, a one-sided
+# signed-rank p-value; docs/commands/bench-generate.md). OUT_DIR/versus-preview.md lists each
+# run's own median TPS for the person at the GPU machine, labelled as a preview.
+# Exit: 0 every run succeeded; 1 a run failed; 2 usage (CYCLES not a whole number >= 1, fewer
+# than two engines, two engines with one name, a missing model or dq-bench).
 set -uo pipefail
 CARRY=${1:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
 MODEL=${2:?usage: scripts/gpu-generate-versus.sh CARRY_DIR MODEL [OUT_DIR]}
@@ -73,11 +75,21 @@ for ((c = 0; c < CYCLES; c++)); do
   for ((k = 0; k < n; k++)); do run_engine $c "${engines[$(((c + k) % n))]}"; done
   echo "cycle $c done" | tee -a "$LOG"
 done
-python3 scripts/generation_versus.py "$OUT/versus.jsonl" --base "$base" > "$OUT/versus.md"
-summary=$?
-cat "$OUT/versus.md"
-if [ $summary -ne 0 ]; then
-  echo "gpu-generate-versus.sh: no summary (generation_versus.py exit $summary; runs in $OUT/versus.jsonl)" >&2
-  [ $status -ne 0 ] || status=1
-fi
+# A preview only: each run's median TPS as the run itself reported it, no ratio and no test.
+python3 - "$OUT/versus.jsonl" "$base" > "$OUT/versus-preview.md" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+engines = list(dict.fromkeys(r["versus_engine"] for r in runs))
+tps = {(r["versus_cycle"], r["versus_engine"]): r.get("tps", {}).get("median") for r in runs}
+print("Preview: each run's own median TPS. The comparison (ratios, intervals, signed-rank test) is")
+print(f"computed by `dynqual bench generate --import versus.jsonl --base {sys.argv[2]}` on the build machine.")
+print()
+print("| cycle | " + " | ".join(engines) + " |")
+print("|---:|" + "---:|" * len(engines))
+for c in sorted({r["versus_cycle"] for r in runs}):
+    cells = [tps.get((c, e)) for e in engines]
+    print(f"| {c} | " + " | ".join("-" if v is None else f"{v:.1f}" for v in cells) + " |")
+PY
+cat "$OUT/versus-preview.md"
+echo "runs in $OUT/versus.jsonl: bring it back and run \`dynqual bench generate --import versus.jsonl --base $base\`"
 exit $status

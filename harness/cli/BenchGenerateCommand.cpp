@@ -9,6 +9,7 @@
 #include "dynqual/process/Process.h"
 #include "dynqual/store/Fingerprint.h"
 #include "dynqual/store/GenerationRecords.h"
+#include "dynqual/store/GenerationVersus.h"
 #include "dynqual/store/RunRecording.h"
 #include "dynqual/store/Store.h"
 
@@ -29,7 +30,7 @@ namespace {
 struct GenerateOpts {
   std::vector<std::string> models;
   std::vector<std::string> imports;
-  std::string device = "sim", db, dqBench, workDir, pipeline = "production";
+  std::string device = "sim", db, dqBench, workDir, pipeline = "production", base, versusJson;
   int promptLen = 128, genTokens = 128, warmup = 1, reps = 5;
   uint64_t seed = 1;
   int copyMib = -1;
@@ -50,12 +51,13 @@ fs::path dqBenchPath(const GenerateOpts& o) {
   return DYNQUAL_DQ_BENCH_PATH;
 }
 
-// Every JSON object in `file`: one document, or one per line (as gpu-generate.sh collects them).
-std::vector<json> readDocuments(const fs::path& file) {
+// Every JSON object in `file` with its line: one document, or one per line (as gpu-generate.sh
+// collects them).
+std::vector<std::pair<size_t, json>> readDocuments(const fs::path& file) {
   std::ifstream in(file);
   if (!in)
     throw UsageError(file.string() + ": cannot be read");
-  std::vector<json> docs;
+  std::vector<std::pair<size_t, json>> docs;
   std::string line;
   size_t n = 0;
   while (std::getline(in, line)) {
@@ -63,7 +65,7 @@ std::vector<json> readDocuments(const fs::path& file) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     try {
-      docs.push_back(json::parse(line));
+      docs.emplace_back(n, json::parse(line));
     } catch (const json::exception& e) {
       throw UsageError(fmt::format("{}:{}: not a JSON object: {}", file.string(), n, e.what()));
     }
@@ -135,13 +137,36 @@ void printSummary(const json& d) {
 void benchGenerate(const GenerateOpts& o) {
   if (o.models.empty() == o.imports.empty())
     throw UsageError("give either MODEL_DIR... (run here) or --import FILE.json... (record device results)");
+  if (o.imports.empty() && !(o.base.empty() && o.versusJson.empty()))
+    throw UsageError("--base and --versus-json belong to --import of an interleaved comparison (versus.jsonl)");
   std::vector<json> docs;
+  // Per imported file holding versus runs: its comparisons, computed before anything is written.
+  std::vector<std::pair<std::string, std::vector<store::VersusComparison>>> versus;
   if (!o.imports.empty()) {
-    for (const auto& f : o.imports)
-      for (json& d : readDocuments(f)) {
+    for (const auto& f : o.imports) {
+      std::vector<store::VersusRun> runs;
+      for (auto& [line, d] : readDocuments(f)) {
         store::generationCase(d); // checks the whole document before anything is written
+        try {
+          if (auto r = store::versusRun(d, fmt::format("{}:{}", f, line)))
+            runs.push_back(std::move(*r));
+        } catch (const std::runtime_error& e) {
+          throw UsageError(e.what());
+        }
         docs.push_back(std::move(d));
       }
+      if (runs.empty())
+        continue;
+      try {
+        versus.emplace_back(f, store::compareVersus(runs, o.base.empty() ? store::defaultVersusBase(runs) : o.base));
+      } catch (const std::runtime_error& e) {
+        const std::string m = e.what(); // a message about one run names its line already
+        throw UsageError(m.rfind(f + ":", 0) == 0 ? m : f + ": " + m);
+      }
+    }
+    if (versus.empty() && !(o.base.empty() && o.versusJson.empty()))
+      throw UsageError("--base/--versus-json: no imported line has versus_cycle and versus_engine "
+                       "(scripts/gpu-generate-versus.sh writes them)");
   } else {
     bool temp = o.workDir.empty();
     fs::path work = temp ? makeTempWorkDir("generate") : fs::path(o.workDir);
@@ -152,6 +177,24 @@ void benchGenerate(const GenerateOpts& o) {
     }
     if (temp)
       fs::remove_all(work);
+  }
+  if (!versus.empty()) {
+    json all = json::array();
+    for (const auto& [file, comparisons] : versus) {
+      std::cout << fmt::format("\n## Interleaved comparison: {}\n\n{}", file, store::versusMarkdown(comparisons));
+      json part = store::versusJson(comparisons);
+      for (json& c : part["comparisons"]) {
+        c["source"] = file;
+        all.push_back(std::move(c));
+      }
+    }
+    if (!o.versusJson.empty()) {
+      json doc = store::versusJson({});
+      doc["comparisons"] = all;
+      std::ofstream out(o.versusJson);
+      if (!(out << doc.dump(2) << "\n"))
+        throw std::runtime_error(o.versusJson + ": cannot be written");
+    }
   }
   if (o.noDb)
     return;
@@ -195,10 +238,17 @@ void addBenchGenerateCommand(CLI::App* bench) {
       "generate", "Generation benchmark of decoder models: prefill, then a greedy decode loop with arg_max on the\n"
                   "device and the KV cache kept there; TTFT, TPS, peak memory and the copy-bandwidth and launch\n"
                   "limits, measured by the MLIR-free dq-bench and recorded into the results store. With --import,\n"
-                  "records dq-bench generate JSON from another machine (docs/commands/bench-generate.md).");
+                  "records dq-bench generate JSON from another machine, and for the runs of an interleaved\n"
+                  "comparison (versus.jsonl) computes the TPS ratios, their intervals and the signed-rank test\n"
+                  "(docs/commands/bench-generate.md).");
   auto o = std::make_shared<GenerateOpts>();
   cmd->add_option("MODEL_DIR", o->models, "decoder model folders (model.onnx); compiled, then run by dq-bench");
   cmd->add_option("--import", o->imports, "dq-bench generate JSON files (one object per line) to record instead");
+  cmd->add_option("--base", o->base,
+                  "with --import of versus lines: the engine the others are compared with (default: torch when it "
+                  "ran, else the first engine)");
+  cmd->add_option("--versus-json", o->versusJson,
+                  "with --import of versus lines: also write the comparisons as JSON to this file");
   cmd->add_option("--device", o->device, "device dq-bench runs on")->capture_default_str();
   cmd->add_option("--prompt-len", o->promptLen, "prompt tokens")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--gen-tokens", o->genTokens, "generated tokens (>= 2)")

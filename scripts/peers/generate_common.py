@@ -88,6 +88,8 @@ def document(tool, engine, model, model_hash, program, device, gpu, params, voca
     measured (copy_gbps, read + write GB/s); a peer has no launch count, so no launch limit."""
     ttft = [ttft_ms(s, t) for s, t, _ in runs]
     tps = [tokens_per_second(t) for _, t, _ in runs if len(t) >= 2]
+    # median, achieved_tps and fraction_of_binding fill the dq-bench layout for a quick look;
+    # `dynqual bench generate --import` records the samples and computes the fraction itself.
     achieved = statistics.median(tps) if tps else None
     bw_limit = copy_gbps * 1e9 / weight_bytes if copy_gbps and weight_bytes else None
     return {

@@ -3,6 +3,7 @@
 // meeting real, non-zero L2 in a qualification.
 #include "DeviceTestSupport.h"
 #include "dq/runtime/Npy.h"
+#include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/process/Process.h"
 #include "dynqual/store/Store.h"
 
@@ -237,6 +238,69 @@ TEST_F(QualifyDevice, ResultsOfAnotherDeviceAreRefused) {
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("the results come from device 'hip' but the plan was prepared for 'sim'"), std::string::npos)
       << err;
+}
+
+/// Writes `values` (f32) over the .npy output `file`, keeping its shape.
+static void setNpyValues(const fs::path& file, const std::vector<float>& values) {
+  dq::rt::HostTensor t = dq::rt::readNpy(file.string());
+  ASSERT_EQ(t.values<float>().size(), values.size()) << file;
+  dq::rt::writeNpy(file.string(), dq::rt::HostTensor::fromValues<float>(t.dtype, t.dims, values));
+}
+
+TEST(QualifyDeviceZeroNorm, ImportComputesRelativeL2FromTheSavedOutputsWithTheZeroNormRule) {
+  // collapse3_dynamic (y = reshape(x + x, [a, -1])) on an all-zero x of [1, 2, 2, 3]: the
+  // reference output is 12 zeros, so ||b|| = 0. The device run saves its outputs; the import
+  // compares them here. Two damaged copies of the saved output (every other element 0):
+  //  - 3e-7 and 4e-7: ||a - b|| = sqrt(9e-14 + 16e-14) = 5e-7. stats::relativeL2 gives +inf (the
+  //    difference is not 0), so the absolute gate decides: 5e-7 <= 1e-6, pass ("abs-L2 (zero norm)");
+  //  - 3e-6 and 4e-6: ||a - b|| = 5e-6 > 1e-6, FAIL. (The former device-side script reported
+  //    ||a - b|| itself as the relative L2 when ||b|| = 0, 5e-6 <= its 1e-4, and passed it.)
+  fs::path root = tempDir("device-zero-norm");
+  fs::path model = root / "suite" / "zero_output";
+  fs::create_directories(model / "test_data_set_0");
+  fs::copy_file(fs::path(DYNQUAL_CORPUS_DIR) / "collapse3_dynamic" / "model.onnx", model / "model.onnx");
+  onnxio::writeTensorFile(model / "test_data_set_0" / "input_0.pb", Tensor(DType::Float, {1, 2, 2, 3}), "x");
+  onnxio::writeTensorFile(model / "test_data_set_0" / "output_0.pb", Tensor(DType::Float, {1, 12}), "y");
+  fs::path plan = root / "plan", results = root / "results";
+  process::ProcessResult p = runDynqual({"qualify", (root / "suite").string(), "--device", "sim", "--prepare",
+                                         plan.string(), "--reps", "1", "--warmup", "0", "--bindings", "0"});
+  ASSERT_EQ(p.exitCode, 0) << p.out << p.err;
+  process::ProcessResult d = deviceRun(plan, results);
+  ASSERT_EQ(d.exitCode, 0) << d.out << d.err;
+
+  struct Damage {
+    float first, second;
+    double l2;
+    bool pass;
+  };
+  for (const Damage& dmg : {Damage{3e-7f, 4e-7f, 5e-7, true}, Damage{3e-6f, 4e-6f, 5e-6, false}}) {
+    SCOPED_TRACE(dmg.l2);
+    fs::path bad = testing_support::copyFolder(results, root / "damaged");
+    for (const json& l : readLines(bad / "results.jsonl"))
+      if (!l["timed"].get<bool>()) {
+        std::vector<float> v(12, 0.0f);
+        v[0] = dmg.first;
+        v[5] = dmg.second;
+        setNpyValues(bad / l["output_dir"].get<std::string>() / "output_0.npy", v);
+      }
+    int code = -1;
+    std::string err;
+    json doc = testing_support::runDynqualJson({"qualify", "--import-device-results", bad.string()}, {}, code, err);
+    ASSERT_FALSE(doc.is_discarded()) << err;
+    EXPECT_EQ(code, dmg.pass ? 0 : 1) << err;
+    const json& m = doc["models"][0];
+    EXPECT_EQ(m["model"]["status"], dmg.pass ? "pass" : "FAIL") << m["model"]["detail"];
+    ASSERT_EQ(m["model"]["cases"].size(), 1u);
+    const json& out = m["model"]["cases"][0]["vs_reference"]["outputs"][0];
+    EXPECT_NEAR(out["l2"].get<double>(), dmg.l2, dmg.l2 * 1e-6);
+    EXPECT_TRUE(out["rel_l2"].is_null()) << "+inf (JSON null), not the absolute L2: " << out["rel_l2"];
+    if (dmg.pass)
+      EXPECT_EQ(out["reason"], "abs-L2 (zero norm)");
+    else
+      EXPECT_NE(out["reason"].get<std::string>().find("expected norm is 0 and abs-L2"), std::string::npos)
+          << out["reason"];
+  }
+  fs::remove_all(root);
 }
 
 TEST(QualifyPrecision, ElementTypeModeMeetsNonZeroL2WithinTheDeviceGate) {

@@ -71,4 +71,37 @@ grep -q "| tiny\\\\_decoder / prompt\\\\_7 | dynqual | hip |" "$T/report4.md" &&
 echo '{"tool":"dq-bench generate","version":1}' > "$T/bad.jsonl"
 if "$DYNQUAL" bench generate --import "$T/bad.jsonl" --db "$T/g.db" 2> "$T/bad.txt"; then fail "bad import accepted"; fi
 grep -q "missing" "$T/bad.txt" || fail "bad import message: $(cat "$T/bad.txt")"
+# An interleaved comparison (gpu-generate-versus.sh's versus.jsonl) is computed at import from the
+# runs' TPS samples. By hand: run medians dynqual 120, 90, 150 (of 200/120/110, 90, 150/140/160)
+# against torch 100 each: ratios 1.2, 0.9, 1.5, median 1.2; log ratios ranked 2, 1, 3 by size,
+# W+ = 2 + 3 = 5, and of the 8 sign assignments {2,3} and {1,2,3} reach 5: p = 2/8 = 0.25.
+python3 - "$SRC/reports/test/fixtures/generation/dq-bench-generate.jsonl" "$T/versus.jsonl" <<'PY'
+import json, sys
+dq = json.loads(open(sys.argv[1]).readline())
+with open(sys.argv[2], "w") as f:
+    for cycle, (mine, theirs) in enumerate([([200, 120, 110], [100, 100, 95]), ([90], [80, 100, 100, 120]),
+                                            ([150, 140, 160], [100])]):
+        for engine, tps in (("dynqual", mine), ("torch", theirs)):
+            d = dict(dq, versus_cycle=cycle, versus_engine=engine)
+            d["tps"] = {"median": 1.0, "samples": tps}  # the document's own median is not read
+            f.write(json.dumps(d) + "\n")
+PY
+"$DYNQUAL" bench generate --import "$T/versus.jsonl" --no-db --versus-json "$T/versus.json" > "$T/versus.txt" ||
+  fail "versus import: $(cat "$T/versus.txt")"
+grep -q "dynqual against torch, 3 cycles: median TPS 120.0 against 100.0; median ratio 1.200" "$T/versus.txt" &&
+  grep -q "exact Wilcoxon signed-rank p = 0.25\." "$T/versus.txt" || fail "versus summary: $(cat "$T/versus.txt")"
+python3 - "$T/versus.json" <<'PY' || fail "versus JSON: $(cat "$T/versus.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))["comparisons"][0]
+assert (c["engine"], c["base"], c["cycles"], c["ahead"]) == ("dynqual", "torch", 3, 2), c
+assert abs(c["median_ratio"] - 1.2) < 1e-12 and abs(c["p_one_sided"] - 0.25) < 1e-12, c
+PY
+# A second run of one engine in one cycle is refused (exit 2, naming the line) before anything is written.
+head -1 "$T/versus.jsonl" >> "$T/versus.jsonl"
+rc=0
+"$DYNQUAL" bench generate --import "$T/versus.jsonl" --db "$T/v.db" 2> "$T/versus-bad.txt" || rc=$?
+[ $rc -eq 2 ] || fail "a duplicate versus run: exit $rc, not 2"
+grep -q "versus.jsonl:7: cycle 0 has two runs of engine 'dynqual' (the first at .*versus.jsonl:1)" "$T/versus-bad.txt" ||
+  fail "duplicate versus message: $(cat "$T/versus-bad.txt")"
+[ ! -e "$T/v.db" ] || fail "a refused import opened the store"
 echo "bench generate end to end: ok"

@@ -3,6 +3,9 @@
 
 #include "dynqual/store/Fingerprint.h"
 
+#include "dynqual/stats/Descriptive.h"
+
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -124,13 +127,22 @@ CaseRecord generationCase(const json& doc) {
       {"bandwidth_limit_tps", "limits.bandwidth_limit_tps", "tokens/s"},
       {"launch_limit_tps", "limits.launch_limit_tps", "tokens/s"},
       {"binding_limit_tps", "limits.binding_limit_tps", "tokens/s"},
-      {"fraction_of_binding", "limits.fraction_of_binding", "1"},
   };
   for (const auto& [metric, path, unit] : single) {
     const double v = number(doc, path);
     if (!std::isnan(v)) // not measured (a peer has no launch count): no sample, the table shows "-"
       c.samples.push_back({metric, unit, {v}});
   }
+  // The ratio is computed here from the samples, not taken from the producer (a peer computes its
+  // own in Python). Without a finite binding limit the document's value stands: dq-bench's 0 for
+  // an unbounded limit, a peer's null (nothing measured).
+  std::vector<double> tps = samples(doc, "tps.samples");
+  tps.erase(std::remove_if(tps.begin(), tps.end(), [](double v) { return std::isnan(v); }), tps.end());
+  const double limit = number(doc, "limits.binding_limit_tps");
+  const double fraction = std::isfinite(limit) && limit > 0 ? (tps.empty() ? std::nan("") : stats::median(tps) / limit)
+                                                            : number(doc, "limits.fraction_of_binding");
+  if (!std::isnan(fraction))
+    c.samples.push_back({"fraction_of_binding", "1", {fraction}});
   const double peak = number(doc, "peak_device_bytes");
   if (std::isfinite(peak))
     c.counters["peak_device_bytes"] = static_cast<int64_t>(peak);

@@ -23,7 +23,10 @@ namespace dynqual::store {
 ///  - samples: ttft_ms (ms) and tps (tokens/s), one per timed repetition; peak_host_bytes
 ///    (bytes); copy_gbps, memcpy_gbps, strided_copy_gbps (GB/s); launch_us (us);
 ///    launches_per_token (1); weight_bytes_per_token (bytes); bandwidth_limit_tps,
-///    launch_limit_tps, binding_limit_tps (tokens/s); fraction_of_binding (1);
+///    launch_limit_tps, binding_limit_tps (tokens/s); fraction_of_binding (1) = median of the
+///    non-null tps samples (stats::median) / binding_limit_tps, computed here; only without a
+///    finite binding limit is the document's own value recorded (dq-bench's 0 for an unbounded
+///    limit; null, no sample, for a peer without a copy probe);
 ///  - counters: peak_device_bytes.
 /// A null single number (not measured, or non-finite) records no sample; a null repetition of
 /// ttft_ms or tps is NaN. Throws std::runtime_error naming the JSON
