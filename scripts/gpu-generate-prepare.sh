@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares the folder gpu-generate.sh runs on the GPU machine (docs/devices.md, "Generation
-# benchmark"). Run here, from the repository root, after building (needs build/harness/cli/dynqual):
+# benchmark"). Run here, from the repository root, after building (needs build/tools/dynqual/dynqual):
 #
 #   scripts/gpu-generate-prepare.sh [CARRY_DIR]     (default .dev/gpu-generate, ignored by git)
 #
@@ -21,7 +21,7 @@
 # ONLY="decoder_tiny kv_decoder ..." limits the decoders prepared.
 set -euo pipefail
 CARRY=${1:-.dev/gpu-generate}
-DYNQUAL=${DYNQUAL:-build/harness/cli/dynqual}
+DYNQUAL=${DYNQUAL:-build/tools/dynqual/dynqual}
 WORK=${DQ_PREPARE_WORK:-.dev/gpu-generate-work}
 mkdir -p "$CARRY" "$WORK"
 

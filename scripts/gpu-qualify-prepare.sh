@@ -9,7 +9,7 @@
 # Extra qualify flags (e.g. --reps 50) go in DYNQUAL_QUALIFY_ARGS; DYNQUAL names the binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DYNQUAL=${DYNQUAL:-build/harness/cli/dynqual}
+DYNQUAL=${DYNQUAL:-build/tools/dynqual/dynqual}
 GPU=.dev/gpu
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(corpus ../shared/models)

@@ -114,7 +114,7 @@ def padding_object(work, compiler, bytes_):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir")
-    ap.add_argument("target", help="ninja target, e.g. harness/cli/dynqual-exec or dq-run")
+    ap.add_argument("target", help="ninja target, e.g. dynqual-exec or dq-run")
     ap.add_argument("k", type=int)
     ap.add_argument("out_dir")
     ap.add_argument("--seed-base", type=int, default=0)

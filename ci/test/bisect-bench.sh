@@ -4,7 +4,7 @@
 # slowdown of SLOW_MODEL at a random commit K; every second run also has a 5 % speed-up of
 # FAST_MODEL at another random commit J. Prints one line per run and the medians.
 # BISECT_ARGS adds flags to every bisect (e.g. "--samples 3"). Run by hand (minutes per bisection):
-#   ci/test/bisect-bench.sh build/harness/cli corpus/decoder_tiny corpus/expand_where_shape 10 1
+#   ci/test/bisect-bench.sh build/tools/dynqual corpus/decoder_tiny corpus/expand_where_shape 10 1
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$1" && pwd)

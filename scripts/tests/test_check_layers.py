@@ -34,8 +34,7 @@ BASE = {
     "harness/lib/exec/Executor.cpp": '#include "dynqual/exec/Executor.h"\n#include "dq/runtime/Device.h"\n',
     "fuzz/include/dynqual/fuzz/Oracle.h": '#include "dynqual/exec/Executor.h"\n',
     "reports/include/dynqual/reports/Markdown.h": "#pragma once\n",
-    "harness/cli/Main.cpp": '#include "dynqual/fuzz/Oracle.h"\n#include "dynqual/reports/Markdown.h"\n',
-    "tools/dynqual/Main.cpp": '#include "dynqual/fuzz/Oracle.h"\n',
+    "tools/dynqual/Main.cpp": '#include "dynqual/fuzz/Oracle.h"\n#include "dynqual/reports/Markdown.h"\n',
     "harness/test/exec/ExecutorTest.cpp": '#include "dynqual/fuzz/Oracle.h"\n',
     "compiler/lib/Pass.cpp": '#include "mlir/IR/Builders.h"\n#include "dq/runtime/Device.h"\n',
 }
@@ -62,9 +61,9 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("(tools)", out)
 
     def test_fuzz_including_the_mains_fails(self):
-        rc, out = check({**BASE, "fuzz/lib/Bad.cpp": '#include "../../harness/cli/Main.cpp"\n'})
+        rc, out = check({**BASE, "fuzz/lib/Bad.cpp": '#include "../../tools/dynqual/Main.cpp"\n'})
         self.assertEqual(rc, 1, out)
-        self.assertIn("(harness/cli)", out)
+        self.assertIn("(tools)", out)
 
     def test_a_folder_loop_in_harness_lib_fails(self):
         rc, out = check({**BASE, "harness/include/dynqual/process/Process.h": '#include "dynqual/exec/Executor.h"\n'})

@@ -134,10 +134,11 @@ bool holdsAll(const fs::path& dir, const std::vector<std::string>& binaries) {
   return true;
 }
 
-/// The folder of the build tree holding every binary: harness/cli/, bin/, the build folder, then
+/// The folder of the build tree holding every binary: tools/dynqual/ (harness/cli/ before the mains
+/// moved there), bin/, the build folder, then
 /// any folder below it (CMakeFiles skipped).
 std::optional<fs::path> findBinDir(const fs::path& buildDir, const std::vector<std::string>& binaries) {
-  for (const char* sub : {"harness/cli", "bin", ""}) {
+  for (const char* sub : {"tools/dynqual", "harness/cli", "bin", ""}) {
     fs::path d = *sub ? buildDir / sub : buildDir;
     if (holdsAll(d, binaries))
       return d;

@@ -22,7 +22,7 @@ struct LayoutVariant {
 /// build.ninja). Throws GateError when there is none (prebuilt binaries without their build).
 std::filesystem::path ninjaBuildOf(const std::filesystem::path& binDir);
 
-/// Relinks `target` (a ninja target such as "harness/cli/dynqual-exec") of the build holding
+/// Relinks `target` (a ninja target such as "dynqual-exec") of the build holding
 /// `binDir` K ways into outDir/L<k>/ with scripts/layout-variants.py (python3 from PATH; the
 /// environment variable DYNQUAL_LAYOUT_SCRIPT names another script that prints the same
 /// "L<k> PATH SHA256" lines), k = 1..K.

@@ -71,7 +71,7 @@ struct BuildRequest {
   std::vector<std::string> configure = defaultConfigure();
   std::vector<std::string> build = defaultBuild();
   /// Executables that must exist after the build, all in one folder of the build tree (looked
-  /// for in harness/cli/, bin/, the build folder itself, then anywhere below it).
+  /// for in tools/dynqual/, harness/cli/ (older revisions), bin/, the build folder itself, then anywhere below it).
   std::vector<std::string> binaries = {"dynqual", "dynqual-exec"};
   /// The toolchain to key the cache with; empty: detectToolchain() with the build type found in
   /// `configure` (-DCMAKE_BUILD_TYPE=...).

@@ -191,8 +191,7 @@ void addGateCommand(CLI::App& app) {
               "machine (scripts/layout-variants.py there, docs/gate-layouts.md)");
         auto relink = [&](const char* label, exec::Arm& arm, std::vector<fs::path>& into) {
           fs::path build = gate::ninjaBuildOf(arm.binDir);
-          for (const auto& v :
-               gate::relinkLayouts(arm.binDir, "harness/cli/dynqual-exec", o->layouts, build / "layout-variants")) {
+          for (const auto& v : gate::relinkLayouts(arm.binDir, "dynqual-exec", o->layouts, build / "layout-variants")) {
             into.push_back(v.exec);
             params[fmt::format("{}_layout_sha256.L{}", label, v.k)] = v.sha256;
           }

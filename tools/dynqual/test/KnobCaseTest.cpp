@@ -12,7 +12,7 @@
 #include "dq/runtime/SimDevice.h"
 #include "dynqual/reference/Interpreter.h"
 
-#include "../../test/TestModels.h"
+#include "../../../harness/test/TestModels.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "dq/Pipeline/CompileSession.h"
 #include "dq/runtime/ProgramIO.h"
 
-#include "../../test/TestModels.h"
+#include "../../../harness/test/TestModels.h"
 
 #include <gtest/gtest.h>
 
