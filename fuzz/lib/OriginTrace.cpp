@@ -29,7 +29,8 @@ std::string OriginTrace::note() const {
     return "origin: the cut after " + where + " gives " + kind + " before any output differs (" + std::to_string(cuts) +
            " cut(s) run): " + detail;
   case Result::Clean:
-    return "origin not traced: no cut of the minimized graph fails (" + std::to_string(cuts) + " cut(s) run)";
+    return "origin not traced: no cut of the minimized graph fails (" + std::to_string(cuts) + " cut(s) run, " +
+           std::to_string(skipped) + " did not compile)";
   case Result::Error:
     break;
   }
@@ -123,6 +124,12 @@ OriginTrace traceOrigin(const PreparedCase& minimized, const OracleConfig& confi
       }
       if (!diff && !other)
         continue;
+      if (other && isCompileSymptom(other->symptom)) {
+        // The whole graph compiled (the finding is a run symptom): a cut that does not is the
+        // cut's own doing (a rank the declaration guessed wrong), so the next cut decides.
+        ++t.skipped;
+        continue;
+      }
       t.node = nodeName(nodes[k], k);
       t.op = nodes[k].op_type();
       // A failure of the cut's own run comes before any comparison of its outputs.

@@ -17,7 +17,7 @@ namespace dynqual::fuzz {
 struct OriginTrace {
   enum class Result {
     Difference, ///< the cut after `node` is the first whose output differs (shape or values)
-    Trap,       ///< the cut after `node` failed otherwise (trap, crash, compile failure) first
+    Trap,       ///< the cut after `node` failed otherwise first (trap, crash, hang)
     Clean,      ///< no cut showed anything
     Error,      ///< the trace could not run (an exception, an invalid cut); `detail` says why
   };
@@ -29,8 +29,9 @@ struct OriginTrace {
   /// Trap: originOp of the cut and its detail (the runtime opcode of a trap outside a kernel,
   /// else the op kind of the node the message names); "" otherwise.
   std::string trapOrigin;
-  int cuts = 0;  ///< cut graphs compiled and run
-  double ms = 0; ///< wall ms of the whole trace
+  int cuts = 0;    ///< cut graphs compiled and run
+  int skipped = 0; ///< of them, cuts that did not compile (skipped: the whole graph compiles)
+  double ms = 0;   ///< wall ms of the whole trace
 
   /// One line for the bucket's detail: "origin: Reshape_2 (Reshape) gives wrong-shape first
   /// (cut 2 of 3): output 'r': ...", "origin not traced: the cut after Split_1 (Split) gives
@@ -52,8 +53,10 @@ bool cutAfterNode(const onnx::ModelProto& model, int k, onnx::ModelProto& out);
 /// (`minimized.bindings[0]` with `minimized.inputs[0]`: the cut's inputs are the same tensors,
 /// picked by name, so data-dependent bounds keep their values), compares each with the CPU
 /// reference of the cut (`reference::evaluate` within `limits`) and stops at the first cut with
-/// any finding: a wrong-shape or mismatch is the origin (Result::Difference); any other symptom
-/// (Result::Trap) means the program fails before any exposed value differs. Never throws: an
+/// a finding: a wrong-shape or mismatch is the origin (Result::Difference); a run that traps,
+/// crashes or hangs (Result::Trap) means the program fails before any exposed value differs. A
+/// cut that does not compile is skipped (the finding's whole graph compiled, so the failure is
+/// the cut's own, e.g. a guessed output rank) and counted in `skipped`. Never throws: an
 /// exception (the reference rejecting a cut, an infrastructure error) gives Result::Error with
 /// its message. Costs one compile and one run per node up to the origin, each under
 /// `config`'s time limits; work files go under `workDir` and are removed.
