@@ -346,6 +346,15 @@ CaseReport runCase(const CaseRequest& req) {
                             req.referenceLimits);
       else
         trace.detail = "the minimized case did not prepare";
+      if (trace.result == OriginTrace::Result::Clean && f.symptom != "run-crash" && small.graph().node_size() > 0) {
+        // No cut fails, the whole graph does (its declared outputs): it is the last cut.
+        const auto& last = small.graph().node(small.graph().node_size() - 1);
+        trace.result = f.symptom == "run-trap" ? OriginTrace::Result::Trap : OriginTrace::Result::Difference;
+        trace.node = "the whole graph, last " + (last.name().empty() ? last.op_type() : last.name());
+        trace.op = f.symptom == "run-trap" ? last.op_type() : key.origin;
+        trace.kind = f.symptom;
+        trace.detail = fr.minimizedDetail;
+      }
       key = tracedBucketKey(key, trace);
       fr.originTrace = trace.note();
       fr.minimizedDetail += " [" + fr.originTrace + "]";
