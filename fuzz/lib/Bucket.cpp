@@ -165,6 +165,32 @@ BucketKey makeBucketKey(const std::string& symptom, const std::string& pass, con
   return {symptom, pass, originOp(minimized, minimizedDetail), normalizeMessage(minimizedDetail)};
 }
 
+bool nodeOwnOpcode(const std::string& opcode) {
+  // What lowers one node's computation (its views, shape checks, scalar shape arithmetic, its
+  // kernel), as against allocation and host-device transfers, which serve every node alike.
+  static const char* kOwn[] = {"Kernel", "View", "CheckShape", "Dim", "Assert", "ScalarBinary", "Select", "ConstIndex"};
+  for (const char* o : kOwn)
+    if (opcode == o)
+      return true;
+  return false;
+}
+
+BucketKey tracedBucketKey(const BucketKey& today, const OriginTrace& trace) {
+  if (trace.result == OriginTrace::Result::Difference)
+    return {trace.kind, today.pass, trace.op, kTracedMessage};
+  if (trace.result != OriginTrace::Result::Trap || trace.kind != "run-trap")
+    return today;
+  std::string opcode = instructionOpcode(trace.detail);
+  if (opcode.empty() || nodeOwnOpcode(opcode))
+    return {trace.kind, today.pass, trace.op, kTracedTrapMessage};
+  // An allocation or transfer instruction: the instruction and the headline of its message
+  // (up to the first ':'), as the untraced key keeps them apart.
+  std::string headline = normalizeMessage(trace.detail);
+  if (auto colon = headline.find(':'); colon != std::string::npos)
+    headline = headline.substr(0, colon);
+  return {trace.kind, today.pass, opcode, "traced: " + headline};
+}
+
 namespace {
 
 std::string typeText(const onnx::TypeProto& t) {

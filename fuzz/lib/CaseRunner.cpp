@@ -3,6 +3,7 @@
 
 #include "dynqual/fuzz/Bucket.h"
 #include "dynqual/fuzz/Minimizer.h"
+#include "dynqual/fuzz/OriginTrace.h"
 #include "dynqual/fuzz/StageWatchdog.h"
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/GraphSignature.h"
@@ -90,6 +91,7 @@ void writeCase(const fs::path& dir, const PreparedCase& pc, const FindingReport&
       {"bucket", fr.bucket},
       {"bucket_hash", fr.bucketHash},
       {"origin", fr.origin},
+      {"origin_trace", fr.originTrace},
   };
   std::ofstream(dir / "meta.json") << meta.dump(2) << "\n";
 }
@@ -309,8 +311,10 @@ CaseReport runCase(const CaseRequest& req) {
     fr.ops.assign(ops.begin(), ops.end());
     fr.pass = "unattributed";
     fr.minimizedDetail = f.detail;
+    std::optional<PreparedCase> minimizedCase;
     try {
-      PreparedCase one = reduced();
+      minimizedCase = reduced();
+      const PreparedCase& one = *minimizedCase;
       auto tb = std::chrono::steady_clock::now();
       // The bucket needs the failure as the minimized case shows it (which node, which message).
       fs::path w = req.workDir / ("min_" + std::to_string(attemptNo++));
@@ -333,6 +337,28 @@ CaseReport runCase(const CaseRequest& req) {
     fr.signatureHash = fnv1aHex(fr.signature);
     auto tk = std::chrono::steady_clock::now();
     BucketKey key = makeBucketKey(f.symptom, fr.pass, small, fr.minimizedDetail);
+    // Key on the first node whose output differs, not on the later op that trapped on it. The
+    // trace only picks the key: a trace that fails keeps the key above and says why.
+    if (traceableSymptom(f.symptom)) {
+      OriginTrace trace;
+      if (minimizedCase)
+        trace = traceOrigin(*minimizedCase, oc, f.variant, req.workDir / ("trace_" + std::to_string(attemptNo++)),
+                            req.referenceLimits);
+      else
+        trace.detail = "the minimized case did not prepare";
+      if (trace.result == OriginTrace::Result::Clean && f.symptom != "run-crash" && small.graph().node_size() > 0) {
+        // No cut fails, the whole graph does (its declared outputs): it is the last cut.
+        const auto& last = small.graph().node(small.graph().node_size() - 1);
+        trace.result = f.symptom == "run-trap" ? OriginTrace::Result::Trap : OriginTrace::Result::Difference;
+        trace.node = "the whole graph, last " + (last.name().empty() ? last.op_type() : last.name());
+        trace.op = f.symptom == "run-trap" ? last.op_type() : key.origin;
+        trace.kind = f.symptom;
+        trace.detail = fr.minimizedDetail;
+      }
+      key = tracedBucketKey(key, trace);
+      fr.originTrace = trace.note();
+      fr.minimizedDetail += " [" + fr.originTrace + "]";
+    }
     fr.origin = key.origin;
     fr.bucket = key.text();
     fr.bucketHash = key.hash();
@@ -378,6 +404,7 @@ nlohmann::json toJson(const CaseReport& r) {
                         {"bucket_hash", f.bucketHash},
                         {"origin", f.origin},
                         {"minimized_detail", f.minimizedDetail},
+                        {"origin_trace", f.originTrace},
                         {"graph_text", f.graphText}});
   return {{"seed", r.seed},
           {"generator", kGeneratorVersion},
@@ -426,6 +453,7 @@ CaseReport caseReportFromJson(const nlohmann::json& j) {
     fr.bucketHash = f.value("bucket_hash", std::string());
     fr.origin = f.value("origin", std::string());
     fr.minimizedDetail = f.value("minimized_detail", std::string());
+    fr.originTrace = f.value("origin_trace", std::string());
     fr.graphText = f.value("graph_text", std::string());
     r.findings.push_back(std::move(fr));
   }

@@ -204,6 +204,10 @@ bool promoteInput(const onnx::ModelProto& m, int k, int i, onnx::ModelProto& out
 
 } // namespace
 
+std::map<std::string, onnx::TypeProto> inferredTypes(const onnx::ModelProto& model) {
+  return valueTypes(model);
+}
+
 onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& stillFails, int maxTries,
                           MinimizeStats* stats) {
   MinimizeStats local;

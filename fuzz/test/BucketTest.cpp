@@ -79,5 +79,43 @@ TEST(Bucket, GraphTextListsInputsNodesAndOutputs) {
   EXPECT_EQ(graphText(m), "input x: ?\nSlice_3 = Slice(x) -> s\nReshape_12 = Reshape(s) -> y\noutput y: ?\n");
 }
 
+TEST(Bucket, TracedKeyNamesTheFirstDifferenceOrTheFirstTrap) {
+  BucketKey today{"run-trap", "unattributed", "Concat", "out of bounds: kernel concat operand #"};
+  OriginTrace diff;
+  diff.result = OriginTrace::Result::Difference;
+  diff.op = "Reshape";
+  diff.kind = "wrong-shape";
+  EXPECT_EQ(tracedBucketKey(today, diff).text(), std::string("wrong-shape|unattributed|Reshape|") + kTracedMessage);
+  // Traps of one bug in the Reshape's own instructions (a view that overruns buffers living in
+  // different places, an ABI shape check): one key, on the node cut after.
+  OriginTrace a, b, c;
+  a.result = b.result = c.result = OriginTrace::Result::Trap;
+  a.kind = b.kind = c.kind = "run-trap";
+  a.op = b.op = c.op = "Reshape";
+  a.detail = "v0 case: run: instruction 32 (View) at Reshape_6: out of bounds: view with offset 0, sizes [2,2], "
+             "strides [2,1] touches bytes [0, 16) outside its allocation [0, 8)";
+  b.detail = "v0 case: run: instruction 14 (View) at Reshape_4: out of bounds: view with offset 0, sizes [4,4,1], "
+             "strides [4,1,1] touches bytes [0, 64) outside its program input [0, 16)";
+  c.detail = "instruction 7 (CheckShape 'memref.cast to 1-d static dims at Reshape_13') at Reshape_13: ABI cast "
+             "check failed: the view has shape [3] but the cast demands [9]";
+  EXPECT_EQ(tracedBucketKey(today, a).text(), std::string("run-trap|unattributed|Reshape|") + kTracedTrapMessage);
+  EXPECT_EQ(tracedBucketKey(today, a).text(), tracedBucketKey(today, b).text());
+  EXPECT_EQ(tracedBucketKey(today, a).text(), tracedBucketKey(today, c).text());
+  // An output allocation serves every node: keyed on the instruction and its headline, not the op.
+  OriginTrace alloc = a;
+  alloc.op = "Transpose";
+  alloc.detail = "v0 case: run: instruction 8 (AllocOutput) at Transpose_0: output 0 'y': shape [6] does not match "
+                 "the declared [?,?]";
+  EXPECT_EQ(tracedBucketKey(today, alloc).text(), "run-trap|unattributed|AllocOutput|traced: output # '_'");
+  // A cut that does not compile, nothing failing, or a trace that could not run: today's key.
+  OriginTrace compile = a;
+  compile.kind = "compile-error";
+  EXPECT_EQ(tracedBucketKey(today, compile).text(), today.text());
+  OriginTrace clean;
+  clean.result = OriginTrace::Result::Clean;
+  EXPECT_EQ(tracedBucketKey(today, clean).text(), today.text());
+  EXPECT_EQ(tracedBucketKey(today, OriginTrace{}).text(), today.text());
+}
+
 } // namespace
 } // namespace dynqual::fuzz

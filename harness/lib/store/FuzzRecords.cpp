@@ -430,6 +430,12 @@ void writeTriage(const std::vector<FuzzBucket>& buckets, const std::string& nigh
     out << "## `" << b.bucket.substr(0, 12) << "` " << b.status << ": " << cell(b.symptom) << " in " << cell(b.origin)
         << " (" << cell(b.pass) << ")\n\n";
     out << "- message: `" << b.message << "`\n";
+    if (!b.detail.empty()) {
+      // The smallest reproducer's own message, with how its origin was traced (docs/fuzz/buckets.md).
+      std::string detail = b.detail;
+      std::replace(detail.begin(), detail.end(), '`', '\'');
+      out << "- detail: `" << detail << "`\n";
+    }
     out << "- reproducer: `" << b.reproducer << "`\n";
     if (!b.caseDir.empty())
       out << "- case: `" << b.caseDir << "` (`dynqual corpus add --bucket " << b.bucket.substr(0, 12) << "`)\n";

@@ -49,9 +49,14 @@ struct FindingReport {
   std::string reproducer; ///< one shell line
   /// The bucket (docs/fuzz/buckets.md): its key "symptom|pass|origin|message" and its hash.
   std::string bucket, bucketHash;
-  std::string origin;          ///< op kind of the originating node of the minimized case, or "-"
-  std::string minimizedDetail; ///< the finding's detail on the minimized case (its bucket's message)
-  std::string graphText;       ///< the minimized graph as text (graphText), for reports
+  std::string origin; ///< op kind of the originating node of the minimized case, or "-"
+  /// The finding's detail on the minimized case (its bucket's message), followed by the origin
+  /// trace's note in brackets for a traceable symptom.
+  std::string minimizedDetail;
+  /// OriginTrace::note() of the minimized case ("origin: Reshape_2 (Reshape) gives wrong-shape
+  /// first ...", or why the key was not traced); "" for a symptom that is not traced.
+  std::string originTrace;
+  std::string graphText; ///< the minimized graph as text (graphText), for reports
 };
 
 /// The whole outcome of one case.

@@ -5,6 +5,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <map>
+#include <string>
 
 namespace dynqual::fuzz {
 
@@ -30,6 +32,12 @@ struct MinimizeStats {
 /// Returns the smallest failing model found (the input when nothing smaller fails).
 onnx::ModelProto minimize(const onnx::ModelProto& model, const StillFails& stillFails, int maxTries,
                           MinimizeStats* stats = nullptr);
+
+/// The type of every value of `model` as the minimizer sees it: ONNX shape inference with data
+/// propagation, declared inputs, outputs and initializers, and a rank (every dim unknown) for the
+/// values inference leaves without a shape although their operands' ranks fix it. A value
+/// missing from the map has no known type. Empty when shape inference throws.
+std::map<std::string, onnx::TypeProto> inferredTypes(const onnx::ModelProto& model);
 
 /// True when a candidate model, run on the given binding of its dim symbols, still fails with
 /// the same symptom; false for an invalid candidate.
