@@ -14,7 +14,7 @@ source "$here/perf-repo.sh"
 source "$here/bisect-repo.sh"
 python=${PYTHON3:-python3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bisect-bench-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+[ -n "${KEEP:-}" ] && echo "keeping $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
 export DYNQUAL_REAL_BIN_DIR=$bin DYNQUAL_GATE_CACHE=$tmp/cache
 RANDOM=$seed
 

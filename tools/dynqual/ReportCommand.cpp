@@ -34,11 +34,11 @@ int reportRun(const reports::ReportRequest& req, store::Store& db, int64_t runId
   std::string kind = q.getColumn(0).getString();
   if (kind == "qualify" || kind == "run" || kind == "generate")
     return reportCaseRun(req, db, runId, out);
-  if (kind == "ab" || kind == "gate" || kind == "calibrate")
+  if (kind == "ab" || kind == "gate" || kind == "calibrate" || kind == "bisect-step")
     return reportAbRun(req, db, runId, out);
   throw std::runtime_error("unsupported: run " + std::to_string(runId) + " is a '" + kind +
-                           "' run, which this dynqual cannot report (it reports qualify, run, generate, ab, gate and "
-                           "calibrate runs); use the dynqual that recorded it");
+                           "' run, which this dynqual cannot report (it reports qualify, run, generate, ab, gate, "
+                           "calibrate and bisect-step runs); use the dynqual that recorded it");
 }
 
 } // namespace

@@ -229,10 +229,10 @@ void recordComparisons(store::Store& store, int64_t runId, const std::vector<Met
 }
 
 int64_t latestAbRun(store::Store& store) {
-  SQLite::Statement q(store.db(), "SELECT id FROM runs WHERE kind IN ('ab','gate','calibrate') "
+  SQLite::Statement q(store.db(), "SELECT id FROM runs WHERE kind IN ('ab','gate','calibrate','bisect-step') "
                                   "ORDER BY started_at DESC, id DESC LIMIT 1");
   if (!q.executeStep())
-    throw std::runtime_error(store.path().string() + ": holds no ab, gate or calibrate run");
+    throw std::runtime_error(store.path().string() + ": holds no ab, gate, calibrate or bisect-step run");
   return q.getColumn(0).getInt64();
 }
 
@@ -245,8 +245,10 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
   if (!run.executeStep())
     throw std::runtime_error(store.path().string() + ": no run " + std::to_string(runId));
   out.kind = run.getColumn(0).getString();
-  if (out.kind != "ab" && out.kind != "gate" && out.kind != "calibrate")
-    throw std::runtime_error(fmt::format("run {} is a '{}' run, not an ab, gate or calibrate run", runId, out.kind));
+  // A bisection step is one A/B recorded the same way, so it can be reanalysed and reported alike.
+  if (out.kind != "ab" && out.kind != "gate" && out.kind != "calibrate" && out.kind != "bisect-step")
+    throw std::runtime_error(
+        fmt::format("run {} is a '{}' run, not an ab, gate, calibrate or bisect-step run", runId, out.kind));
   SQLite::Statement params(db, "SELECT key, value FROM run_params WHERE run_id = ?");
   params.bind(1, static_cast<int64_t>(runId));
   while (params.executeStep())

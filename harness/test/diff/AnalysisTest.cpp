@@ -279,6 +279,43 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
   fs::remove(dbPath);
 }
 
+TEST(AbStore, ABisectStepReanalysesLikeAnAbRunAndOtherKindsAreRefused) {
+  fs::path dbPath = fs::temp_directory_path() / ("ab-store-bisect-" + std::to_string(::getpid()) + ".db");
+  fs::remove(dbPath);
+  Policy p = policy({12, 16});
+  AbResult r;
+  r.samples = make("slow", 16, 1.05, 0.01, 7);
+  r.comparisons = analyze(r.samples, {"slow"}, p).comparisons;
+  int64_t stepId = 0, bisectId = 0;
+  {
+    dynqual::store::Store db(dbPath);
+    auto header = dynqual::store::RunRecord{};
+    header.key = "bisect-step-test-run";
+    header.kind = "bisect-step";
+    header.startedAt = "2026-01-01T00:00:00Z";
+    header.machine.fingerprint = "test-machine";
+    header.machine.cpuModel = "cpu";
+    header.machine.os = "os";
+    header.params = policyParams(p, Measurement{});
+    stepId = db.beginRun(header);
+    recordAbResult(db, stepId, r);
+    header.key = "bisect-test-run";
+    header.kind = "bisect";
+    header.startedAt = "2026-01-01T00:00:01Z";
+    bisectId = db.beginRun(header);
+  }
+  dynqual::store::Store db(dbPath);
+  EXPECT_EQ(latestAbRun(db), stepId); // the later bisect summary run has no samples of its own
+  StoredAbRun s = loadAbRun(db, stepId);
+  EXPECT_EQ(s.kind, "bisect-step");
+  ASSERT_EQ(s.comparisons.size(), 1u);
+  auto again = analyze(s.samples, {"slow"}, policyFromParams(s.params)).comparisons;
+  EXPECT_EQ(again.at(0).verdict, s.comparisons[0].verdict);
+  EXPECT_DOUBLE_EQ(again.at(0).ratio, s.comparisons[0].ratio);
+  EXPECT_THROW(loadAbRun(db, bisectId), std::runtime_error);
+  fs::remove(dbPath);
+}
+
 TEST(Noise, ScaledMadOfPerRoundLogRatios) {
   // Four rounds with head/base = e^0.01, e^-0.01, e^0.02, e^0: log ratios {0.01,-0.01,0.02,0};
   // median 0.005, |dev| {0.005,0.015,0.015,0.005} -> MAD 0.01, scaled 0.014826.

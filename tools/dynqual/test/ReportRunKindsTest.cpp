@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <unistd.h>
 
@@ -283,12 +284,17 @@ TEST_P(ReportAbKinds, HeadlineAndExitCodeSayTheRecordedVerdict) {
     EXPECT_NE(html.out.find("\"id\":\"rounds-m-latency_ms\""), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryKindAndVerdict, ReportAbKinds,
-    ::testing::Combine(::testing::Values("ab", "gate", "calibrate"),
-                       ::testing::Values(Planned::Regression, Planned::Inconclusive, Planned::AccuracyFailure,
-                                         Planned::InfrastructureError, Planned::Pass)),
-    [](const auto& info) { return std::get<0>(info.param) + plannedName(std::get<1>(info.param)); });
+INSTANTIATE_TEST_SUITE_P(EveryKindAndVerdict, ReportAbKinds,
+                         ::testing::Combine(::testing::Values("ab", "gate", "calibrate", "bisect-step"),
+                                            ::testing::Values(Planned::Regression, Planned::Inconclusive,
+                                                              Planned::AccuracyFailure, Planned::InfrastructureError,
+                                                              Planned::Pass)),
+                         [](const auto& info) {
+                           std::string kind = std::get<0>(info.param);
+                           std::replace(kind.begin(), kind.end(), '-',
+                                        '_'); // a test name takes letters, digits and '_'
+                           return kind + plannedName(std::get<1>(info.param));
+                         });
 
 // The same run through `gate --reanalyze` and `report`: one timing table, one verdict line.
 TEST(ReportAbRun, ReanalyzeAndReportPrintTheSameVerdictTable) {
