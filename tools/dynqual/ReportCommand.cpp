@@ -4,6 +4,7 @@
 #include "Commands.h"
 #include "ReportAbRun.h"
 
+#include "dynqual/diff/AbStore.h"
 #include "dynqual/reports/CampaignReport.h"
 #include "dynqual/reports/Report.h"
 #include "dynqual/store/Store.h"
@@ -34,7 +35,7 @@ int reportRun(const reports::ReportRequest& req, store::Store& db, int64_t runId
   std::string kind = q.getColumn(0).getString();
   if (kind == "qualify" || kind == "run" || kind == "generate")
     return reportCaseRun(req, db, runId, out);
-  if (kind == "ab" || kind == "gate" || kind == "calibrate" || kind == "bisect-step")
+  if (diff::isAbRunKind(kind))
     return reportAbRun(req, db, runId, out);
   throw std::runtime_error("unsupported: run " + std::to_string(runId) + " is a '" + kind +
                            "' run, which this dynqual cannot report (it reports qualify, run, generate, ab, gate, "

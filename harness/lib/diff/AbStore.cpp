@@ -228,7 +228,12 @@ void recordComparisons(store::Store& store, int64_t runId, const std::vector<Met
   tx.commit();
 }
 
+bool isAbRunKind(const std::string& kind) {
+  return kind == "ab" || kind == "gate" || kind == "calibrate" || kind == "bisect-step";
+}
+
 int64_t latestAbRun(store::Store& store) {
+  // The kinds of isAbRunKind.
   SQLite::Statement q(store.db(), "SELECT id FROM runs WHERE kind IN ('ab','gate','calibrate','bisect-step') "
                                   "ORDER BY started_at DESC, id DESC LIMIT 1");
   if (!q.executeStep())
@@ -245,8 +250,7 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
   if (!run.executeStep())
     throw std::runtime_error(store.path().string() + ": no run " + std::to_string(runId));
   out.kind = run.getColumn(0).getString();
-  // A bisection step is one A/B recorded the same way, so it can be reanalysed and reported alike.
-  if (out.kind != "ab" && out.kind != "gate" && out.kind != "calibrate" && out.kind != "bisect-step")
+  if (!isAbRunKind(out.kind))
     throw std::runtime_error(
         fmt::format("run {} is a '{}' run, not an ab, gate, calibrate or bisect-step run", runId, out.kind));
   SQLite::Statement params(db, "SELECT key, value FROM run_params WHERE run_id = ?");

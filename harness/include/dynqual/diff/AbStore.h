@@ -79,10 +79,13 @@ void insertAbOutcome(store::Store& db, int64_t runId, const AbResult& r);
 /// newer than kAbRecordVersion, or naming the field when the row is malformed.
 std::optional<StoredOutcome> loadAbOutcome(store::Store& db, int64_t runId, std::vector<ModelCheck>& checks);
 
-/// Loads run `runId` ("latest" = the newest run of kind ab, gate or calibrate; resolve that with
-/// latestAbRun). Throws std::runtime_error when the run does not exist or is not an A/B run.
+/// True for the run kinds recorded by recordAbResult: ab, gate, calibrate and bisect-step (one
+/// step of a bisection is one A/B). These are the runs loadAbRun reads.
+bool isAbRunKind(const std::string& kind);
+/// Loads run `runId` ("latest" = the newest A/B run, isAbRunKind; resolve that with latestAbRun).
+/// Throws std::runtime_error when the run does not exist or is not an A/B run.
 StoredAbRun loadAbRun(store::Store& db, int64_t runId);
-/// Id of the newest run of kind ab, gate or calibrate; throws std::runtime_error when there is none.
+/// Id of the newest A/B run (isAbRunKind); throws std::runtime_error when there is none.
 int64_t latestAbRun(store::Store& db);
 
 /// Noise of one model in an A/A run: scaled MAD (1.4826 MAD) and standard deviation of the
