@@ -63,6 +63,8 @@ nlohmann::json renderGateJson(const diff::AbResult& r, const GateContext& ctx) {
          {"ratio", num(c.ratio)},
          {"ci_low", num(c.ciLow)},
          {"ci_high", num(c.ciHigh)},
+         {"equivalence_low", num(c.eqLow)},
+         {"equivalence_high", num(c.eqHigh)},
          {"median_ratio", num(c.medianRatio)},
          {"bootstrap_low", num(c.bootLow)},
          {"bootstrap_high", num(c.bootHigh)},

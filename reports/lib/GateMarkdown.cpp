@@ -116,18 +116,22 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   if (r.comparisons.empty()) {
     md << "No model was timed.\n\n";
   } else {
-    md << "| model | metric | base | head | change | CI | p | level | rounds | closed at | outlier rounds | verdict |\n"
-          "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n";
+    md << "| model | metric | base | head | change | CI | equivalence CI | p | level | rounds | closed at | outlier "
+          "rounds "
+          "| verdict |\n"
+          "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n";
     for (const auto& c : r.comparisons) {
       if (c.verdict == diff::Verdict::Identical) {
-        md << fmt::format("| {} | {} | - | - | none | - | - | - | 0 | - | - | identical |\n", escapeMarkdown(c.model),
-                          escapeMarkdown(c.metric));
+        md << fmt::format("| {} | {} | - | - | none | - | - | - | - | 0 | - | - | identical |\n",
+                          escapeMarkdown(c.model), escapeMarkdown(c.metric));
         continue;
       }
-      md << fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | {} |\n",
-                        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
-                        pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
-                        c.outlierRounds.size(), verdictCell(c));
+      md << fmt::format(
+          "| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | "
+          "{} |\n",
+          escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
+          pct(c.ciLow), pct(c.ciHigh), pct(c.eqLow), pct(c.eqHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
+          c.outlierRounds.size(), verdictCell(c));
     }
     bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(),
                                 [](const diff::MetricComparison& c) { return c.verdict != diff::Verdict::Identical; });
@@ -135,7 +139,9 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
       md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
                         "round value: {}); a comparison is significant when p < level, its share of alpha "
                         "{:.3g} over the suite after the split over looks and Holm; CI at 1 - level; margin "
-                        "+-{:.3g}%; closed at = the rounds of the look that decided it (open: no look decided it).\n\n",
+                        "+-{:.3g}%; no change when the equivalence CI (two one-sided tests at the look's share "
+                        "of alpha before Holm, at 1 - 2 x that share) lies within the margin; closed at = the "
+                        "rounds of the look that decided it (open: no look decided it).\n\n",
                         ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample"
                                                                        : "the mean of its fastest half",
                         ctx.policy.alpha, ctx.policy.margin * 100);

@@ -184,7 +184,8 @@ TEST(GateReports, IdenticalIsAPassingVerdictOfItsOwnInEveryFormat) {
   EXPECT_NE(diff::verdictLine(r).find("1 identical"), std::string::npos) << diff::verdictLine(r);
 
   std::string md = reports::renderGateMarkdown(r, ctx);
-  EXPECT_NE(md.find("| same | cpu\\_time\\_ms | - | - | none | - | - | - | 0 | - | - | identical |"), std::string::npos)
+  EXPECT_NE(md.find("| same | cpu\\_time\\_ms | - | - | none | - | - | - | - | 0 | - | - | identical |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| dynqual-exec | bbbbbbbbbbbb | bbbbbbbbbbbb | yes |"), std::string::npos) << md;
   EXPECT_NE(md.find("| same program | aaaaaaaaaaaa | aaaaaaaaaaaa | yes |"), std::string::npos) << md;

@@ -25,7 +25,9 @@ std::vector<std::string> sizingFromCalibration(store::Store& db, const std::stri
     return notes;
   stats::LookSchedule schedule;
   schedule.rounds = p.looks;
-  double alpha = schedule.alphaAt(0, p.alpha) / static_cast<double>(comparisons);
+  // "No change" is an equivalence test at the look's own level a, not Holm's (stats::decideFamily):
+  // its interval is the two-sided one at 1 - 2 a, however many comparisons there are.
+  double alpha = 2 * schedule.alphaAt(0, p.alpha);
   for (const auto& m : models) {
     auto history = diff::noiseHistory(db, machine, m.filename().string(), metric);
     if (history.empty())

@@ -13,8 +13,9 @@ class Store;
 namespace dynqual::cli {
 
 /// Rounds a calibrated noise asks for: stats::roundsToSettle, the rounds at which an A/A
-/// comparison settles as "no change" in 80 % of runs (docs/metrics/noise.md), at the smallest
-/// per-comparison alpha of the first look over `comparisons` comparisons (diff::comparisonCount).
+/// comparison settles as "no change" in 80 % of runs (docs/metrics/noise.md): its equivalence
+/// interval, at level 1 - 2 a for the first look's level a, fits in the margin. None when
+/// `comparisons` (diff::comparisonCount) is 0: nothing is tested.
 std::vector<std::string> sizingFromCalibration(store::Store& db, const std::string& machine,
                                                const std::vector<std::filesystem::path>& models, const diff::Policy& p,
                                                const std::string& metric, int comparisons);

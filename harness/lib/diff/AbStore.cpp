@@ -47,7 +47,7 @@ double realOr(const SQLite::Column& c, double fallback) {
 }
 
 void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<MetricComparison>& cs) {
-  SQLite::Statement q(db, "INSERT INTO ab_comparisons VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  SQLite::Statement q(db, "INSERT INTO ab_comparisons VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& c : cs) {
     q.bind(1, static_cast<int64_t>(runId));
     q.bind(2, c.model);
@@ -62,6 +62,8 @@ void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<Me
     q.bind(18, c.decidedAtRounds);
     q.bind(19, joinInts(c.outlierRounds));
     q.bind(20, stats::verdictName(c.verdict));
+    bindReal(q, 21, c.eqLow);
+    bindReal(q, 22, c.eqHigh);
     q.exec();
     q.reset();
   }
@@ -288,6 +290,9 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
     c.decidedAtRounds = comps.getColumn(17).getInt();
     c.outlierRounds = splitInts(comps.getColumn(18).getString());
     c.verdict = verdictFromName(comps.getColumn(19).getString());
+    // Before schema version 8 "no change" rested on the CI itself: NULL reads as that CI.
+    c.eqLow = comps.getColumn(20).isNull() ? c.ciLow : comps.getColumn(20).getDouble();
+    c.eqHigh = comps.getColumn(21).isNull() ? c.ciHigh : comps.getColumn(21).getDouble();
     out.comparisons.push_back(std::move(c));
   }
   // Which rows decided is a run parameter; an exact comparison is one of a deterministic metric

@@ -97,7 +97,7 @@ MetricComparison exactComparison(const std::string& model, const std::string& me
   c.rounds = rounds;
   c.baseMedian = base;
   c.headMedian = head;
-  c.ratio = c.ciLow = c.ciHigh = c.medianRatio = c.bootLow = c.bootHigh = head / base;
+  c.ratio = c.ciLow = c.ciHigh = c.eqLow = c.eqHigh = c.medianRatio = c.bootLow = c.bootHigh = head / base;
   // No test: the difference is known without error, so p is 0 when there is one and 1 when there is none.
   c.p = c.pAdjusted = c.ratio == 1 ? 1.0 : 0.0;
   c.alphaUsed = 0;
@@ -215,6 +215,8 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       c.ratio = d.ratio;
       c.ciLow = d.ratioLow;
       c.ciHigh = d.ratioHigh;
+      c.eqLow = d.equivalenceLow;
+      c.eqHigh = d.equivalenceHigh;
       c.medianRatio = d.medianRatio;
       bootstrapOf[i] = {family[k].logRatios, alphas[k]};
       c.p = d.pTwoSided;
@@ -257,8 +259,8 @@ AnalysisOutcome analyze(const std::vector<Sample>& samples, const std::vector<st
       result[i].metric = series[i].metric;
       result[i].unit = "ms";
       result[i].rounds = static_cast<int>(series[i].values.size());
-      result[i].ciLow = result[i].bootLow = 0;
-      result[i].ciHigh = result[i].bootHigh = std::numeric_limits<double>::infinity();
+      result[i].ciLow = result[i].bootLow = result[i].eqLow = 0;
+      result[i].ciHigh = result[i].bootHigh = result[i].eqHigh = std::numeric_limits<double>::infinity();
     }
   if (out.looksDone > 0)
     out.comparisons = std::move(result);
@@ -346,8 +348,8 @@ std::vector<MetricComparison> undecidedComparisons(const std::vector<Sample>& sa
       c.ratio = c.medianRatio = stats::median(ratios);
     }
     // No interval was computed: shown as unbounded, so no row reads as a measured "no change".
-    c.ciLow = c.bootLow = 0;
-    c.ciHigh = c.bootHigh = std::numeric_limits<double>::infinity();
+    c.ciLow = c.bootLow = c.eqLow = 0;
+    c.ciHigh = c.bootHigh = c.eqHigh = std::numeric_limits<double>::infinity();
     out.push_back(c);
   }
   return out;

@@ -96,7 +96,7 @@ MetricComparison identicalComparison(const std::string& model, const std::string
   c.unit = "ms";
   c.rounds = 0;
   c.baseMedian = c.headMedian = std::numeric_limits<double>::quiet_NaN();
-  c.ratio = c.ciLow = c.ciHigh = c.medianRatio = c.bootLow = c.bootHigh = 1;
+  c.ratio = c.ciLow = c.ciHigh = c.eqLow = c.eqHigh = c.medianRatio = c.bootLow = c.bootHigh = 1;
   c.p = c.pAdjusted = 1;
   c.alphaUsed = 0;
   c.verdict = Verdict::Identical;

@@ -27,6 +27,8 @@ void checkParams(const DecisionParams& p) {
   checkAlpha(p.alpha, "alpha");
   if (!(p.margin >= 0 && p.margin < 1))
     throw std::invalid_argument("margin " + std::to_string(p.margin) + " outside [0, 1)");
+  if (!(p.equivalenceAlpha >= 0 && p.equivalenceAlpha < 0.5))
+    throw std::invalid_argument("equivalence alpha " + std::to_string(p.equivalenceAlpha) + " outside [0, 0.5)");
   if (p.bootstrapResamples < 0)
     throw std::invalid_argument("bootstrap resamples " + std::to_string(p.bootstrapResamples) + " < 0");
 }
@@ -44,12 +46,17 @@ Decision decideWithTest(const std::vector<double>& r, const DecisionParams& para
   for (double v : r)
     if (v != 0)
       nonZero.push_back(v);
+  d.equivalenceAlpha = params.equivalenceAlpha > 0 ? params.equivalenceAlpha : params.alpha;
   if (nonZero.empty()) {
     d.hl.n = 0;
     d.hl.confidence = 1 - params.alpha;
     d.hl.estimate = d.hl.low = d.hl.high = 0;
+    d.equivalenceLow = d.equivalenceHigh = 1;
   } else {
     d.hl = hodgesLehmannInterval(nonZero, 1 - params.alpha, params.exactMaxN);
+    HodgesLehmannResult eq = hodgesLehmannInterval(nonZero, 1 - 2 * d.equivalenceAlpha, params.exactMaxN);
+    d.equivalenceLow = std::exp(eq.low);
+    d.equivalenceHigh = std::exp(eq.high);
   }
   d.ratio = std::exp(d.hl.estimate);
   d.ratioLow = std::exp(d.hl.low);
@@ -72,7 +79,8 @@ Decision decideWithTest(const std::vector<double>& r, const DecisionParams& para
   for (size_t i = 0; i < d.robustZ.size(); ++i)
     if (std::fabs(d.robustZ[i]) > kRobustZOutlierCutoff)
       d.outlierRounds.push_back(static_cast<int>(i));
-  d.verdict = classify(d.pTwoSided, d.ratioLow, d.ratioHigh, params.direction, params.alpha, params.margin);
+  d.verdict = classify(d.pTwoSided, d.ratioLow, d.ratioHigh, d.equivalenceLow, d.equivalenceHigh, params.direction,
+                       params.alpha, params.margin);
   return d;
 }
 
@@ -96,6 +104,11 @@ const char* verdictName(Verdict v) {
 
 Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha,
                  double margin) {
+  return classify(pTwoSided, ratioLow, ratioHigh, ratioLow, ratioHigh, direction, alpha, margin);
+}
+
+Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, double equivalenceLow, double equivalenceHigh,
+                 Direction direction, double alpha, double margin) {
   checkAlpha(alpha, "alpha");
   if (!(margin >= 0 && margin < 1))
     throw std::invalid_argument("margin " + std::to_string(margin) + " outside [0, 1)");
@@ -111,7 +124,7 @@ Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction 
     return Verdict::Regression;
   if (significant && better)
     return Verdict::Improvement;
-  if (ratioLow >= lower && ratioHigh <= upper)
+  if (equivalenceLow >= lower && equivalenceHigh <= upper)
     return Verdict::NoChange;
   return Verdict::Inconclusive;
 }
@@ -138,6 +151,8 @@ std::vector<Decision> decideFamily(const std::vector<Comparison>& family, double
   for (size_t i = 0; i < family.size(); ++i) {
     DecisionParams params = common;
     params.alpha = alphas[i];
+    if (common.equivalenceAlpha <= 0)
+      params.equivalenceAlpha = familyAlpha; // an intersection-union test: no Holm step (see Decision.h)
     params.direction = family[i].direction;
     checkParams(params);
     out.push_back(decideWithTest(family[i].logRatios, params, tests[i]));

@@ -308,6 +308,13 @@ CREATE TABLE fuzz_bucket_status(
   passes INTEGER);
 )sql";
 
+// Version 8: the equivalence interval of each A/B comparison, on which "no change" rests
+// (docs/metrics/gate-decision.md); NULL in rows of older runs, whose "no change" used the CI.
+const char* kV8 = R"sql(
+ALTER TABLE ab_comparisons ADD COLUMN equivalence_low REAL;
+ALTER TABLE ab_comparisons ADD COLUMN equivalence_high REAL;
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -319,6 +326,7 @@ const std::vector<Migration>& migrations() {
       {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
       {6, "A/B run outcomes: exit code, verdict line, infrastructure errors, environment", kV6},
       {7, "fuzz buckets and campaign shards", kV7},
+      {8, "A/B equivalence intervals", kV8},
   };
   return all;
 }

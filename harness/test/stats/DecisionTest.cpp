@@ -208,6 +208,38 @@ TEST(Decision, FamilyUsesHolmLevels) {
   EXPECT_TRUE(stats::decideFamily({}, 0.05, common).empty());
 }
 
+TEST(Decision, NoChangeIsAnEquivalenceTestAtTheFamilyLevel) {
+  // 8 rounds, |r| all distinct; T+ = 1 + 3 + 5 + 8 = 17 of mean 18, so p is near 1 for both members.
+  const std::vector<double> r = {-0.0300, -0.0226, -0.0151, -0.0076, 0.0075, 0.0150, 0.0225, 0.0301};
+  // Exact null of T+ for n = 8 (256 sign patterns), subsets with sum <= c for c = 0..6:
+  // 1, 2, 3, 5, 7, 10, 14. The interval at 1 - b is [W(k), W(37 - k)] of the 36 sorted Walsh
+  // averages, k the largest with P(T+ <= k - 1) <= b / 2:
+  //   Holm levels 0.025 and 0.05 (97.5 %, 95 %): k = 3 and 4, W(3) = -0.0226, W(4) = -0.02255,
+  //   both beyond -ln(1.02) = -0.0198;
+  //   the equivalence interval at 1 - 2 * 0.05 = 90 %: P(T+ <= 5) = 10/256 <= 0.05 < 14/256, so
+  //   k = 6: [W(6), W(31)] = [(-0.0300 + -0.0076) / 2, (0.0225 + 0.0150) / 2] = [-0.0188, 0.01875]
+  //   (W(5) = (-0.0226 + -0.0151) / 2 = -0.01885 just below it).
+  std::vector<stats::Comparison> family = {{r, Direction::LowerIsBetter}, {r, Direction::LowerIsBetter}};
+  stats::DecisionParams common;
+  common.bootstrapResamples = 0;
+  auto d = stats::decideFamily(family, 0.05, common);
+  for (const auto& x : d) {
+    EXPECT_LT(x.ratioLow, 1 / 1.02); // the Holm interval is wider than the margin ...
+    EXPECT_NEAR(std::log(x.equivalenceLow), -0.0188, 1e-12);
+    EXPECT_NEAR(std::log(x.equivalenceHigh), 0.01875, 1e-12);
+    EXPECT_EQ(x.equivalenceAlpha, 0.05);
+    EXPECT_EQ(x.verdict, Verdict::NoChange); // ... and the equivalence interval decides
+  }
+  EXPECT_NEAR(std::log(d[0].ratioLow) + std::log(d[1].ratioLow), -0.0226 - 0.02255, 1e-12);
+  // Asked for 95 % equivalence intervals instead (a = 0.025): k = 4, [-0.02255, 0.02255], which
+  // does not fit.
+  common.equivalenceAlpha = 0.025;
+  for (const auto& x : stats::decideFamily(family, 0.05, common))
+    EXPECT_EQ(x.verdict, Verdict::Inconclusive);
+  common.equivalenceAlpha = 0.5;
+  EXPECT_THROW(stats::decideFamily(family, 0.05, common), std::invalid_argument);
+}
+
 TEST(Decision, MinRoundsForAlpha) {
   // Smallest n with 2 / 2^n < alpha: 0.05 -> 2/64 = 0.031 (n = 6; 2/32 = 0.0625 is not < 0.05);
   // 0.01 -> 2/256 = 0.0078 (n = 8); 0.001 -> 2/2048 = 0.00098 (n = 11).

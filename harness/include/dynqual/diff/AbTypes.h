@@ -177,13 +177,16 @@ struct MetricComparison {
   double baseMedian = 0, headMedian = 0; ///< medians of the per-round arm values
   double ratio = 1;                      ///< Hodges-Lehmann estimate of head/base
   double ciLow = 1, ciHigh = 1;          ///< its CI at level 1 - alphaUsed
-  double medianRatio = 1;                ///< exp(median of per-round log ratios)
-  double bootLow = 1, bootHigh = 1;      ///< percentile bootstrap CI of the median ratio, same level
-  double p = 1;                          ///< Wilcoxon signed-rank, two-sided
-  double pAdjusted = 1;                  ///< Holm over the suite's comparisons at the deciding look
-  double alphaUsed = 0;                  ///< this comparison's alpha at that look (Holm step of the look's share)
-  int decidedAtRounds = 0;               ///< rounds at the look that closed it; 0 while open
-  std::vector<int> outlierRounds;        ///< rounds with |robust z| > 3.5 (flagged, kept)
+  /// The equivalence interval behind "no change": the HL interval at level 1 - 2 a, a the look's
+  /// level before Holm (stats::decideFamily); "no change" when it lies within the margin.
+  double eqLow = 1, eqHigh = 1;
+  double medianRatio = 1;           ///< exp(median of per-round log ratios)
+  double bootLow = 1, bootHigh = 1; ///< percentile bootstrap CI of the median ratio, same level
+  double p = 1;                     ///< Wilcoxon signed-rank, two-sided
+  double pAdjusted = 1;             ///< Holm over the suite's comparisons at the deciding look
+  double alphaUsed = 0;             ///< this comparison's alpha at that look (Holm step of the look's share)
+  int decidedAtRounds = 0;          ///< rounds at the look that closed it; 0 while open
+  std::vector<int> outlierRounds;   ///< rounds with |robust z| > 3.5 (flagged, kept)
   Verdict verdict = Verdict::Inconclusive;
   /// False for a comparison of the side metric (sideMetric): reported, never in the exit code,
   /// the verdict line's counts or the Holm family of the deciding comparisons.

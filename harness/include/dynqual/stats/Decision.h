@@ -29,7 +29,10 @@ inline constexpr double kDefaultMargin = 0.02;
 
 struct DecisionParams {
   Direction direction = Direction::LowerIsBetter;
-  double alpha = 0.05;            ///< for this comparison, already adjusted (holmAlphas); CI level 1 - alpha
+  double alpha = 0.05; ///< for this comparison, already adjusted (holmAlphas); CI level 1 - alpha
+  /// Level of the two one-sided tests behind "no change" (interval at 1 - 2 equivalenceAlpha);
+  /// 0 means alpha. decideFamily sets it to the family's level, unadjusted (see decideFamily).
+  double equivalenceAlpha = 0;
   double margin = kDefaultMargin; ///< m in [0, 1)
   std::uint64_t bootstrapSeed = 1;
   int bootstrapResamples = 2000; ///< 0 skips the median-ratio bootstrap (its fields are NaN)
@@ -42,7 +45,10 @@ struct Decision {
   double ratio = 1;                   ///< exp(HL estimate of the log ratios)
   double ratioLow = 0, ratioHigh = 0; ///< exp of the HL interval at level 1 - alpha (0 / +inf when unbounded)
   double ratioCoverage = 1;           ///< achieved coverage of that interval (HodgesLehmannResult)
-  double medianRatio = 1;             ///< exp(median of the log ratios)
+  /// exp of the HL interval at level 1 - 2 equivalenceAlpha: "no change" when it lies within the margin
+  double equivalenceLow = 0, equivalenceHigh = 0;
+  double equivalenceAlpha = 0;                    ///< the level used (params.equivalenceAlpha, or alpha)
+  double medianRatio = 1;                         ///< exp(median of the log ratios)
   double medianRatioLow = 0, medianRatioHigh = 0; ///< exp of the percentile-bootstrap interval, level 1 - alpha
   int bootstrapResamples = 0; ///< B used: max(params.bootstrapResamples, bootstrapResamplesFor(alpha)); 0 when skipped
   double pTwoSided = 1;       ///< Wilcoxon signed-rank test of the log ratios against 0
@@ -65,14 +71,24 @@ struct Decision {
 /// Throws std::invalid_argument for alpha outside (0, 1) or margin outside [0, 1).
 Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, Direction direction, double alpha, double margin);
 
+/// classify() where "no change" rests on its own interval [equivalenceLow, equivalenceHigh]: the
+/// interval at level 1 - 2 a of the two one-sided tests of an equivalence test at level a
+/// (Schuirmann 1987, "A comparison of the two one-sided tests procedure and the power approach for
+/// assessing the equivalence of average bioavailability", J. Pharmacokinet. Biopharm. 15:657).
+/// Regression and improvement use [ratioLow, ratioHigh] as classify() does. Same errors.
+Verdict classify(double pTwoSided, double ratioLow, double ratioHigh, double equivalenceLow, double equivalenceHigh,
+                 Direction direction, double alpha, double margin);
+
 /// Decides one comparison from r_i = log(head_i / base_i), one value per round (natural log).
 /// Test: signedRankTest(r), which drops rounds with r_i = 0. Ratio interval: exp of
 /// hodgesLehmannInterval over the same non-zero r_i at 1 - alpha ([1, 1] when every r_i is 0).
 /// Median ratio interval: exp of bootstrapMedianInterval(r, 1 - alpha, B, seed), B at least
 /// bootstrapResamplesFor(alpha) (exp is monotone, so
-/// these are intervals of the ratio). Robust z: robustZScores(r). Verdict: classify().
+/// these are intervals of the ratio). Robust z: robustZScores(r). Equivalence interval: exp of
+/// hodgesLehmannInterval over the same r_i at 1 - 2 a, a = equivalenceAlpha (or alpha when 0).
+/// Verdict: classify() with both intervals.
 /// Throws std::invalid_argument for an empty vector, a non-finite r_i, alpha outside (0, 1),
-/// margin outside [0, 1) or bootstrapResamples < 0.
+/// equivalenceAlpha outside [0, 0.5), margin outside [0, 1) or bootstrapResamples < 0.
 Decision decide(const std::vector<double>& logRatios, const DecisionParams& params);
 
 /// One comparison of a family: its per-round log ratios and its metric's direction.
@@ -84,6 +100,12 @@ struct Comparison {
 /// Decides a family at family-wise level `familyAlpha`: raw signed-rank p-values of every member,
 /// then holmAlphas(p, familyAlpha) gives each member its alpha, then decide() with that alpha
 /// (common supplies margin, bootstrap and exactMaxN; its alpha and direction are ignored).
+/// "No change" is tested at familyAlpha itself (common.equivalenceAlpha when set), not at the
+/// Holm level: the gate passes only when every comparison is "no change" (or an improvement), an
+/// intersection-union test, whose level is that of each member test without a multiplicity
+/// correction (Berger 1982, "Multiparameter hypothesis testing and acceptance sampling",
+/// Technometrics 24:295; Berger & Hsu 1996, Statistical Science 11:283). The claims of
+/// regression and improvement keep Holm's family-wise control.
 /// Same order as `family`. An empty family gives an empty result. Errors as decide(), and
 /// std::invalid_argument for familyAlpha outside (0, 1).
 std::vector<Decision> decideFamily(const std::vector<Comparison>& family, double familyAlpha,
