@@ -103,17 +103,27 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
     rounds = std::max(rounds, s.round + 1);
   if (again.looksDone == 0 && rounds > 0) // as the engine does when no look was reached
     again.comparisons = diff::undecidedComparisons(stored.samples, timedModels, policy.roundValue, timed);
+  // The side metric's comparisons are recomputed from its samples; runs recorded before they were
+  // stored (schema version 8) keep them as recorded. The engine's order: deciding, side, identical.
+  size_t kept = 0;
+  if (!stored.sideSamples.empty()) {
+    for (auto& c : diff::sideComparisons(stored.sideSamples, timedModels, policy, diff::sideMetric(m)))
+      again.comparisons.push_back(std::move(c));
+  } else {
+    for (const auto& c : stored.comparisons)
+      if (!c.deciding) {
+        again.comparisons.push_back(c);
+        ++kept;
+      }
+  }
   again.comparisons.insert(again.comparisons.end(), identical.begin(), identical.end());
-  out.recomputed = again.comparisons.size();
-  // The side metric's samples are not stored: its comparisons are kept as recorded.
-  for (const auto& c : stored.comparisons)
-    if (!c.deciding)
-      again.comparisons.push_back(c);
+  out.recomputed = again.comparisons.size() - kept;
 
   diff::AbResult& r = out.result;
   r.checks = stored.checks;
   r.samples = stored.samples;
   r.compileSamples = stored.compileSamples;
+  r.sideSamples = stored.sideSamples;
   r.counterChanges = diff::counterChanges(r.checks);
   diff::hashesFromParams(stored.params, r);
   r.clock = m.clock;

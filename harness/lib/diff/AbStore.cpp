@@ -46,6 +46,37 @@ double realOr(const SQLite::Column& c, double fallback) {
   return c.isNull() ? fallback : c.getDouble();
 }
 
+/// Writes timing samples (ms) of run `runId` into `table` (ab_samples or ab_side_samples).
+void insertSamples(SQLite::Database& db, const char* table, int64_t runId, const std::vector<Sample>& samples) {
+  SQLite::Statement q(db, std::string("INSERT INTO ") + table + " VALUES(?,?,?,?,?,?,?,?,?)");
+  for (const auto& s : samples) {
+    q.bind(1, static_cast<int64_t>(runId));
+    q.bind(2, s.model);
+    q.bind(3, s.arm);
+    q.bind(4, s.round);
+    q.bind(5, s.position);
+    q.bind(6, s.rep);
+    q.bind(7, s.valueMs);
+    q.bind(8, "ms");
+    q.bind(9, s.iterations);
+    q.exec();
+    q.reset();
+  }
+}
+
+/// Reads the samples of run `runId` from `table`, in round, model, position, rep order.
+std::vector<Sample> loadSamples(SQLite::Database& db, const char* table, int64_t runId) {
+  std::vector<Sample> out;
+  SQLite::Statement q(db, std::string("SELECT model, arm, round, position, rep, value, iterations FROM ") + table +
+                              " WHERE run_id = ? ORDER BY round, model, position, rep");
+  q.bind(1, static_cast<int64_t>(runId));
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getInt(),
+                   q.getColumn(3).getInt(), q.getColumn(4).getInt(), q.getColumn(5).getDouble(),
+                   q.getColumn(6).getInt()});
+  return out;
+}
+
 void insertComparisons(SQLite::Database& db, int64_t runId, const std::vector<MetricComparison>& cs) {
   SQLite::Statement q(db, "INSERT INTO ab_comparisons VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& c : cs) {
@@ -180,20 +211,8 @@ void recordAbResult(store::Store& store, int64_t runId, const AbResult& r) {
         counter.reset();
       }
   }
-  SQLite::Statement sample(db, "INSERT INTO ab_samples VALUES(?,?,?,?,?,?,?,?,?)");
-  for (const auto& s : r.samples) {
-    sample.bind(1, static_cast<int64_t>(runId));
-    sample.bind(2, s.model);
-    sample.bind(3, s.arm);
-    sample.bind(4, s.round);
-    sample.bind(5, s.position);
-    sample.bind(6, s.rep);
-    sample.bind(7, s.valueMs);
-    sample.bind(8, "ms");
-    sample.bind(9, s.iterations);
-    sample.exec();
-    sample.reset();
-  }
+  insertSamples(db, "ab_samples", runId, r.samples);
+  insertSamples(db, "ab_side_samples", runId, r.sideSamples);
   SQLite::Statement compile(db, "INSERT INTO ab_compile_samples VALUES(?,?,?,?,?,?,?)");
   for (const auto& s : r.compileSamples) {
     compile.bind(1, static_cast<int64_t>(runId));
@@ -259,13 +278,8 @@ StoredAbRun loadAbRun(store::Store& store, int64_t runId) {
   params.bind(1, static_cast<int64_t>(runId));
   while (params.executeStep())
     out.params[params.getColumn(0).getString()] = params.getColumn(1).getString();
-  SQLite::Statement samples(db, "SELECT model, arm, round, position, rep, value, iterations FROM ab_samples "
-                                "WHERE run_id = ? ORDER BY round, model, position, rep");
-  samples.bind(1, static_cast<int64_t>(runId));
-  while (samples.executeStep())
-    out.samples.push_back({samples.getColumn(0).getString(), samples.getColumn(1).getString(),
-                           samples.getColumn(2).getInt(), samples.getColumn(3).getInt(), samples.getColumn(4).getInt(),
-                           samples.getColumn(5).getDouble(), samples.getColumn(6).getInt()});
+  out.samples = loadSamples(db, "ab_samples", runId);
+  out.sideSamples = loadSamples(db, "ab_side_samples", runId);
   SQLite::Statement compile(db, "SELECT model, arm, round, position, value FROM ab_compile_samples "
                                 "WHERE run_id = ? ORDER BY round, model, position");
   compile.bind(1, static_cast<int64_t>(runId));

@@ -310,9 +310,22 @@ CREATE TABLE fuzz_bucket_status(
 
 // Version 8: the equivalence interval of each A/B comparison, on which "no change" rests
 // (docs/metrics/gate-decision.md); NULL in rows of older runs, whose "no change" used the CI.
+// ab_side_samples holds the side metric's samples (diff::sideMetric), laid out as ab_samples, so
+// that a reanalysis recomputes its comparisons too.
 const char* kV8 = R"sql(
 ALTER TABLE ab_comparisons ADD COLUMN equivalence_low REAL;
 ALTER TABLE ab_comparisons ADD COLUMN equivalence_high REAL;
+CREATE TABLE ab_side_samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  arm TEXT NOT NULL CHECK(arm IN ('base', 'head')),
+  round INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  rep INTEGER NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  PRIMARY KEY(run_id, model, arm, round, position, rep));
 )sql";
 
 } // namespace
@@ -326,7 +339,7 @@ const std::vector<Migration>& migrations() {
       {5, "shape-fuzzer campaign cases, findings and signatures", kV5},
       {6, "A/B run outcomes: exit code, verdict line, infrastructure errors, environment", kV6},
       {7, "fuzz buckets and campaign shards", kV7},
-      {8, "A/B equivalence intervals", kV8},
+      {8, "A/B equivalence intervals and side-metric samples", kV8},
   };
   return all;
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -274,8 +275,53 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
     EXPECT_DOUBLE_EQ(again[i].p, s.comparisons[i].p);
     EXPECT_DOUBLE_EQ(again[i].ratio, s.comparisons[i].ratio);
     EXPECT_DOUBLE_EQ(again[i].ciLow, s.comparisons[i].ciLow);
+    // The equivalence interval is stored too (schema version 8), narrower than the CI.
+    EXPECT_DOUBLE_EQ(s.comparisons[i].eqLow, r.comparisons[i].eqLow);
+    EXPECT_DOUBLE_EQ(s.comparisons[i].eqHigh, r.comparisons[i].eqHigh);
+    EXPECT_GT(s.comparisons[i].eqLow, s.comparisons[i].ciLow);
+    EXPECT_LT(s.comparisons[i].eqHigh, s.comparisons[i].ciHigh);
   }
+  EXPECT_TRUE(s.sideSamples.empty()); // this run had no side metric
   EXPECT_EQ(latestAbRun(db), runId);
+  fs::remove(dbPath);
+}
+
+TEST(AbStore, SideMetricSamplesAreStoredApartFromTheDecidingOnes) {
+  fs::path dbPath = fs::temp_directory_path() / ("ab-store-side-" + std::to_string(::getpid()) + ".db");
+  fs::remove(dbPath);
+  Policy p = policy({12, 16});
+  AbResult r;
+  r.samples = make("m", 16, 1.00, 0.01, 8);
+  r.sideSamples = make("m", 16, 1.10, 0.01, 9);
+  r.comparisons = analyze(r.samples, {"m"}, p).comparisons;
+  int64_t runId = 0;
+  {
+    dynqual::store::Store db(dbPath);
+    auto header = dynqual::store::RunRecord{};
+    header.key = "ab-side-test-run";
+    header.kind = "ab";
+    header.startedAt = "2026-01-01T00:00:00Z";
+    header.machine.fingerprint = "test-machine";
+    header.machine.cpuModel = "cpu";
+    header.machine.os = "os";
+    header.params = policyParams(p, Measurement{});
+    runId = db.beginRun(header);
+    recordAbResult(db, runId, r);
+  }
+  dynqual::store::Store db(dbPath);
+  StoredAbRun s = loadAbRun(db, runId);
+  ASSERT_EQ(s.samples.size(), r.samples.size());
+  ASSERT_EQ(s.sideSamples.size(), r.sideSamples.size());
+  // Same multiset of values, each in the table it was written to.
+  auto values = [](const std::vector<Sample>& v) {
+    std::vector<double> out;
+    for (const auto& x : v)
+      out.push_back(x.valueMs);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(values(s.sideSamples), values(r.sideSamples));
+  EXPECT_EQ(values(s.samples), values(r.samples));
   fs::remove(dbPath);
 }
 

@@ -62,6 +62,9 @@ struct StoredAbRun {
   std::map<std::string, std::string> params;
   std::vector<Sample> samples;
   std::vector<Sample> compileSamples; ///< empty unless the run timed compiles
+  /// Samples of the side metric (AbResult::sideSamples); empty for runs without one and for runs
+  /// recorded before schema version 8, whose side comparisons stay as recorded.
+  std::vector<Sample> sideSamples;
   std::vector<MetricComparison> comparisons;
   std::vector<ModelCheck> checks;
   /// Absent for runs recorded before schema version 6, and for runs that never recorded a result;
