@@ -17,7 +17,7 @@ void addAbFlags(CLI::App* cmd, AbFlags& f) {
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
   cmd->add_option("--looks", f.looks,
-                  "rounds at which the data is analysed, fixed in advance (default 12,16,24,32,48,64; "
+                  "rounds at which the data is analysed, fixed in advance (default 12,16,24,32,48,64,96,128; "
                   "16,24,32,48,64,96,128,192,256 with --interleave sample)")
       ->delimiter(',');
   cmd->add_option("--budget", f.budget, "seconds of timed rounds; may only cut looks short")

@@ -11,19 +11,20 @@ using namespace dynqual;
 using stats::Verdict;
 
 TEST(Sequential, BonferroniSplitAndBudget) {
-  stats::LookSchedule s; // 12 16 24 32 48 64
-  ASSERT_EQ(s.rounds.size(), 6u);
-  for (int k = 0; k < 6; ++k)
-    EXPECT_NEAR(s.alphaAt(k, 0.05), 0.05 / 6, 1e-15);
-  // A budget of 30 rounds keeps the looks at 12, 16, 24 and their levels: alpha / 6 each.
+  stats::LookSchedule s; // 12 16 24 32 48 64 96 128
+  ASSERT_EQ(s.rounds, (std::vector<int>{12, 16, 24, 32, 48, 64, 96, 128}));
+  for (int k = 0; k < 8; ++k)
+    EXPECT_NEAR(s.alphaAt(k, 0.05), 0.05 / 8, 1e-15);
+  // A budget of 30 rounds keeps the looks at 12, 16, 24 and their levels: alpha / 8 each.
   auto cut = s.cutToBudget(30);
   ASSERT_EQ(cut.rounds, (std::vector<int>{12, 16, 24}));
-  EXPECT_NEAR(cut.alphaAt(2, 0.05), 0.05 / 6, 1e-15);
+  EXPECT_NEAR(cut.alphaAt(2, 0.05), 0.05 / 8, 1e-15);
   EXPECT_THROW(s.cutToBudget(11), std::invalid_argument);
-  EXPECT_THROW(s.alphaAt(6, 0.05), std::invalid_argument);
+  EXPECT_THROW(s.alphaAt(8, 0.05), std::invalid_argument);
   EXPECT_THROW(s.alphaAt(0, 1.0), std::invalid_argument);
-  // The first default look can reach the smallest level for 10 comparisons: 0.05 / 60.
-  EXPECT_EQ(stats::minRoundsForAlpha(0.05 / 60), 12);
+  // The first default look can reach the smallest level for 10 comparisons: 0.05 / 80
+  // (2 / 2^12 = 0.00049 < 0.000625 <= 2 / 2^11).
+  EXPECT_EQ(stats::minRoundsForAlpha(0.05 / 80), 12);
 }
 
 TEST(Sequential, OBrienFlemingSpending) {
@@ -38,7 +39,7 @@ TEST(Sequential, OBrienFlemingSpending) {
   stats::LookSchedule d;
   d.spending = stats::AlphaSpending::OBrienFlemingLanDeMets;
   double sum = 0;
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < static_cast<int>(d.rounds.size()); ++k) {
     sum += d.alphaAt(k, 0.05);
     if (k > 0) {
       EXPECT_GT(d.alphaAt(k, 0.05), d.alphaAt(k - 1, 0.05));
