@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace dynqual::diff;
@@ -30,6 +31,20 @@ std::vector<Sample> make(const std::string& model, int rounds, double ratio, dou
         s.push_back({model, arm, r, p, k, v, 1});
       }
   return s;
+}
+
+/// The header of a stored A/B run of this test file: fixed machine and start time.
+dynqual::store::RunRecord testRun(const std::string& key, const std::string& kind,
+                                  const std::map<std::string, std::string>& params) {
+  dynqual::store::RunRecord header;
+  header.key = key;
+  header.kind = kind;
+  header.startedAt = "2026-01-01T00:00:00Z";
+  header.machine.fingerprint = "test-machine";
+  header.machine.cpuModel = "cpu";
+  header.machine.os = "os";
+  header.params = params;
+  return header;
 }
 
 Policy policy(std::vector<int> looks) {
@@ -249,15 +264,7 @@ TEST(AbStore, RecordedRunReanalysesToTheSameVerdicts) {
   {
     dynqual::store::Store db(dbPath);
     auto params = policyParams(p, m);
-    auto header = dynqual::store::RunRecord{};
-    header.key = "ab-test-run";
-    header.kind = "ab";
-    header.startedAt = "2026-01-01T00:00:00Z";
-    header.machine.fingerprint = "test-machine";
-    header.machine.cpuModel = "cpu";
-    header.machine.os = "os";
-    header.params = params;
-    runId = db.beginRun(header);
+    runId = db.beginRun(testRun("ab-test-run", "ab", params));
     recordAbResult(db, runId, r);
   }
   dynqual::store::Store db(dbPath);
@@ -297,15 +304,7 @@ TEST(AbStore, SideMetricSamplesAreStoredApartFromTheDecidingOnes) {
   int64_t runId = 0;
   {
     dynqual::store::Store db(dbPath);
-    auto header = dynqual::store::RunRecord{};
-    header.key = "ab-side-test-run";
-    header.kind = "ab";
-    header.startedAt = "2026-01-01T00:00:00Z";
-    header.machine.fingerprint = "test-machine";
-    header.machine.cpuModel = "cpu";
-    header.machine.os = "os";
-    header.params = policyParams(p, Measurement{});
-    runId = db.beginRun(header);
+    runId = db.beginRun(testRun("ab-side-test-run", "ab", policyParams(p, Measurement{})));
     recordAbResult(db, runId, r);
   }
   dynqual::store::Store db(dbPath);
@@ -335,20 +334,11 @@ TEST(AbStore, ABisectStepReanalysesLikeAnAbRunAndOtherKindsAreRefused) {
   int64_t stepId = 0, bisectId = 0;
   {
     dynqual::store::Store db(dbPath);
-    auto header = dynqual::store::RunRecord{};
-    header.key = "bisect-step-test-run";
-    header.kind = "bisect-step";
-    header.startedAt = "2026-01-01T00:00:00Z";
-    header.machine.fingerprint = "test-machine";
-    header.machine.cpuModel = "cpu";
-    header.machine.os = "os";
-    header.params = policyParams(p, Measurement{});
-    stepId = db.beginRun(header);
+    stepId = db.beginRun(testRun("bisect-step-test-run", "bisect-step", policyParams(p, Measurement{})));
     recordAbResult(db, stepId, r);
-    header.key = "bisect-test-run";
-    header.kind = "bisect";
-    header.startedAt = "2026-01-01T00:00:01Z";
-    bisectId = db.beginRun(header);
+    auto bisect = testRun("bisect-test-run", "bisect", policyParams(p, Measurement{}));
+    bisect.startedAt = "2026-01-01T00:00:01Z";
+    bisectId = db.beginRun(bisect);
   }
   dynqual::store::Store db(dbPath);
   EXPECT_EQ(latestAbRun(db), stepId); // the later bisect summary run has no samples of its own
