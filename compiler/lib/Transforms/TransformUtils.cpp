@@ -16,6 +16,21 @@ Value dq::getOrCreateContext(func::FuncOp func, OpBuilder &builder) {
   return GetContextOp::create(builder, func.getLoc(), ContextType::get(func.getContext()));
 }
 
+Operation *dq::insertionPointAfterDefinitions(ArrayRef<Value> values, Operation *start, DominanceInfo &dom) {
+  Block *block = start->getBlock();
+  Operation *point = start;
+  // A definition at the point itself must move it too: with `point->isBeforeInBlock(def)` alone,
+  // a value defined by the op the point had just moved to was left after its use.
+  for (Value v : values)
+    if (Operation *def = v.getDefiningOp(); def && def->getBlock() == block && !def->isBeforeInBlock(point)) {
+      point = def->getNextNode();
+      if (!point) return nullptr;
+    }
+  for (Value v : values)
+    if (!dom.properlyDominates(v, point)) return nullptr;
+  return point;
+}
+
 bool dq::isProvablyContiguous(MemRefType type) {
   if (type.getLayout().isIdentity()) return true;
   SmallVector<int64_t> strides;

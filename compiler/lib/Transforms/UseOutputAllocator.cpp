@@ -228,18 +228,12 @@ struct UseOutputAllocatorPass : public mlir::dq::impl::UseOutputAllocatorBase<Us
   static bool placeAfterDims(OutputPlan &plan, DominanceInfo &dom) {
     Operation *alloc = plan.alloc;
     Block *block = alloc->getBlock();
-    Operation *point = alloc;
-    auto consider = [&](Value v) {
-      if (Operation *def = v.getDefiningOp())
-        if (def->getBlock() == block && point->isBeforeInBlock(def)) point = def->getNextNode();
-    };
+    SmallVector<Value> dims;
     for (const DimProduct &d : plan.dynamicDims)
       for (OpFoldResult f : d)
-        if (auto v = dyn_cast<Value>(f)) consider(v);
-    for (const DimProduct &d : plan.dynamicDims)
-      for (OpFoldResult f : d)
-        if (auto v = dyn_cast<Value>(f))
-          if (v.getParentBlock() != block && !dom.properlyDominates(v, point)) return false;
+        if (auto v = dyn_cast<Value>(f)) dims.push_back(v);
+    Operation *point = mlir::dq::insertionPointAfterDefinitions(dims, alloc, dom);
+    if (!point) return false;
     for (Operation *user : alloc->getUsers()) {
       Operation *anc = block->findAncestorOpInBlock(*user);
       if (!anc || (anc != point && anc->isBeforeInBlock(point))) return false;

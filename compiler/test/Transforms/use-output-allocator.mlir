@@ -155,3 +155,43 @@ func.func @dim_defined_before_other_output(%a: index) -> (memref<?x?xf32>, memre
   %e = memref.expand_shape %c [[0, 1]] output_shape [%n, 1] : memref<?xf32> into memref<?x1xf32>
   return %t, %e : memref<?x?xf32>, memref<?x1xf32>
 }
+
+// -----
+
+// checks that a dim defined from another dim, right after it, still precedes the output request:
+// the insertion point moves past each definition at or after it, in any order (it used to stop at
+// the op defining %b once %a had moved it there, and the request used %b before its definition).
+// CHECK-LABEL: func.func @dim_defined_from_the_previous_dim
+// CHECK: %[[A:.*]] = arith.divsi
+// CHECK: %[[B:.*]] = arith.divsi
+// CHECK: dq.alloc_output %{{.*}}[0] (%[[A]], %[[B]]) : memref<?x?xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @dim_defined_from_the_previous_dim(%n: index) -> memref<?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %buf = memref.alloc(%n) : memref<?xf32>
+  %a = arith.divsi %n, %c2 : index
+  %b = arith.divsi %n, %a : index
+  dq.fill outs(%buf : memref<?xf32>) value = 1.0 : f32
+  %e = memref.expand_shape %buf [[0, 1]] output_shape [%a, %b] : memref<?xf32> into memref<?x?xf32>
+  return %e : memref<?x?xf32>
+}
+
+// -----
+
+// checks the same with the dims listed latest-defined first: the point is the one after the last
+// definition whatever the order of the output_shape operands.
+// CHECK-LABEL: func.func @dims_in_reverse_definition_order
+// CHECK: %[[A:.*]] = arith.divsi
+// CHECK: %[[B:.*]] = arith.divsi
+// CHECK: dq.alloc_output %{{.*}}[0] (%[[B]], %[[A]]) : memref<?x?xf32>
+// CHECK: return
+func.func @dims_in_reverse_definition_order(%n: index) -> memref<?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %buf = memref.alloc(%n) : memref<?xf32>
+  %a = arith.divsi %n, %c2 : index
+  %b = arith.divsi %n, %a : index
+  dq.fill outs(%buf : memref<?xf32>) value = 1.0 : f32
+  %e = memref.expand_shape %buf [[0, 1]] output_shape [%b, %a] : memref<?xf32> into memref<?x?xf32>
+  return %e : memref<?x?xf32>
+}

@@ -43,6 +43,7 @@ const std::vector<CorpusSets>& corpusSets() {
       {"reshape_scalar_ones", {"a=2,b=3", "a=1,b=1", "a=4,b=2"}},
       {"slice_extreme_bounds", {"a=1,b=3", "a=4,b=2", "a=7,b=1"}},
       {"squeeze_empty_view", {"a=2,b=3", "a=1,b=1", "a=5,b=4"}},
+      {"reshape_output_dims_in_order", {"a=2,b=3", "a=1,b=1", "a=4,b=5"}},
   };
   return sets;
 }

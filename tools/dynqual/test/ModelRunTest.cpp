@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase,
                                            "collapse3_static", "slice_declared_static", "shape_output",
                                            "shape_gather_scalar", "shape_concat", "reshape_empty_dynamic",
                                            "gather_squeeze_readback", "reshape_scalar_ones", "slice_extreme_bounds",
-                                           "squeeze_empty_view"));
+                                           "squeeze_empty_view", "reshape_output_dims_in_order"));
 
 // A returned output that collapses 3 or 4 dims gets its size from dq-use-output-allocator, which
 // once read a destroyed temporary there (docs/sanitizers.md); every stored set and binding ran.

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dominance.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
@@ -52,6 +53,13 @@ struct BufferLiveness {
 /// from it. `position` maps each op of `block` to its index. Sound for lifetime-based reuse: when
 /// `escapes` is false, no op after `lastUse` in the block touches the buffer's memory.
 BufferLiveness analyzeBufferLiveness(Value buffer, Block &block, const llvm::DenseMap<Operation *, unsigned> &position);
+
+/// The earliest op of `start`'s block, at or after `start`, before which every value of `values`
+/// is defined: each value defined in that block by `start` or a later op moves the point past its
+/// definition, whatever order the values come in. Returns nullptr when some value is defined
+/// nowhere before the block's terminator, or does not properly dominate the point (a value of a
+/// nested or sibling region). An op inserted before the returned op may use every value.
+Operation *insertionPointAfterDefinitions(ArrayRef<Value> values, Operation *start, DominanceInfo &dom);
 
 } // namespace mlir::dq
 
