@@ -399,11 +399,16 @@ LogicalResult Lowering::run(const llvm::StringMap<LowerFn> &table) {
     loc = op.getLoc();
     b.setInsertionPoint(&op);
     StringRef opType = name.drop_front(5);
-    if (auto domain = op.getAttrOfType<StringAttr>("onnx.domain"))
-      return unsupported("op '" + domain.getValue() + "." + opType + "' in node '" + nodeName(&op) +
-                         "' (only the default ONNX domain is supported)");
-    auto it = table.find(opType);
-    if (it == table.end()) return unsupported("ONNX op '" + opType + "' in node '" + nodeName(&op) + "'");
+    // Ops of another domain are keyed "domain.OpType" (com.microsoft.MatMulNBits).
+    std::string key = opType.str();
+    if (auto domain = op.getAttrOfType<StringAttr>("onnx.domain")) key = (domain.getValue() + "." + opType).str();
+    auto it = table.find(key);
+    if (it == table.end()) {
+      if (op.hasAttr("onnx.domain"))
+        return unsupported("op '" + key + "' in node '" + nodeName(&op) +
+                           "' (of other domains only the onnxruntime contrib ops of docs/contrib-ops.md are)");
+      return unsupported("ONNX op '" + opType + "' in node '" + nodeName(&op) + "'");
+    }
     for (Value v : op.getOperands()) {
       if (isa<NoneType>(v.getType())) continue;
       if (!isa<RankedTensorType>(v.getType()) && !values.count(v))
@@ -467,6 +472,7 @@ struct ConvertONNXToDQPass : public mlir::dq::impl::ConvertONNXToDQBase<ConvertO
     addElementwiseAttrLowerings(table);
     addIndexLowerings(table);
     addDataDependentLowerings(table);
+    addContribLowerings(table);
     for (auto func : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       Lowering lowering(func);
       lowering.knob = *knob;

@@ -162,6 +162,11 @@ void addIndexLowerings(llvm::StringMap<LowerFn> &table);
 /// ScatterND, ScatterElements); extents known only after a kernel ran are read back once.
 void addDataDependentLowerings(llvm::StringMap<LowerFn> &table);
 
+/// Registers the onnxruntime contrib ops (ContribOps.cpp): com.microsoft.MatMulNBits,
+/// GroupQueryAttention, RotaryEmbedding, SkipSimplifiedLayerNormalization, and the default-domain
+/// SimplifiedLayerNormalization; keys of another domain are "domain.OpType".
+void addContribLowerings(llvm::StringMap<LowerFn> &table);
+
 /// MLIR element type of ONNX TensorProto.DataType `code`, or null when out of scope.
 Type elementTypeForOnnxCode(MLIRContext *ctx, int64_t code);
 

@@ -111,7 +111,10 @@ LogicalResult KernelOp::verify() {
       // data-dependent extents and shape-input ops
       "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd", "scatter_elements",
       // elementwise fusion (dq-fuse-elementwise)
-      "fused_elementwise"};
+      "fused_elementwise",
+      // onnxruntime contrib ops (ContribOps.cpp)
+      "matmul_nbits", "simplified_layer_norm", "skip_simplified_layer_norm", "rotary_embedding",
+      "group_query_attention"};
   if (!kernels.contains(getKernel())) return emitOpError("unknown kernel '") << getKernel() << "'";
   if (failed(verifyDPS(*this, getInputs(), getOutputs()))) return failure();
   if (getKernel() == "fused_elementwise") return verifyFusedElementwise(*this);

@@ -82,6 +82,19 @@ double kernelFlops(const std::string &kernel, const std::vector<BufferView> &ins
   if (reductionKernels().count(kernel)) return inElements;
   if (kernel == "softmax" || kernel == "log_softmax") return 5.0 * inElements;
   if (kernel == "layer_norm") return 8.0 * inElements;
+  if (kernel == "simplified_layer_norm" || kernel == "skip_simplified_layer_norm") return 6.0 * inElements;
+  if (kernel == "rotary_embedding") return 3.0 * inElements;
+  if (kernel == "matmul_nbits") {
+    // A multiply-add per weight and row, plus the decode of each weight once.
+    if (ins.size() < 2 || ins[0].sizes.empty()) return 0.0;
+    const double k = static_cast<double>(ins[0].sizes.back());
+    return 2.0 * outElements * k + 2.0 * static_cast<double>(outs[0].sizes.back()) * k;
+  }
+  if (kernel == "group_query_attention") {
+    // Q.K^T and P.V over the present length, 4 flops per query value and key position.
+    if (ins.empty() || outs.size() < 2 || outs[1].sizes.size() != 4) return 0.0;
+    return 4.0 * outElements * static_cast<double>(outs[1].sizes[2]);
+  }
   return 0.0; // data movement
 }
 

@@ -75,7 +75,10 @@ const std::vector<std::string> &kernelNames() {
       // data-dependent extents and shape-input ops
       "count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd", "scatter_elements",
       // elementwise fusion
-      "fused_elementwise"};
+      "fused_elementwise",
+      // onnxruntime contrib ops
+      "matmul_nbits", "simplified_layer_norm", "skip_simplified_layer_norm", "rotary_embedding",
+      "group_query_attention"};
   return names;
 }
 

@@ -41,6 +41,9 @@ void addDataKernels(KernelTable &table);
 void addMathKernels(KernelTable &table);
 /// Registers arg_max, arg_min and one_hot.
 void addIndexKernels(KernelTable &table);
+/// Registers the onnxruntime contrib kernels (SimContribKernels.cpp): matmul_nbits,
+/// simplified_layer_norm, skip_simplified_layer_norm, rotary_embedding, group_query_attention.
+void addContribKernels(KernelTable &table);
 
 /// True when an accumulating kernel on dtype `t` rounds every step to fp32: the ElementType
 /// precision mode (SimDevice.h) and an f32, f16 or bf16 operand.

@@ -14,6 +14,7 @@ const KernelTable &kernels() {
     addMathKernels(t);
     addIndexKernels(t);
     addFusedKernels(t);
+    addContribKernels(t);
     for (const char *name :
          {"count_nonzero", "nonzero", "compress", "top_k", "tile", "pad", "scatter_nd", "scatter_elements"})
       t[name] = findDataDependentKernel(name);

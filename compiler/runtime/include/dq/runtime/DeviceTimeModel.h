@@ -96,6 +96,11 @@ struct DeviceTimeModel {
 ///   reductions, arg_max/min, cumsum, count_nonzero, top_k: elements of ins[0];
 ///   softmax and log_softmax: 5 * elements (max, subtract, exp, sum, divide or log);
 ///   layer_norm: 8 * elements (mean, subtract, square, sum, rsqrt, scale, shift, bias);
+///   simplified_layer_norm, skip_simplified_layer_norm: 6 * elements of ins[0] (square, sum,
+///   rsqrt, scale, gamma, the skip add);
+///   rotary_embedding: 3 * elements of ins[0] (two multiplies and an add per value);
+///   matmul_nbits: 2 * out elements * K plus 2 * N * K to decode each weight once;
+///   group_query_attention: 4 * output elements * present length (Q.K^T and P.V);
 ///   data movement (cast, expand, slice, transpose, concat, gather*, scatter*, tile, pad, fill,
 ///   range, range_length, trilu, one_hot, nonzero, compress): 0.
 /// A transcendental counts as one operation. Unknown names count 0 (the loader rejects them).

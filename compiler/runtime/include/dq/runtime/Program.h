@@ -257,6 +257,46 @@ enum class Opcode : uint16_t {
 ///                                    one after another; a leaf or step result is read at the
 ///                                    out index broadcast to its shape (right-aligned, dims of
 ///                                    size 1 read at 0).
+/// onnxruntime contrib ops (com.microsoft semantics, docs/contrib-ops.md; checks in
+/// lib/KernelValidateContrib.h):
+///   "matmul_nbits"                   ins A[..., K] (f32/f16), B u8 [N, k_blocks, block_size *
+///                                    bits / 8], scales (A's dtype, N * k_blocks elements), then
+///                                    zero points when imm[5] != 0, then bias [N] when imm[6];
+///                                    imm[1..6] = K, N, bits (2/4/8), block_size (power of two >=
+///                                    16), zero-point kind (0 none: 2^(bits-1); 1 packed u8, N *
+///                                    ceil(k_blocks * bits / 8) bytes; 2 A's dtype, N * k_blocks),
+///                                    has bias -> out[..., N] = A * W^T (+ bias), W[n, k] = (code -
+///                                    zero point) * scale of block k / block_size; codes packed
+///                                    low bits first along K; the last block may be padded
+///   "simplified_layer_norm"          imm[1] = first normalized axis (wraps); fimm[0] = epsilon;
+///                                    ins X, scale (broadcasting to X) -> Y = X / sqrt(mean(X^2 over
+///                                    [axis, rank)) + epsilon) * scale; float
+///   "skip_simplified_layer_norm"     imm[1] = has bias; fimm[0] = epsilon; ins X, skip, gamma
+///                                    [, bias] (broadcasting to X) -> outs Y, S: S = X + skip (+
+///                                    bias), Y = S / sqrt(mean(S^2 over the last axis) + epsilon)
+///                                    * gamma; float
+///   "rotary_embedding"               imm[1..3] = interleaved, num_heads (0: hidden / (2 * cache
+///                                    width)), rotary_embedding_dim (0: the head size); ins X
+///                                    [B, S, heads * head] or [B, heads, S, head], position_ids
+///                                    i64 [B, S] or [1] (offset: position = p[0] + s), cos_cache,
+///                                    sin_cache [positions, rotary_dim / 2] -> out: the first
+///                                    rotary_dim values of each head rotated in pairs (i, i +
+///                                    rotary_dim / 2), or (2i, 2i + 1) when interleaved
+///   "group_query_attention"          imm[1..7] = num_heads, kv_num_heads, packed (query holds
+///                                    Q, K, V; no key/value ins), has past, do_rotary,
+///                                    rotary_interleaved, local_window_size (<= 0: none); fimm =
+///                                    scale (0: 1 / sqrt(head)), softcap (0: none); s[0] =
+///                                    total_sequence_length; ins query [B, S, hidden], [key, value
+///                                    [B, S, kv * head]], [past_key, past_value [B, kv, P, head]],
+///                                    seqlens_k i32 [B] (total length - 1 per batch row), [cos,
+///                                    sin caches] -> outs output [B, S, heads * head], present
+///                                    key and value [B, kv, max(total, P), head]. Row b has
+///                                    past = 0 when S == total (the first prompt) else seqlens_k[b]
+///                                    + 1 - S; present holds its first `past` past rows, then the
+///                                    S new ones (keys rotated at positions past + s), zeros after;
+///                                    query row s attends causally to [0, past + s] (the last
+///                                    local_window_size + 1 of them when set); seqlens_k outside
+///                                    [0, total) -> error
 /// Unknown kernel names are rejected when the program is loaded.
 
 /// Op codes of "fused_elementwise" steps: a fixed numbering, never reused or renumbered.
