@@ -22,6 +22,7 @@ const char* kChain =
 const char* kNary = "Concat|3+ data inputs on a dynamic axis, extents differ at run time";
 const char* kRank0 = "any|rank-0 value";
 const char* kShapeOut = "output|computed from Shape alone";
+const char* kReshapeDimsInOrder = "Reshape|graph output, a -1 before a runtime entry computed with Sub";
 
 int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
   for (const auto& a : n.attribute())
@@ -49,7 +50,8 @@ const std::vector<FeatureKey>& trackedFeatures() {
                                                kNary,
                                                kRank0,
                                                kNegative,
-                                               kShapeOut};
+                                               kShapeOut,
+                                               kReshapeDimsInOrder};
   return keys;
 }
 
@@ -88,6 +90,25 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
       return false;
     }
   };
+
+  // ---- a returned Reshape whose dims the compiler defines one from the other -----------------
+  // A -1 entry before an entry it cannot prove non-negative: that dim is select(e == -1, inferred,
+  // e), defined right after the inferred one (corpus/reshape_output_dims_in_order).
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Reshape" || n.input_size() < 2 || !outputs.count(n.output(0)) || !producer.count(n.input(1)))
+      continue;
+    const onnx::NodeProto& concat = *producer.at(n.input(1));
+    if (concat.op_type() != "Concat")
+      continue;
+    bool minusOne = false;
+    for (int k = 0; k < concat.input_size() && !f.count(kReshapeDimsInOrder); ++k) {
+      std::vector<int64_t> v;
+      if (constInts(concat, k, v) && v == std::vector<int64_t>{-1})
+        minusOne = true;
+      else if (minusOne && producer.count(concat.input(k)) && producer.at(concat.input(k))->op_type() == "Sub")
+        f.insert(kReshapeDimsInOrder);
+    }
+  }
 
   // ---- views, by dq-convert-onnx's rule (docs/passes/convert-onnx.md#views) ------------------
   static const std::set<std::string> kNeedContiguous = {"Transpose", "Gather", "Concat", "Reshape", "Flatten"};

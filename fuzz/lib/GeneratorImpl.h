@@ -81,6 +81,9 @@ private:
   /// A [1] int64 tensor holding `p` at run time, computed from Shape values (with Mul for
   /// products), or "" when no value of the graph carries its factors.
   std::string dimPiece(const Poly& p);
+  /// `piece` (a 1-element int64 shape value equal to `p`) rewritten through a subtraction on the
+  /// host: Gather(Shape(v), k) - c for a pool dim p + c, or (piece + c) - c.
+  std::string subtractedPiece(const Poly& p, const std::string& piece);
 
   /// A 1-D shape operand describing `target`. With `inDims` (Reshape), a constant operand may use
   /// 0 ("copy input dim j", allowzero=0) and one -1 when `minusOne` allows; a computed operand sets
