@@ -22,7 +22,8 @@ const char* kChain =
 const char* kNary = "Concat|3+ data inputs on a dynamic axis, extents differ at run time";
 const char* kRank0 = "any|rank-0 value";
 const char* kShapeOut = "output|computed from Shape alone";
-const char* kReshapeDimsInOrder = "Reshape|graph output, a -1 before a runtime entry computed with Sub";
+const char* kReshapeDimsInOrder =
+    "Reshape|graph output, its shape shared with another Reshape, a -1 before an entry computed with Sub";
 
 int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
   for (const auto& a : n.attribute())
@@ -96,6 +97,11 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
   // e), defined right after the inferred one (corpus/reshape_output_dims_in_order).
   for (const auto& n : g.node()) {
     if (n.op_type() != "Reshape" || n.input_size() < 2 || !outputs.count(n.output(0)) || !producer.count(n.input(1)))
+      continue;
+    int reshapes = 0;
+    for (const onnx::NodeProto* c : consumers[n.input(1)])
+      reshapes += c->op_type() == "Reshape" ? 1 : 0;
+    if (reshapes < 2)
       continue;
     const onnx::NodeProto& concat = *producer.at(n.input(1));
     if (concat.op_type() != "Concat")

@@ -76,8 +76,20 @@ bool Gen::emitReshape(size_t i, const std::vector<Poly>& out) {
   if (allowZero)
     attrs.push_back(intAttr("allowzero", 1));
   std::string name = g_.node("Reshape", {pool_[i].name, shape}, attrs);
+  const bool twice = subtractedShape_ && !pool_[i].input && rng_.chance(0.9);
   use(i);
   add(name, out);
+  if (twice) {
+    // The same shape again, for an elementwise value of the same dims written after it (an
+    // exporter reshaping q and k alike): the dims are computed once, before the writer, and the
+    // second Reshape is a graph output (the class of corpus/reshape_output_dims_in_order).
+    std::string c = g_.floatScalar("w" + std::to_string(consts_++), rng_.symmetric());
+    std::string w = binaryNode(pool_[i].name, c);
+    add(w, in);
+    use(pool_.size() - 1);
+    std::string second = g_.node("Reshape", {w, shape}, attrs);
+    add(second, out);
+  }
   return true;
 }
 

@@ -50,6 +50,10 @@ std::string Gen::shapeOf(const std::string& name) {
 }
 
 std::string Gen::gatherDim(const Val& v, size_t axis) {
+  // Opset 15's Shape(start, end) slices one dim out in a single node, as newer exporters write it.
+  if (rng_.chance(0.25))
+    return g_.node("Shape", {v.name},
+                   {intAttr("start", static_cast<int64_t>(axis)), intAttr("end", static_cast<int64_t>(axis) + 1)});
   std::string s = shapeOf(v.name);
   if (rng_.chance(0.5))
     return g_.node("Gather", {s, constInts({static_cast<int64_t>(axis)})}, {intAttr("axis", 0)});
@@ -90,21 +94,19 @@ std::string Gen::dimPiece(const Poly& p) {
   return acc;
 }
 
-std::string Gen::subtractedPiece(const Poly& p, const std::string& piece) {
-  // An extent c larger in the pool, minus c, as an exporter writes `y.shape[k] - c`; else the
-  // piece itself through `+ c - c`.
-  for (int64_t c = 1; c <= 2; ++c) {
-    std::string bigger = findDim(p + Poly::constant(c));
-    if (!bigger.empty() && rng_.chance(0.7))
-      return g_.node("Sub", {bigger, constInts({c})});
-  }
-  std::string c = constInts({rng_.range(1, 3)});
-  return g_.node("Sub", {g_.node("Add", {piece, c}), c});
+std::string Gen::subtractedPiece(const Poly& /*p*/, const std::string& piece) {
+  // (c + 1) * d - c * d: a subtraction that the compiler's folders leave alone (they fold
+  // (d + c) - c back to d, which it proves non-negative), as an exporter's size arithmetic.
+  int64_t c = rng_.range(1, 2);
+  std::string more = g_.node("Mul", {piece, constInts({c + 1})});
+  std::string less = c == 1 ? piece : g_.node("Mul", {piece, constInts({c})});
+  return g_.node("Sub", {more, less});
 }
 
 std::string Gen::shapeOperand(const std::vector<Poly>& target, const std::vector<Poly>* inDims, bool minusOne,
                               bool& allowZero) {
   allowZero = false;
+  subtractedShape_ = false;
   if (rng_.chance(0.45)) {
     std::vector<int64_t> values;
     int unknown = 0;
@@ -138,8 +140,10 @@ std::string Gen::shapeOperand(const std::vector<Poly>& target, const std::vector
       // arithmetic with a subtraction, which the compiler cannot prove non-negative: its output
       // dim becomes select(e == -1, inferred, e), defined from the inferred dim right after it
       // (the class of corpus/reshape_output_dims_in_order).
-      if (!piece.empty() && usedMinusOne && !p.isConstant() && rng_.chance(0.8))
+      if (!piece.empty() && usedMinusOne && !p.isConstant() && rng_.chance(0.8)) {
         piece = subtractedPiece(p, piece);
+        subtractedShape_ = true;
+      }
     }
     if (piece.empty()) {
       if (!minusOne || anyZero || usedMinusOne)

@@ -82,7 +82,7 @@ private:
   /// products), or "" when no value of the graph carries its factors.
   std::string dimPiece(const Poly& p);
   /// `piece` (a 1-element int64 shape value equal to `p`) rewritten through a subtraction on the
-  /// host: Gather(Shape(v), k) - c for a pool dim p + c, or (piece + c) - c.
+  /// host that the compiler cannot fold away: (c + 1) * piece - c * piece.
   std::string subtractedPiece(const Poly& p, const std::string& piece);
 
   /// A 1-D shape operand describing `target`. With `inDims` (Reshape), a constant operand may use
@@ -211,6 +211,8 @@ private:
   std::vector<Val> pool_;
   std::vector<ShapeOut> shapeOuts_;
   std::map<std::string, std::string> shapeCache_;
+  /// The last shapeOperand() took a runtime entry through a subtraction after its -1.
+  bool subtractedShape_ = false;
   std::string scalarInput_, bound_;
   int consts_ = 0;
   int conds_ = 0;
