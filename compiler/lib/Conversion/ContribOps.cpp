@@ -115,16 +115,20 @@ LogicalResult lowerMatMulNBits(Lowering &L, Operation *op) {
     ins.push_back(*bView);
   }
   ins.push_back(L.tensorOf(*scales));
-  int64_t zpKind = 0;
+  int64_t zpKind = 0, zpPitch = 0;
   if (LoweredValue *zp = L.operand(op, 3)) {
     if (u8(zp->elementType)) {
       zpKind = 1;
       const int64_t perRow = (kBlocks * bits + 7) / 8;
+      // Known-unsound (nbits-zero-point-pitch): the row pitch floored, so every row after the
+      // first reads the zero points of another row's blocks when a row's bits end mid-byte.
+      zpPitch = L.knob == ::dq::InjectKnob::NBitsZeroPointPitch ? kBlocks * bits / 8 : perRow;
       if (auto n = staticCount(L, *zp); n && *n != *N * perRow)
         return L.error(w + ": packed zero_points holds " + Twine(*n) +
                        " bytes, N * ceil(k_blocks * bits / 8) = " + Twine(*N * perRow));
     } else if (zp->elementType == a->elementType) {
       zpKind = 2;
+      zpPitch = kBlocks;
       if (auto n = staticCount(L, *zp); n && *n != *N * kBlocks)
         return L.error(w + ": zero_points holds " + Twine(*n) + " values, N * k_blocks = " + Twine(*N * kBlocks));
     } else {
@@ -142,7 +146,7 @@ LogicalResult lowerMatMulNBits(Lowering &L, Operation *op) {
   SmallVector<Value> outDims(a->dims.begin(), a->dims.end() - 1);
   outDims.push_back(L.idx(*N));
   // accuracy_level only lets an execution provider quantize A; the result is the unquantized one.
-  auto r = kernelN(L, "matmul_nbits", ins, {{outDims, a->elementType}}, {*K, *N, bits, *block, zpKind, bias ? 1 : 0});
+  auto r = kernelN(L, "matmul_nbits", ins, {{outDims, a->elementType}}, {*K, *N, bits, *block, zpKind, bias ? 1 : 0, zpPitch});
   L.define(op->getResult(0), r[0]);
   return success();
 }
@@ -208,6 +212,8 @@ LogicalResult lowerRotaryEmbedding(Lowering &L, Operation *op) {
   if (auto s = floatAttr(op, "scale"); s && *s != 1.0)
     return L.unsupported(w + ": attribute scale = " + std::to_string(*s) + " (1.0 is implemented)");
   int64_t interleaved = L.intAttr(op, "interleaved").value_or(0) != 0;
+  // Known-unsound (rotary-layout-swap): interleaved and half-split pairs mixed up.
+  if (L.knob == ::dq::InjectKnob::RotaryLayoutSwap) interleaved = !interleaved;
   int64_t heads = L.intAttr(op, "num_heads").value_or(0), dim = L.intAttr(op, "rotary_embedding_dim").value_or(0);
   if (dim > 0 && heads == 0 && x->rank == 3)
     return L.error(w + ": rotary_embedding_dim needs num_heads for a 3-D input");
@@ -278,6 +284,14 @@ LogicalResult lowerGroupQueryAttention(Lowering &L, Operation *op) {
   }
   auto seqView = reshapeTensor(L, *seqlens, {q->dims[0]});
   if (failed(seqView)) return failure();
+  if (L.knob == ::dq::InjectKnob::GqaIgnoresSeqlens) {
+    // Known-unsound (gqa-ignores-seqlens): every row taken as total_sequence_length long, so a
+    // padded row's past and new tokens are read from the wrong positions.
+    LoweredValue last = L.fromHost(seqlens->elementType, 1, {L.sub(totalLen, L.idx(1))});
+    Value init = L.emptyTensor({q->dims[0]}, seqlens->elementType);
+    seqView = ExpandOp::create(L.b, L.loc, TypeRange{init.getType()}, ValueRange{L.tensorOf(last)}, ValueRange{init})
+                  .getResult(0);
+  }
   ins.push_back(*seqView);
   if (doRotary) {
     ins.push_back(L.tensorOf(*cosC));
@@ -286,6 +300,7 @@ LogicalResult lowerGroupQueryAttention(Lowering &L, Operation *op) {
   double scale = floatAttr(op, "scale").value_or(0.0), softcap = floatAttr(op, "softcap").value_or(0.0);
   int64_t window = L.intAttr(op, "local_window_size").value_or(-1);
   int64_t interleaved = L.intAttr(op, "rotary_interleaved").value_or(0) != 0;
+  if (L.knob == ::dq::InjectKnob::RotaryLayoutSwap) interleaved = !interleaved;
   SmallVector<Value> outDims = {q->dims[0], q->dims[1], L.idx(*heads * headSize)};
   SmallVector<Value> cacheDims = {q->dims[0], L.idx(*kvHeads), presentLen, L.idx(headSize)};
   auto r = kernelN(L, "group_query_attention", ins,

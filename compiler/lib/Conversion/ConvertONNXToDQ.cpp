@@ -463,7 +463,9 @@ struct ConvertONNXToDQPass : public mlir::dq::impl::ConvertONNXToDQBase<ConvertO
     FailureOr<std::optional<InjectKnob>> knob =
         mlir::dq::parseInjectOption(getOperation(), "dq-convert-onnx", inject,
                                     {InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
-                                     InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+                                     InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync,
+                                     InjectKnob::GqaIgnoresSeqlens, InjectKnob::NBitsZeroPointPitch,
+                                     InjectKnob::RotaryLayoutSwap});
     if (failed(knob)) return signalPassFailure();
     llvm::StringMap<LowerFn> table;
     addDataMovementLowerings(table);

@@ -30,7 +30,9 @@ std::string productionBody(const std::vector<dq::InjectKnob> &knobs, bool views 
     return "";
   };
   std::string convert = "dq-convert-onnx" + opt({InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
-                                                 InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync});
+                                                 InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync,
+                                                 InjectKnob::GqaIgnoresSeqlens, InjectKnob::NBitsZeroPointPitch,
+                                                 InjectKnob::RotaryLayoutSwap});
   if (!views)
     convert =
         convert.back() == '}' ? convert.substr(0, convert.size() - 1) + " views=false}" : convert + "{views=false}";

@@ -16,14 +16,17 @@ struct MatMulNBits {
   int64_t rows = 0;      ///< product of A's leading dims
   int zeroPointKind = 0; ///< 0 none (2^(bits-1)), 1 packed uint8, 2 A's dtype
   bool hasBias = false;
+  int64_t zeroPointPitch = 0; ///< zero-point elements per row of B (bytes when packed)
 };
 
 /// matmul_nbits(A[..., K], B u8 [N, kBlocks, blob], scales [N*kBlocks] of A's dtype, [zero
-/// points], [bias [N]]) -> out[..., N]; imm = K, N, bits, block_size, zero-point kind, has bias.
+/// points], [bias [N]]) -> out[..., N]; imm = K, N, bits, block_size, zero-point kind, has bias,
+/// zero-point row pitch.
 template <typename O>
 MatMulNBits validateMatMulNBits(const std::vector<O> &ins, const std::vector<O> &outs, const KernelArgs &args) {
   const std::string k = "matmul_nbits";
-  if (args.attrs.size() != 6) fail(k, "expects 6 immediates (K, N, bits, block_size, zero-point kind, has bias)");
+  if (args.attrs.size() != 7)
+    fail(k, "expects 7 immediates (K, N, bits, block_size, zero-point kind, has bias, zero-point pitch)");
   MatMulNBits m;
   m.K = args.attrs[0];
   m.N = args.attrs[1];
@@ -31,6 +34,7 @@ MatMulNBits validateMatMulNBits(const std::vector<O> &ins, const std::vector<O> 
   m.blockSize = args.attrs[3];
   m.zeroPointKind = static_cast<int>(args.attrs[4]);
   m.hasBias = args.attrs[5] != 0;
+  m.zeroPointPitch = args.attrs[6];
   if (m.bits != 2 && m.bits != 4 && m.bits != 8)
     fail(k, "unsupported: bits " + std::to_string(m.bits) + " (2, 4 and 8 are)");
   if (m.blockSize < 16 || (m.blockSize & (m.blockSize - 1)) != 0)
@@ -64,11 +68,15 @@ MatMulNBits validateMatMulNBits(const std::vector<O> &ins, const std::vector<O> 
     if (m.zeroPointKind == 1) {
       checkDType(k, zp, DType::U8);
       const int64_t perRow = (m.kBlocks * m.bits + 7) / 8;
+      if (m.zeroPointPitch <= 0 || m.zeroPointPitch > perRow)
+        fail(k, "packed zero-point pitch " + std::to_string(m.zeroPointPitch) + " must lie in [1, " +
+                    std::to_string(perRow) + "]");
       if (elementCount(zp.sizes) != m.N * perRow)
         fail(k, "packed zero_points " + formatDims(zp.sizes) +
                     " must hold N * ceil(k_blocks * bits / 8) = " + std::to_string(m.N * perRow) + " bytes");
     } else {
       checkSameDType(k, zp, a);
+      if (m.zeroPointPitch != m.kBlocks) fail(k, "zero-point pitch must be k_blocks for zero points in A's dtype");
       if (elementCount(zp.sizes) != m.N * m.kBlocks)
         fail(k, "zero_points " + formatDims(zp.sizes) + " must hold N * k_blocks = " + std::to_string(m.N * m.kBlocks) +
                     " elements");

@@ -38,7 +38,7 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
   const Operand *zp = m.zeroPointKind != 0 ? &ins[3] : nullptr;
   const Operand *bias = m.hasBias ? &ins[m.zeroPointKind != 0 ? 4 : 3] : nullptr;
   Operand &out = outs[0];
-  const int64_t mask = (int64_t{1} << m.bits) - 1, zpRow = (m.kBlocks * m.bits + 7) / 8;
+  const int64_t mask = (int64_t{1} << m.bits) - 1, zpRow = m.zeroPointPitch;
   const bool f32 = fp32Steps(a.dtype);
   // One dequantized row of B at a time: codes are read from the packed bytes, never expanded in
   // device memory.

@@ -52,19 +52,19 @@ TEST(ContribKernels, MatMulNBitsInt4OneBlockByHand) {
   // 0.25 = 1.75 at odd k. A row 0: the even k hold 1, 3, ..., 31 (sum 256), the odd k 2, ..., 32
   // (sum 272). out[0] = [0.5 * 528, -2 * 256 + 1.75 * 272] = [264, -36];
   // out[1] = [0.5 * 32, -2 * 16 + 1.75 * 16] = [16, -4].
-  KernelArgs args{{32, 2, 4, 32, 0, 0}, {}, {}};
+  KernelArgs args{{32, 2, 4, 32, 0, 0, 0}, {}, {}};
   expectNear(run<float>(d, "matmul_nbits", {A, B, S}, DType::F32, {2, 2}, args), {264, -36, 16, -4}, 1e-4);
   // Packed zero points, one byte per row (ceil(1 block * 4 bits / 8)): 9 and 0. Row 0 becomes 0;
   // row 1 is 0 at even k and 15 * 0.25 = 3.75 at odd k: [3.75 * 272, 3.75 * 16] = [1020, 60].
   const auto Z = in<uint8_t>(d, DType::U8, {2}, {0x09, 0x00});
-  KernelArgs packed{{32, 2, 4, 32, 1, 0}, {}, {}};
+  KernelArgs packed{{32, 2, 4, 32, 1, 0, 1}, {}, {}};
   expectNear(run<float>(d, "matmul_nbits", {A, B, S, Z}, DType::F32, {2, 2}, packed), {0, 1020, 0, 60}, 1e-4);
   // Float zero points (A's dtype) 8.5 and 7.5 with a bias [10, 20]: row 0 w = 0.5 * 0.5 = 0.25,
   // row 1 w = -7.5 * 0.25 = -1.875 (even), 7.5 * 0.25 = 1.875 (odd).
   // out[0] = [0.25 * 528 + 10, -1.875 * 256 + 1.875 * 272 + 20] = [142, 50]; out[1] = [18, 20].
   const auto Zf = in<float>(d, DType::F32, {2}, {8.5f, 7.5f});
   const auto bias = in<float>(d, DType::F32, {2}, {10, 20});
-  KernelArgs floatZp{{32, 2, 4, 32, 2, 1}, {}, {}};
+  KernelArgs floatZp{{32, 2, 4, 32, 2, 1, 1}, {}, {}};
   expectNear(run<float>(d, "matmul_nbits", {A, B, S, Zf, bias}, DType::F32, {2, 2}, floatZp), {142, 50, 18, 20}, 1e-4);
 }
 
@@ -75,21 +75,21 @@ TEST(ContribKernels, MatMulNBitsPaddedLastBlockAndOtherWidths) {
   const auto A = in<float>(d, DType::F32, {1, 20}, std::vector<float>(20, 1.0f));
   const auto B = in<uint8_t>(d, DType::U8, {1, 2, 8}, std::vector<uint8_t>(16, 0x99));
   const auto S = in<float>(d, DType::F32, {2}, {1, 2});
-  expectNear(run<float>(d, "matmul_nbits", {A, B, S}, DType::F32, {1, 1}, KernelArgs{{20, 1, 4, 16, 0, 0}, {}, {}}),
+  expectNear(run<float>(d, "matmul_nbits", {A, B, S}, DType::F32, {1, 1}, KernelArgs{{20, 1, 4, 16, 0, 0, 0}, {}, {}}),
              {24}, 1e-5);
   // bits 8, block 16: one byte per code, default zero point 128; codes 130 -> (130 - 128) * 0.5 = 1
   // for all 16; A = 1..16: out = 136.
   const auto A8 = in<float>(d, DType::F32, {1, 16}, iota(16, 1));
   const auto B8 = in<uint8_t>(d, DType::U8, {1, 1, 16}, std::vector<uint8_t>(16, 130));
   const auto S8 = in<float>(d, DType::F32, {1}, {0.5f});
-  expectNear(run<float>(d, "matmul_nbits", {A8, B8, S8}, DType::F32, {1, 1}, KernelArgs{{16, 1, 8, 16, 0, 0}, {}, {}}),
+  expectNear(run<float>(d, "matmul_nbits", {A8, B8, S8}, DType::F32, {1, 1}, KernelArgs{{16, 1, 8, 16, 0, 0, 0}, {}, {}}),
              {136}, 1e-5);
   // bits 2, block 16: four codes per byte, low bits first; default zero point 2. Byte 0b11100100
   // = 0xE4 holds codes 0, 1, 2, 3 -> w = -2, -1, 0, 1 (scale 1), four times: A = ones, out = -8.
   const auto B2 = in<uint8_t>(d, DType::U8, {1, 1, 4}, std::vector<uint8_t>(4, 0xE4));
   const auto S2 = in<float>(d, DType::F32, {1}, {1.0f});
   const auto A2 = in<float>(d, DType::F32, {1, 16}, std::vector<float>(16, 1.0f));
-  expectNear(run<float>(d, "matmul_nbits", {A2, B2, S2}, DType::F32, {1, 1}, KernelArgs{{16, 1, 2, 16, 0, 0}, {}, {}}),
+  expectNear(run<float>(d, "matmul_nbits", {A2, B2, S2}, DType::F32, {1, 1}, KernelArgs{{16, 1, 2, 16, 0, 0, 0}, {}, {}}),
              {-8}, 1e-5);
 }
 
@@ -99,14 +99,14 @@ TEST(ContribKernels, MatMulNBitsRefusesWhatItDoesNotImplement) {
   const auto B = in<uint8_t>(d, DType::U8, {1, 1, 12}, std::vector<uint8_t>(12, 0));
   const auto S = in<float>(d, DType::F32, {1}, {1.0f});
   EXPECT_EQ(errorOf([&] {
-              run<float>(d, "matmul_nbits", {A, B, S}, DType::F32, {1, 1}, KernelArgs{{32, 1, 3, 32, 0, 0}, {}, {}});
+              run<float>(d, "matmul_nbits", {A, B, S}, DType::F32, {1, 1}, KernelArgs{{32, 1, 3, 32, 0, 0, 0}, {}, {}});
             }),
             "kernel 'matmul_nbits': unsupported: bits 3 (2, 4 and 8 are)");
   const auto B4 = in<uint8_t>(d, DType::U8, {1, 1, 16}, std::vector<uint8_t>(16, 0));
   const auto S3 = in<float>(d, DType::F32, {3}, {1, 1, 1});
   EXPECT_TRUE(contains(errorOf([&] {
                          run<float>(d, "matmul_nbits", {A, B4, S3}, DType::F32, {1, 1},
-                                    KernelArgs{{32, 1, 4, 32, 0, 0}, {}, {}});
+                                    KernelArgs{{32, 1, 4, 32, 0, 0, 0}, {}, {}});
                        }),
                        "scales [3] must hold N * k_blocks = 1 elements"));
 }

@@ -4,7 +4,7 @@
 // passes K, N, bits, block_size, the zero-point kind (1: packed uint8) and has-bias; the output is
 // A's leading dims with N last, the dynamic batch and sequence kept as SSA dims.
 // CHECK-LABEL: func.func @matmul_nbits
-// CHECK: dq.kernel "matmul_nbits" ins(%arg0, %arg1, %arg2, %arg3 : tensor<?x?x40xf32>, tensor<8x2x16xui8>, tensor<16xf32>, tensor<8xui8>) {{.*}} {imm = array<i64: 40, 8, 4, 32, 1, 0>} -> tensor<?x?x8xf32>
+// CHECK: dq.kernel "matmul_nbits" ins(%arg0, %arg1, %arg2, %arg3 : tensor<?x?x40xf32>, tensor<8x2x16xui8>, tensor<16xf32>, tensor<8xui8>) {{.*}} {imm = array<i64: 40, 8, 4, 32, 1, 0, 1>} -> tensor<?x?x8xf32>
 // CHECK-NOT: dq.kernel "matmul"
 module attributes {onnx.opset = 21 : i64} {
 func.func @matmul_nbits(%a: tensor<?x?x40xf32>, %b: tensor<8x2x16xui8>, %s: tensor<16xf32>, %z: tensor<8xui8>) -> tensor<?x?x8xf32> {
@@ -17,7 +17,7 @@ func.func @matmul_nbits(%a: tensor<?x?x40xf32>, %b: tensor<8x2x16xui8>, %s: tens
 
 // checks that float zero points (A's type) are kind 2 and a bias sets has-bias.
 // CHECK-LABEL: func.func @matmul_nbits_float_zero_points
-// CHECK: dq.kernel "matmul_nbits" ins(%arg0, %arg1, %arg2, %arg3, %arg4 : {{.*}}) {{.*}} {imm = array<i64: 64, 4, 8, 16, 2, 1>}
+// CHECK: dq.kernel "matmul_nbits" ins(%arg0, %arg1, %arg2, %arg3, %arg4 : {{.*}}) {{.*}} {imm = array<i64: 64, 4, 8, 16, 2, 1, 4>}
 func.func @matmul_nbits_float_zero_points(%a: tensor<2x64xf16>, %b: tensor<4x4x16xui8>, %s: tensor<4x4xf16>, %z: tensor<4x4xf16>, %bias: tensor<4xf16>) -> tensor<2x4xf16> {
   %none = "onnx.None"() : () -> none
   %0 = "onnx.MatMulNBits"(%a, %b, %s, %z, %none, %bias) {K = 64 : i64, N = 4 : i64, bits = 8 : i64, block_size = 16 : i64, onnx.domain = "com.microsoft", onnx.name = "mm8"} : (tensor<2x64xf16>, tensor<4x4x16xui8>, tensor<4x4xf16>, tensor<4x4xf16>, none, tensor<4xf16>) -> tensor<2x4xf16>

@@ -23,6 +23,9 @@ inline std::string_view injectKnobPass(InjectKnob knob) {
   case InjectKnob::SliceUpperBound:
   case InjectKnob::SplitDimSizeAlias:
   case InjectKnob::ReadbackWithoutSync:
+  case InjectKnob::GqaIgnoresSeqlens:
+  case InjectKnob::NBitsZeroPointPitch:
+  case InjectKnob::RotaryLayoutSwap:
     return "dq-convert-onnx";
   case InjectKnob::OutputRankCollapse:
   case InjectKnob::EraseAllocBeforeViewAnalysis:

@@ -26,10 +26,13 @@ enum class InjectKnob : int {
   SplitDimSizeAlias = 8,            ///< one size value used for both dims of a split ([N,N] over N)
   ReadbackWithoutSync = 9,          ///< a scalar readback issued without a synchronization
   StridedViewBasePointer = 10,      ///< a strided view passed to a kernel as its base pointer
+  GqaIgnoresSeqlens = 12,           ///< GroupQueryAttention treats every batch row as full length
+  NBitsZeroPointPitch = 13,         ///< MatMulNBits packed zero points addressed with a floored row pitch
+  RotaryLayoutSwap = 14,            ///< RotaryEmbedding interleaved and half-split swapped
 };
 
 /// Every knob with its option spelling (`inject=<name>`), in numbering order.
-inline constexpr std::array<std::pair<InjectKnob, std::string_view>, 10> kInjectKnobs = {{
+inline constexpr std::array<std::pair<InjectKnob, std::string_view>, 13> kInjectKnobs = {{
     {InjectKnob::ReshapeByTypeEquality, "reshape-by-type-equality"},
     {InjectKnob::SliceUpperBound, "slice-upper-bound"},
     {InjectKnob::SingletonCopyHostPath, "singleton-copy-host-path"},
@@ -40,6 +43,9 @@ inline constexpr std::array<std::pair<InjectKnob, std::string_view>, 10> kInject
     {InjectKnob::SplitDimSizeAlias, "split-dim-size-alias"},
     {InjectKnob::ReadbackWithoutSync, "readback-without-sync"},
     {InjectKnob::StridedViewBasePointer, "strided-view-base-pointer"},
+    {InjectKnob::GqaIgnoresSeqlens, "gqa-ignores-seqlens"},
+    {InjectKnob::NBitsZeroPointPitch, "nbits-zero-point-pitch"},
+    {InjectKnob::RotaryLayoutSwap, "rotary-layout-swap"},
 }};
 
 /// The option spelling of `knob`.

@@ -262,10 +262,11 @@ enum class Opcode : uint16_t {
 ///   "matmul_nbits"                   ins A[..., K] (f32/f16), B u8 [N, k_blocks, block_size *
 ///                                    bits / 8], scales (A's dtype, N * k_blocks elements), then
 ///                                    zero points when imm[5] != 0, then bias [N] when imm[6];
-///                                    imm[1..6] = K, N, bits (2/4/8), block_size (power of two >=
+///                                    imm[1..7] = K, N, bits (2/4/8), block_size (power of two >=
 ///                                    16), zero-point kind (0 none: 2^(bits-1); 1 packed u8, N *
 ///                                    ceil(k_blocks * bits / 8) bytes; 2 A's dtype, N * k_blocks),
-///                                    has bias -> out[..., N] = A * W^T (+ bias), W[n, k] = (code -
+///                                    has bias, zero-point row pitch (ceil(k_blocks * bits / 8)
+///                                    bytes, or k_blocks; 0 without zero points) -> out[..., N] = A * W^T (+ bias), W[n, k] = (code -
 ///                                    zero point) * scale of block k / block_size; codes packed
 ///                                    low bits first along K; the last block may be padded
 ///   "simplified_layer_norm"          imm[1] = first normalized axis (wraps); fimm[0] = epsilon;
