@@ -146,7 +146,8 @@ LogicalResult lowerMatMulNBits(Lowering &L, Operation *op) {
   SmallVector<Value> outDims(a->dims.begin(), a->dims.end() - 1);
   outDims.push_back(L.idx(*N));
   // accuracy_level only lets an execution provider quantize A; the result is the unquantized one.
-  auto r = kernelN(L, "matmul_nbits", ins, {{outDims, a->elementType}}, {*K, *N, bits, *block, zpKind, bias ? 1 : 0, zpPitch});
+  auto r = kernelN(L, "matmul_nbits", ins, {{outDims, a->elementType}},
+                   {*K, *N, bits, *block, zpKind, bias ? 1 : 0, zpPitch});
   L.define(op->getResult(0), r[0]);
   return success();
 }

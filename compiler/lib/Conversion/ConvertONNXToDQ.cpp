@@ -460,12 +460,11 @@ struct ConvertONNXToDQPass : public mlir::dq::impl::ConvertONNXToDQBase<ConvertO
   using ConvertONNXToDQBase::ConvertONNXToDQBase;
   void runOnOperation() override {
     using ::dq::InjectKnob;
-    FailureOr<std::optional<InjectKnob>> knob =
-        mlir::dq::parseInjectOption(getOperation(), "dq-convert-onnx", inject,
-                                    {InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound,
-                                     InjectKnob::SplitDimSizeAlias, InjectKnob::ReadbackWithoutSync,
-                                     InjectKnob::GqaIgnoresSeqlens, InjectKnob::NBitsZeroPointPitch,
-                                     InjectKnob::RotaryLayoutSwap});
+    FailureOr<std::optional<InjectKnob>> knob = mlir::dq::parseInjectOption(
+        getOperation(), "dq-convert-onnx", inject,
+        {InjectKnob::ReshapeByTypeEquality, InjectKnob::SliceUpperBound, InjectKnob::SplitDimSizeAlias,
+         InjectKnob::ReadbackWithoutSync, InjectKnob::GqaIgnoresSeqlens, InjectKnob::NBitsZeroPointPitch,
+         InjectKnob::RotaryLayoutSwap});
     if (failed(knob)) return signalPassFailure();
     llvm::StringMap<LowerFn> table;
     addDataMovementLowerings(table);

@@ -82,15 +82,17 @@ TEST(ContribKernels, MatMulNBitsPaddedLastBlockAndOtherWidths) {
   const auto A8 = in<float>(d, DType::F32, {1, 16}, iota(16, 1));
   const auto B8 = in<uint8_t>(d, DType::U8, {1, 1, 16}, std::vector<uint8_t>(16, 130));
   const auto S8 = in<float>(d, DType::F32, {1}, {0.5f});
-  expectNear(run<float>(d, "matmul_nbits", {A8, B8, S8}, DType::F32, {1, 1}, KernelArgs{{16, 1, 8, 16, 0, 0, 0}, {}, {}}),
-             {136}, 1e-5);
+  expectNear(
+      run<float>(d, "matmul_nbits", {A8, B8, S8}, DType::F32, {1, 1}, KernelArgs{{16, 1, 8, 16, 0, 0, 0}, {}, {}}),
+      {136}, 1e-5);
   // bits 2, block 16: four codes per byte, low bits first; default zero point 2. Byte 0b11100100
   // = 0xE4 holds codes 0, 1, 2, 3 -> w = -2, -1, 0, 1 (scale 1), four times: A = ones, out = -8.
   const auto B2 = in<uint8_t>(d, DType::U8, {1, 1, 4}, std::vector<uint8_t>(4, 0xE4));
   const auto S2 = in<float>(d, DType::F32, {1}, {1.0f});
   const auto A2 = in<float>(d, DType::F32, {1, 16}, std::vector<float>(16, 1.0f));
-  expectNear(run<float>(d, "matmul_nbits", {A2, B2, S2}, DType::F32, {1, 1}, KernelArgs{{16, 1, 2, 16, 0, 0, 0}, {}, {}}),
-             {-8}, 1e-5);
+  expectNear(
+      run<float>(d, "matmul_nbits", {A2, B2, S2}, DType::F32, {1, 1}, KernelArgs{{16, 1, 2, 16, 0, 0, 0}, {}, {}}),
+      {-8}, 1e-5);
 }
 
 TEST(ContribKernels, MatMulNBitsRefusesWhatItDoesNotImplement) {

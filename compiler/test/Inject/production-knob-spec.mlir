@@ -31,4 +31,4 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // An unknown knob names dq-production and lists every knob.
 // RUN: not dynqual-opt %s --dq-production=inject=bogus -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: dq-production: unknown inject knob 'bogus' (knobs: reshape-by-type-equality, {{.*}}, strided-view-base-pointer)
+// BAD: dq-production: unknown inject knob 'bogus' (knobs: reshape-by-type-equality, {{.*}}, rotary-layout-swap)

@@ -266,9 +266,9 @@ enum class Opcode : uint16_t {
 ///                                    16), zero-point kind (0 none: 2^(bits-1); 1 packed u8, N *
 ///                                    ceil(k_blocks * bits / 8) bytes; 2 A's dtype, N * k_blocks),
 ///                                    has bias, zero-point row pitch (ceil(k_blocks * bits / 8)
-///                                    bytes, or k_blocks; 0 without zero points) -> out[..., N] = A * W^T (+ bias), W[n, k] = (code -
-///                                    zero point) * scale of block k / block_size; codes packed
-///                                    low bits first along K; the last block may be padded
+///                                    bytes, or k_blocks; 0 without zero points) -> out[..., N] = A * W^T (+ bias),
+///                                    W[n, k] = (code - zero point) * scale of block k / block_size; codes packed low
+///                                    bits first along K; the last block may be padded
 ///   "simplified_layer_norm"          imm[1] = first normalized axis (wraps); fimm[0] = epsilon;
 ///                                    ins X, scale (broadcasting to X) -> Y = X / sqrt(mean(X^2 over
 ///                                    [axis, rank)) + epsilon) * scale; float
