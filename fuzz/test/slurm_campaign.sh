@@ -133,7 +133,7 @@ grep -q "<canvas\|chart-state" "$night/report.html" || fail "report.html has no 
 echo "campaign: 4 shards x $cases cases merged exactly once ($total), $buckets bucket(s), report written"
 
 # 2. scancel mid-run, rerun with --resume: the same result as an uninterrupted shard.
-long=${SLURM_TEST_LONG_CASES:-1000}
+long=${SLURM_TEST_LONG_CASES:-3000}
 kill_night="$work/night-cancel"
 "$dq" campaign submit --slurm --tasks 1 --cases "$long" --seed 23 --night cancel-night --time 10m \
   --out "$kill_night" >"$work/submit2.out" || fail "second submit failed"
@@ -142,7 +142,14 @@ for _ in $(seq 60); do
   [ "$(squeue -h -j "$array" -o %T 2>/dev/null | head -1)" = RUNNING ] && break
   sleep 0.5
 done
-sleep "${SLURM_TEST_CANCEL_AFTER:-4}"
+# Cancel once some cases are committed, not after a fixed sleep: a fast machine finishes the
+# whole shard within seconds. The task writes its database on local disk until it ends.
+live="${TMPDIR:-/tmp}/dq-fuzz-$array-0/shard.db"
+for _ in $(seq 300); do
+  n=$("$dq" db query --db "$live" "SELECT COUNT(*) FROM fuzz_campaign_cases" 2>/dev/null | tail -n +2)
+  [ "${n:-0}" -ge "${SLURM_TEST_CANCEL_AFTER_CASES:-100}" ] 2>/dev/null && break
+  sleep 0.1
+done
 scancel "$array"
 wait_for "$kill_night/merge.done" 60
 done1=$(q "$kill_night/shard-0/shard.db" "SELECT COUNT(*) FROM fuzz_campaign_cases")
