@@ -100,12 +100,20 @@ std::string renderCampaignHtml(const CampaignReportInput& in, const std::string&
   auto n = detail::campaignNumbers(in);
   std::ostringstream b;
   b << "<h1>Fuzz campaign, night " << h(in.night) << "</h1>\n";
-  b << "<p class=\"" << (n.newBuckets > 0 ? "result-fail" : "result-pass") << "\">" << h(detail::resultLine(n))
-    << "</p>\n";
+  b << "<p class=\"" << (detail::campaignFailed(n, in.qualify) ? "result-fail" : "result-pass") << "\">"
+    << h(detail::resultLine(n, in.qualify)) << "</p>\n";
   if (n.unfinished > 0)
     b << "<p class=\"warning\">" << n.unfinished << " of " << n.shards
       << " shard(s) unfinished (killed or still running): their committed cases are counted; rerun them with "
          "<code>--resume</code>.</p>\n";
+  b << "<h2 id=\"qualify\">Qualify</h2>\n<p" << (in.qualify && in.qualify->failing() ? " class=\"result-fail\"" : "")
+    << ">" << h(detail::qualifySummary(in.qualify)) << "</p>\n";
+  if (in.qualify && !in.qualify->failures.empty()) {
+    b << "<table><tr><th>Model</th><th>Status</th><th>Failure</th></tr>\n";
+    for (const auto& f : in.qualify->failures)
+      b << "<tr><td>" << h(f.model) << "</td><td>" << h(f.status) << "</td><td>" << h(f.error) << "</td></tr>\n";
+    b << "</table>\n<p>The rows of every model: <code>dynqual report " << in.qualify->runId << " --db DB</code>.</p>\n";
+  }
   b << "<h2>Buckets</h2>\n";
   if (in.buckets.empty())
     b << "<p>No bucket: no finding in the store.</p>\n";

@@ -84,14 +84,81 @@ std::vector<std::pair<std::string, int64_t>> sizeHistogram(const std::vector<int
   return out;
 }
 
-std::string resultLine(const CampaignNumbers& n) {
-  if (n.newBuckets > 0)
-    return fmt::format("Result: FAIL, {} new bucket(s) ({} known, {} fixed).", n.newBuckets, n.knownBuckets,
-                       n.fixedBuckets);
-  return fmt::format("Result: pass, no new bucket ({} known, {} fixed).", n.knownBuckets, n.fixedBuckets);
+bool campaignFailed(const CampaignNumbers& n, const std::optional<NightQualify>& q) {
+  return n.newBuckets > 0 || (q && q->failing());
+}
+
+std::string resultLine(const CampaignNumbers& n, const std::optional<NightQualify>& q) {
+  std::string buckets =
+      n.newBuckets > 0
+          ? fmt::format("{} new bucket(s) ({} known, {} fixed)", n.newBuckets, n.knownBuckets, n.fixedBuckets)
+          : fmt::format("no new bucket ({} known, {} fixed)", n.knownBuckets, n.fixedBuckets);
+  std::string qualify;
+  if (!q) {
+    qualify = "no qualify run";
+  } else if (q->failing()) {
+    std::string names;
+    for (const auto& f : q->failures)
+      names += (names.empty() ? "" : ", ") + f.model + (f.status == "input-error" ? " (input error)" : "");
+    int64_t bad = q->failed + q->inputErrors;
+    qualify = fmt::format("qualify: {} of {} models failed", bad, q->models - q->skipped);
+    if (!names.empty())
+      qualify += " (" + names + ")";
+    if (q->status != "finished")
+      qualify += fmt::format("{}run {} unfinished", bad > 0 ? "; " : ": ", q->runId);
+  } else {
+    qualify = fmt::format("qualify: {} of {} models passed", q->passed, q->models - q->skipped);
+  }
+  return fmt::format("Result: {}, {}; {}.", campaignFailed(n, q) ? "FAIL" : "pass", buckets, qualify);
+}
+
+std::string qualifySummary(const std::optional<NightQualify>& q) {
+  if (!q)
+    return "No qualify run belongs to this night (`ci/nightly --no-qualify`, or the step did not start).";
+  std::string s =
+      fmt::format("Run {} ({}, started {}, commit {}): {} models, {} passed, {} failed, {} input "
+                  "error(s), {} skipped.",
+                  q->runId, q->status, q->startedAt, q->revision.empty() ? "unknown" : q->revision.substr(0, 12),
+                  q->models, q->passed, q->failed, q->inputErrors, q->skipped);
+  if (q->status != "finished")
+    s += " The run is unfinished: the qualify process stopped before its end, so models after the last recorded one "
+         "were never tried.";
+  return s;
 }
 
 } // namespace detail
+
+std::optional<NightQualify> loadNightQualify(store::Store& st, const std::string& nightStart,
+                                             const std::string& nextNightStart) {
+  // ISO 8601 UTC times of one format compare as strings.
+  std::optional<store::RunSummary> pick;
+  for (const auto& r : st.listRuns())
+    if (r.kind == "qualify" && r.startedAt >= nightStart && (nextNightStart.empty() || r.startedAt < nextNightStart) &&
+        (!pick || r.startedAt >= pick->startedAt))
+      pick = r;
+  if (!pick)
+    return std::nullopt;
+  store::RunRecord run = st.loadRun(pick->id);
+  NightQualify q;
+  q.runId = run.id;
+  q.status = run.status;
+  q.startedAt = run.startedAt;
+  q.revision = run.build ? run.build->revision : "";
+  for (const auto& c : run.cases) {
+    if (!c.dataset.name.empty())
+      continue; // the model's whole case carries its status
+    ++q.models;
+    if (c.status == "pass" || c.status == "passed") {
+      ++q.passed;
+    } else if (c.status == "skip" || c.status == "skipped") {
+      ++q.skipped;
+    } else {
+      ++(c.status == "input-error" ? q.inputErrors : q.failed);
+      q.failures.push_back({c.model.name, c.status, c.error});
+    }
+  }
+  return q;
+}
 
 CampaignReportInput loadCampaignReport(store::Store& st, const std::string& nightIn, int historyNights) {
   auto nights = store::fuzzNights(st);
@@ -106,6 +173,13 @@ CampaignReportInput loadCampaignReport(store::Store& st, const std::string& nigh
   in.shards = store::fuzzShards(st, in.night);
   in.buckets = store::fuzzBuckets(st, in.night);
   in.sizes = store::fuzzCaseSizes(st, in.night);
+  auto at = std::find(nights.begin(), nights.end(), in.night);
+  std::string nextStart;
+  if (at + 1 != nights.end())
+    if (auto next = store::fuzzShards(st, *(at + 1)); !next.empty())
+      nextStart = next.front().startedAt;
+  if (!in.shards.empty())
+    in.qualify = loadNightQualify(st, in.shards.front().startedAt, nextStart);
   auto all = store::fuzzNightStats(st, 100000);
   for (const auto& n : all) {
     in.history.push_back(n);
@@ -122,11 +196,19 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   auto n = detail::campaignNumbers(in);
   std::ostringstream md;
   md << "# Fuzz campaign, night " << escapeMarkdown(in.night) << "\n\n";
-  md << detail::resultLine(n) << "\n\n";
+  md << detail::resultLine(n, in.qualify) << "\n\n";
   if (n.unfinished > 0)
     md << "**Warning:** " << n.unfinished << " of " << n.shards
        << " shard(s) unfinished (killed or still running): their committed cases are counted; rerun them with "
           "`--resume`.\n\n";
+  md << "## Qualify\n\n" << detail::qualifySummary(in.qualify) << "\n\n";
+  if (in.qualify && !in.qualify->failures.empty()) {
+    md << "| Model | Status | Failure |\n|---|---|---|\n";
+    for (const auto& f : in.qualify->failures)
+      md << "| `" << f.model << "` | " << escapeMarkdown(f.status) << " | " << escapeMarkdown(f.error)
+         << " |\n";
+    md << "\nThe rows of every model: `dynqual report " << in.qualify->runId << " --db DB`.\n\n";
+  }
   md << "## Buckets\n\n";
   if (in.buckets.empty()) {
     md << "No bucket: no finding in the store.\n\n";
@@ -232,6 +314,22 @@ json coverageJson(const detail::CampaignNumbers& n) {
   return rows;
 }
 
+/// {run_id, status, started_at, revision, models, passed, failed, input_errors, skipped,
+/// failures: [{model, status, error}]}, or null without a qualify run.
+json qualifyJson(const std::optional<NightQualify>& q) {
+  if (!q)
+    return nullptr;
+  json failures = json::array();
+  for (const auto& f : q->failures)
+    failures.push_back({{"model", f.model}, {"status", f.status}, {"error", f.error}});
+  return {{"run_id", q->runId},         {"status", q->status},
+          {"started_at", q->startedAt}, {"revision", q->revision},
+          {"models", q->models},        {"passed", q->passed},
+          {"failed", q->failed},        {"input_errors", q->inputErrors},
+          {"skipped", q->skipped},      {"failing", q->failing()},
+          {"failures", failures}};
+}
+
 } // namespace
 
 json renderCampaignJson(const CampaignReportInput& in) {
@@ -263,7 +361,8 @@ json renderCampaignJson(const CampaignReportInput& in) {
   return {{"format", "dynqual-campaign-report"},
           {"version", 1},
           {"night", in.night},
-          {"result", n.newBuckets > 0 ? "fail" : "pass"},
+          {"result", detail::campaignFailed(n, in.qualify) ? "fail" : "pass"},
+          {"qualify", qualifyJson(in.qualify)},
           {"buckets", buckets},
           {"campaign",
            {{"shards", n.shards},

@@ -32,7 +32,15 @@ CampaignNumbers campaignNumbers(const CampaignReportInput& in);
 /// Counts of valid cases per size bin of 4 nodes ("1-4", "5-8", ...), empty bins included.
 std::vector<std::pair<std::string, int64_t>> sizeHistogram(const std::vector<int>& sizes);
 
-/// "Result: FAIL, N new bucket(s) ..." or "Result: pass, no new bucket ...".
-std::string resultLine(const CampaignNumbers& n);
+/// True when the night fails: a new bucket, or a failing qualify run (NightQualify::failing).
+bool campaignFailed(const CampaignNumbers& n, const std::optional<NightQualify>& q);
+
+/// "Result: FAIL, N new bucket(s) ...; qualify: 1 of 3 models failed (tiny_bert)" or
+/// "Result: pass, no new bucket (...); qualify: 3 of 3 models passed".
+std::string resultLine(const CampaignNumbers& n, const std::optional<NightQualify>& q);
+
+/// One sentence on the qualify run: "run 7, finished: 3 models, 2 passed, 1 failed, 0 input
+/// errors, 0 skipped", or why there is none.
+std::string qualifySummary(const std::optional<NightQualify>& q);
 
 } // namespace dynqual::reports::detail

@@ -30,11 +30,85 @@ namespace {
 
 /// The chart sections of the run report, filled by the template's script.
 constexpr const char* kReportSections =
+    "<p>A chart holds at most 12 series; a metric with more is drawn as several charts side by side, each "
+    "naming its models, so every model is in one of them.</p>\n"
     "<section id=\"history\"><h3>History of each metric over commits, per machine</h3></section>\n"
     "<section id=\"distribution\"><h3>Sample distributions</h3></section>\n"
     "<section id=\"counters\"><h3>Device counters over time</h3></section>";
 
 constexpr size_t kMaxSeries = 12; // more lines than this are unreadable in one chart
+
+/// One series of a chart before packing: the model it belongs to, and the series itself (plus
+/// its change-point marker series, which is drawn with it and not counted).
+struct ModelSeries {
+  std::string model;
+  json series;
+  json marker; ///< null when none
+};
+
+/// Small multiples: the series packed into charts of at most kMaxSeries series each, a model's
+/// series kept together in one chart where they fit (a model with more than kMaxSeries series
+/// gets charts of its own). Every series lands in exactly one chart; none is dropped. Returns
+/// each chart's series and the models it holds, in order.
+std::vector<std::pair<json, std::vector<std::string>>> packByModel(const std::vector<ModelSeries>& all) {
+  std::vector<std::pair<std::string, std::vector<const ModelSeries*>>> groups;
+  for (const auto& s : all) {
+    if (groups.empty() || groups.back().first != s.model) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s.model; });
+      if (it == groups.end()) {
+        groups.push_back({s.model, {}});
+        it = groups.end() - 1;
+      }
+      it->second.push_back(&s);
+      continue;
+    }
+    groups.back().second.push_back(&s);
+  }
+  std::vector<std::pair<json, std::vector<std::string>>> charts;
+  size_t inChart = kMaxSeries; // forces a first chart
+  auto add = [&](const ModelSeries& s) {
+    charts.back().first.push_back(s.series);
+    if (!s.marker.is_null())
+      charts.back().first.push_back(s.marker);
+    ++inChart;
+  };
+  for (const auto& [model, members] : groups) {
+    if (inChart + members.size() > kMaxSeries) {
+      charts.push_back({json::array(), {}});
+      inChart = 0;
+    }
+    charts.back().second.push_back(model);
+    for (const ModelSeries* s : members) {
+      if (inChart == kMaxSeries) { // a model larger than one chart continues in the next
+        charts.push_back({json::array(), {model}});
+        inChart = 0;
+      }
+      add(*s);
+    }
+  }
+  return charts;
+}
+
+/// Pushes one chart per pack of `all` (packByModel): the id and title of a single chart as
+/// given; several get "#K" on the id and ", chart K of N: models ..." on the title.
+void pushCharts(json& charts, const std::vector<ModelSeries>& all, json base) {
+  auto packs = packByModel(all);
+  for (size_t k = 0; k < packs.size(); ++k) {
+    json c = base;
+    c["series"] = packs[k].first;
+    c["models"] = packs[k].second;
+    if (packs.size() > 1) {
+      std::string names;
+      for (const auto& m : packs[k].second)
+        names += (names.empty() ? "" : ", ") + m;
+      c["id"] = base["id"].get<std::string>() + "#" + std::to_string(k + 1);
+      c["title"] =
+          base["title"].get<std::string>() + fmt::format(", chart {} of {}: {} {}", k + 1, packs.size(),
+                                                         packs[k].second.size() == 1 ? "model" : "models", names);
+    }
+    charts.push_back(c);
+  }
+}
 
 std::string withChange(const Pair& p, int precision, bool hasBase) {
   if (!hasBase)
@@ -83,9 +157,9 @@ json changePointMarkers(const std::string& label, const std::vector<double>& val
   return {{"label", label + ": change points " + what}, {"points", pts}, {"marker", true}};
 }
 
-/// Line charts over `runs`: one chart per name, one series per (case, machine); the value of a
-/// run is `pick(case)` (NaN when absent). In the "history" section each series with change
-/// points gets a marker series after it.
+/// Line charts over `runs`: per name, one series per (case, machine), packed by model into charts
+/// of at most kMaxSeries series (pushCharts); the value of a run is `pick(case)` (NaN when
+/// absent). In the "history" section each series with change points gets a marker series after it.
 void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::string& section,
                    const std::string& idPrefix, const std::string& titlePrefix, const std::vector<std::string>& names,
                    const std::function<double(const CaseRecord&, const std::string&)>& pick,
@@ -94,40 +168,38 @@ void historyCharts(json& charts, const std::vector<RunRecord>& runs, const std::
   for (const auto& r : runs)
     labels.push_back(runLabel(r));
   for (const auto& name : names) {
-    std::map<std::string, std::vector<double>> series;
+    // Keyed by (model, label), so a model's series sit together.
+    std::map<std::pair<std::string, std::string>, std::vector<double>> series;
     for (size_t i = 0; i < runs.size(); ++i)
       for (const auto& c : runs[i].cases) {
         double v = pick(c, name);
         if (std::isnan(v))
           continue;
         std::string key = caseLabel(c) + " @ " + runs[i].machine.fingerprint.substr(0, 8);
-        auto& s = series[key];
+        auto& s = series[{c.model.name, key}];
         if (s.empty())
           s.assign(runs.size(), std::nan(""));
         s[i] = v;
       }
     if (series.empty())
       continue;
-    json ser = json::array();
-    for (const auto& [label, vals] : series) {
-      if (ser.size() == kMaxSeries)
-        break;
+    std::vector<ModelSeries> all;
+    for (const auto& [key, vals] : series) {
       json pts = json::array();
       for (double v : vals)
         pts.push_back(value(v));
-      ser.push_back({{"label", label}, {"points", pts}});
-      if (section == "history")
-        if (json m = changePointMarkers(label, vals); !m.is_null())
-          ser.push_back(m);
+      all.push_back({key.first,
+                     {{"label", key.second}, {"points", pts}},
+                     section == "history" ? changePointMarkers(key.second, vals) : json(nullptr)});
     }
-    charts.push_back({{"id", idPrefix + name},
-                      {"section", section},
-                      {"kind", "line"},
-                      {"title", titlePrefix + name},
-                      {"x", "commit #run"},
-                      {"y", yTitle(name)},
-                      {"labels", labels},
-                      {"series", ser}});
+    pushCharts(charts, all,
+               {{"id", idPrefix + name},
+                {"section", section},
+                {"kind", "line"},
+                {"title", titlePrefix + name},
+                {"x", "commit #run"},
+                {"y", yTitle(name)},
+                {"labels", labels}});
   }
 }
 
@@ -158,24 +230,24 @@ json chartData(const ReportInput& in) {
       [&](const std::string& m) { return "median " + m + " (" + units[m] + ")"; });
   // Distributions: every metric of the head run with more than one sample.
   for (const auto& m : metrics) {
-    json ser = json::array();
+    std::vector<ModelSeries> all;
     for (const auto& c : in.head.cases)
       for (const auto& s : c.samples)
-        if (s.metric == m && s.values.size() > 1 && ser.size() < kMaxSeries) {
+        if (s.metric == m && s.values.size() > 1) {
           json pts = json::array();
           for (size_t rep = 0; rep < s.values.size(); ++rep)
             pts.push_back({{"x", rep}, {"y", value(s.values[rep])}});
-          ser.push_back({{"label", caseLabel(c)}, {"points", pts}});
+          all.push_back({c.model.name, {{"label", caseLabel(c)}, {"points", pts}}, nullptr});
         }
-    if (!ser.empty())
-      charts.push_back({{"id", "distribution:" + m},
-                        {"section", "distribution"},
-                        {"kind", "scatter"},
-                        {"title", m + " samples, run " + std::to_string(in.head.id)},
-                        {"x", "repetition"},
-                        {"y", m + " (" + units[m] + ")"},
-                        {"labels", json::array()},
-                        {"series", ser}});
+    if (!all.empty())
+      pushCharts(charts, all,
+                 {{"id", "distribution:" + m},
+                  {"section", "distribution"},
+                  {"kind", "scatter"},
+                  {"title", m + " samples, run " + std::to_string(in.head.id)},
+                  {"x", "repetition"},
+                  {"y", m + " (" + units[m] + ")"},
+                  {"labels", json::array()}});
   }
   historyCharts(
       charts, runs, "counters", "counter:", "", counters,

@@ -64,7 +64,7 @@ TEST(CampaignReport, MarkdownPutsNewBucketsFirstAndCountsTheNight) {
   fs::path db = twoNights(t.path);
   std::string md = reports::renderCampaignMarkdown(load(db, "latest"));
   EXPECT_NE(md.find("# Fuzz campaign, night n2"), std::string::npos) << md;
-  EXPECT_NE(md.find("Result: FAIL, 1 new bucket(s) (1 known, 0 fixed)."), std::string::npos) << md;
+  EXPECT_NE(md.find("Result: FAIL, 1 new bucket(s) (1 known, 0 fixed); no qualify run."), std::string::npos) << md;
   EXPECT_NE(md.find("1 of 2 shard(s) unfinished"), std::string::npos) << md;
   size_t buckets = md.find("## Buckets"), campaign = md.find("## Campaign"), history = md.find("## History");
   ASSERT_NE(buckets, std::string::npos);
@@ -162,6 +162,87 @@ TEST(CampaignReport, HtmlEscapesAndDrawsInHeadlessChromium) {
                             .c_str()),
             0);
   EXPECT_GT(fs::file_size(shot), 10000u) << "screenshot too small to hold the page";
+}
+
+/// A qualify run as `dynqual qualify` records it: the model's whole case (data set "") carries
+/// the model's status ("pass", "FAIL", "input-error", "skip") and failure line.
+store::RunRecord qualifyRun(const std::string& key, const std::string& started,
+                            const std::vector<std::pair<std::string, std::string>>& models) {
+  store::RunRecord r = sampleRun("qualify", key, started, {1.0, 2.0});
+  r.cases.clear();
+  for (const auto& [name, status] : models) {
+    store::CaseRecord whole;
+    whole.model = {name, name + "-hash"};
+    whole.status = status;
+    if (status != "pass")
+      whole.error = "test_data_set_0: output 'y': relative L2 0.5 above the gate 1e-05";
+    r.cases.push_back(whole);
+  }
+  return r;
+}
+
+/// One night without a finding and, 30 minutes after its shard started, a qualify run; plus an
+/// older failing qualify run from before the night, which must not count.
+fs::path nightWithQualify(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& models) {
+  fs::path db = dir / "nightly.db";
+  store::Store s(db);
+  fx::shard(s, "n3-s0", "n3", "2026-01-03T00:00:00Z", "2026-01-03T00:10:00Z", 600,
+            R"({"ms": {"generate": 10}, "op_counts": {"Slice": 1}})");
+  fx::caseRow(s, "n3-s0", 0, 100, true, 3);
+  auto record = [&](const store::RunRecord& r) {
+    int64_t id = s.beginRun(r);
+    s.recordCases(id, r.cases);
+    s.finishRun(id);
+  };
+  record(qualifyRun("q-old", "2026-01-01T00:30:00Z", {{"old_model", "FAIL"}}));
+  record(qualifyRun("q-night", "2026-01-03T00:30:00Z", models));
+  return db;
+}
+
+// A failing qualify run fails the campaign report (Markdown, JSON and HTML) and names the model,
+// even with no new bucket; before, the report read only the fuzz tables and said "pass".
+TEST(CampaignReport, FailingQualifyRunFailsTheReportAndNamesTheModel) {
+  TempDir t;
+  fs::path db = nightWithQualify(t.path, {{"kv_decoder", "pass"}, {"tiny_bert", "FAIL"}, {"shape_ops", "pass"}});
+  auto in = load(db, "latest");
+  ASSERT_TRUE(in.qualify.has_value());
+  std::string md = reports::renderCampaignMarkdown(in);
+  EXPECT_NE(md.find("Result: FAIL, no new bucket (0 known, 0 fixed); qualify: 1 of 3 models failed (tiny_bert)."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `tiny_bert` | FAIL | test\\_data\\_set\\_0: output 'y'"), std::string::npos) << md;
+  EXPECT_EQ(md.find("old_model"), std::string::npos) << "a qualify run from before the night counted:\n" << md;
+  auto j = reports::renderCampaignJson(in);
+  EXPECT_EQ(j["result"], "fail");
+  EXPECT_EQ(j["qualify"]["failed"], 1);
+  EXPECT_EQ(j["qualify"]["failures"][0]["model"], "tiny_bert");
+  std::string html = reports::renderCampaignHtml(in, DYNQUAL_CHARTJS_PATH);
+  EXPECT_NE(html.find("<p class=\"result-fail\">Result: FAIL, no new bucket"), std::string::npos);
+  EXPECT_NE(html.find("<td>tiny_bert</td><td>FAIL</td>"), std::string::npos);
+  // Through `dynqual report --campaign` as ci/nightly calls it.
+  reports::CampaignReportRequest req;
+  req.db = db.string();
+  req.night = "n3";
+  req.output = (t.path / "report.md").string();
+  std::ostringstream unused;
+  reports::runCampaignReport(req, unused);
+  EXPECT_NE(slurp(t.path / "report.md").find("models failed (tiny_bert)"), std::string::npos);
+}
+
+TEST(CampaignReport, QualifyInputErrorsAndPassingRuns) {
+  TempDir t;
+  {
+    fs::path db = nightWithQualify(t.path, {{"kv_decoder", "input-error"}, {"conv", "skip"}, {"tiny_bert", "pass"}});
+    std::string md = reports::renderCampaignMarkdown(load(db, "n3"));
+    EXPECT_NE(md.find("qualify: 1 of 2 models failed (kv_decoder (input error))."), std::string::npos) << md;
+    EXPECT_NE(md.find("3 models, 1 passed, 0 failed, 1 input error(s), 1 skipped"), std::string::npos) << md;
+  }
+  TempDir t2;
+  fs::path db = nightWithQualify(t2.path, {{"kv_decoder", "pass"}, {"tiny_bert", "pass"}});
+  std::string md = reports::renderCampaignMarkdown(load(db, "n3"));
+  EXPECT_NE(md.find("Result: pass, no new bucket (0 known, 0 fixed); qualify: 2 of 2 models passed."),
+            std::string::npos)
+      << md;
 }
 
 } // namespace

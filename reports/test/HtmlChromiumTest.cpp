@@ -294,6 +294,90 @@ TEST(HtmlReport, ChromiumShowsDatabasePointsWithoutNetwork) {
   EXPECT_GT(chartBlue, 100u) << "no chart series was drawn";
 }
 
+/// A qualify run of `models` models: model_K (K = 0..) with its whole case (compile_ms) and one data
+/// set with latency samples and device counters, except that model_0 has 14 data sets, more than
+/// one chart holds (12 series).
+store::RunRecord manyModels(int models) {
+  store::RunRecord r = sampleRun("qualify", "run-many", "2026-03-05T00:00:00Z", {1, 2, 3});
+  store::CaseRecord whole = r.cases[0], ds = r.cases[1];
+  r.cases.clear();
+  for (int m = 0; m < models; ++m) {
+    whole.model = {"model_" + std::to_string(m), "hash" + std::to_string(m)};
+    r.cases.push_back(whole);
+    for (int d = 0; d < (m == 0 ? 14 : 1); ++d) {
+      store::CaseRecord c = ds;
+      c.model = whole.model;
+      c.dataset = {"test_data_set_" + std::to_string(d), "stored", "", "dh" + std::to_string(m * 100 + d)};
+      c.samples = {{"execute_ms", "ms", {1.0 + m, 2.0 + m}}};
+      c.counters["kernel_launches"] = 10 + m;
+      r.cases.push_back(c);
+    }
+  }
+  return r;
+}
+
+// Every chart of a 20-model qualify run shows all 20 models: the charts of one metric together
+// hold every model's series, checked in what Chromium drew. Before, each chart kept its first
+// 12 series and dropped the rest without a word. A screenshot goes to $DYNQUAL_SCREENSHOT when set.
+TEST(HtmlReport, TwentyModelsAllShownInEveryChart) {
+  ASSERT_FALSE(chromium().empty()) << "chromium not found: run scripts/setup (installs Debian's chromium)";
+  TempDir dir;
+  fs::path db = dir.path / "many.db";
+  {
+    store::Store s(db);
+    record(s, manyModels(20));
+  }
+  reports::ReportRequest req;
+  req.db = db.string();
+  req.run = "latest";
+  req.format = "html";
+  req.output = (dir.path / "report.html").string();
+  std::ostringstream unused;
+  reports::runReport(req, unused);
+  fs::path page = dir.path / "report.html";
+  ASSERT_EQ(runChromium(dir.path, page, "--dump-dom", dir.path / "dom.html"), 0) << slurp(dir.path / "dom.html.stderr");
+  std::string dom = slurp(dir.path / "dom.html");
+  size_t a = dom.find("<pre id=\"chart-state\">"), b = dom.find("</pre>", a);
+  ASSERT_NE(a, std::string::npos);
+  json state = json::parse(unescapeHtmlText(dom.substr(a + 22, b - a - 22)));
+  // Charts of one metric share the id before '#'; the models each drew, from the series labels
+  // ("model_K / test_data_set_D @ machine" or "model_K @ machine").
+  std::map<std::string, std::set<std::string>> modelsDrawn;
+  std::map<std::string, size_t> seriesDrawn;
+  for (const auto& c : state["charts"]) {
+    std::string id = c["id"];
+    id = id.substr(0, id.find('#'));
+    EXPECT_LE(c["datasets"].size(), 12u) << c["id"];
+    for (const auto& d : c["datasets"]) {
+      std::string label = d["label"];
+      modelsDrawn[id].insert(label.substr(0, label.find_first_of(" ")));
+      ++seriesDrawn[id];
+    }
+  }
+  std::set<std::string> all;
+  for (int m = 0; m < 20; ++m)
+    all.insert("model_" + std::to_string(m));
+  for (const char* id : {"history:execute_ms", "history:compile_ms", "counter:kernel_launches", "counter:syncs",
+                         "counter:scalar_readbacks", "distribution:execute_ms"}) {
+    ASSERT_TRUE(modelsDrawn.count(id)) << id << " missing: " << state.dump().substr(0, 2000);
+    EXPECT_EQ(modelsDrawn[id], all) << id;
+  }
+  // 14 + 19 data sets: every one of the 33 execute_ms series is drawn once.
+  EXPECT_EQ(seriesDrawn["history:execute_ms"], 33u);
+  EXPECT_EQ(seriesDrawn["history:compile_ms"], 20u);
+  // The page says why there are several charts per metric, and each names its models.
+  std::string html = slurp(page);
+  EXPECT_NE(html.find("at most 12 series"), std::string::npos);
+  EXPECT_NE(dom.find("chart 1 of"), std::string::npos);
+  const char* shot = std::getenv("DYNQUAL_SCREENSHOT");
+  fs::path png = shot && *shot ? fs::path(shot) : dir.path / "many.png";
+  if (shot && *shot)
+    fs::copy_file(page, png.string() + ".html", fs::copy_options::overwrite_existing);
+  ASSERT_EQ(runChromium(dir.path, page, "--screenshot='" + png.string() + "'", dir.path / "many.out"), 0)
+      << slurp(dir.path / "many.out.stderr");
+  EXPECT_GT(fs::file_size(png), 10000u);
+}
+
 // The network check above must be able to fail: a page that fetches is caught.
 TEST(HtmlReport, NetworkCheckCatchesAFetchingPage) {
   ASSERT_FALSE(chromium().empty()) << "chromium not found: run scripts/setup (installs Debian's chromium)";

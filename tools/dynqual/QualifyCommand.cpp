@@ -151,7 +151,8 @@ void addQualifyCommand(CLI::App& app) {
                  "once, run every data set and extra shape binding against the CPU reference, then time\n"
                  "repetitions. Prints the L2 accuracy and performance tables and records the run.\n"
                  "SUITE is a model folder or a folder of them (default: the embedded suite).\n"
-                 "Exit: 0 every tried model passed, 1 a model failed or crashed, 2 usage or input error.");
+                 "Exit: 0 every tried model passed, 1 a model failed or crashed, 2 usage or input error (also\n"
+                 "when the only failed models are input errors: model.onnx or a data set that cannot be used).");
   struct Opts : CommonOpts {
     std::vector<std::string> suites;
     std::string format = "text", workDir, prepare, importDir;
@@ -330,7 +331,17 @@ void addQualifyCommand(CLI::App& app) {
       }
       int tried = static_cast<int>(std::count_if(
           entries.begin(), entries.end(), [](const json& e) { return e["model"].value("status", "FAIL") != "skip"; }));
-      finishSuiteCommand("qualify", tried, failed ? 1 : 0, record.error(), runId);
+      bool inputErrors = std::any_of(entries.begin(), entries.end(), qualify::entryInputError);
+      if (db && record.error().empty())
+        std::cerr << "dynqual qualify: recorded run " << runId << " into "
+                  << fs::absolute(o->db).lexically_normal().string() << "\n";
+      finishSuiteCommand("qualify", tried, failed || inputErrors ? 1 : 0, record.error(), runId);
+      // Bad input (a model or data file that cannot be used) is exit 2, as a usage error is; a
+      // compiler failure elsewhere in the suite keeps 1.
+      if (!failed && inputErrors && record.error().empty()) {
+        std::cerr << "dynqual qualify: input errors only (bad model or data files, listed above): exit 2\n";
+        setExitCode(2);
+      }
     } catch (const std::exception& e) {
       std::cerr << "dynqual qualify: " << e.what() << "\n";
       setExitCode(2);

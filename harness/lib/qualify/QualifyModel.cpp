@@ -2,6 +2,10 @@
 
 #include "dq/runtime/ProgramIO.h"
 #include "dynqual/exec/Executor.h"
+#include "dynqual/onnx/GraphSignature.h"
+#include "dynqual/onnx/ModelLoader.h"
+#include "dynqual/onnx/TestDataSets.h"
+#include "dynqual/scope/DataQuirks.h"
 #include "dynqual/qualify/QualifyRecords.h"
 #include "dynqual/stats/Accuracy.h"
 #include "dynqual/run/RunReport.h"
@@ -70,7 +74,62 @@ PerfResult measure(const run::ModelResult& r, const QualifyConfig& config) {
   return p;
 }
 
+/// `what` with the model folder's path prefix removed, so a message names
+/// "test_data_set_0/input_0.pb" rather than an absolute path.
+std::string relativeTo(const fs::path& modelDir, std::string what) {
+  std::string prefix = modelDir.string() + "/";
+  for (size_t p = what.find(prefix); p != std::string::npos; p = what.find(prefix))
+    what.erase(p, prefix.size());
+  return what;
+}
+
 } // namespace
+
+std::map<std::string, std::string> findInputErrors(const fs::path& modelDir) {
+  std::map<std::string, std::string> errors;
+  onnx::ModelProto model;
+  try {
+    model = onnxio::loadModel(modelDir / "model.onnx");
+  } catch (const std::exception& e) {
+    std::string msg = relativeTo(modelDir, e.what());
+    errors[""] = msg.rfind("model.onnx", 0) == 0 ? msg : "model.onnx: " + msg;
+    return errors;
+  }
+  std::vector<onnxio::ValueSpec> specs;
+  try {
+    specs = onnxio::describeInputs(model);
+    for (const auto& set : onnxio::discoverTestDataSets(modelDir)) {
+      std::string name = set.dir.filename().string();
+      try {
+        auto data = scope::readStoredDataSet(model, set);
+        for (size_t i = 0; i < data.inputs.size() && i < specs.size(); ++i) {
+          const Tensor& t = data.inputs[i];
+          const onnxio::ValueSpec& s = specs[i];
+          std::string file = name + "/" + set.inputs[i].filename().string() + ": input '" + s.name + "': ";
+          std::string why;
+          if (t.dtype() != s.dtype)
+            why = std::string("dtype ") + dtypeName(t.dtype()) + " given, " + dtypeName(s.dtype) + " declared";
+          else if (t.dims().size() != s.dims.size())
+            why = "rank " + std::to_string(t.dims().size()) + " given, " + std::to_string(s.dims.size()) + " declared";
+          else
+            for (size_t d = 0; d < s.dims.size() && why.empty(); ++d)
+              if (s.dims[d] != onnxio::kDynamicDim && s.dims[d] != t.dims()[d])
+                why = "dim " + std::to_string(d) + " is " + std::to_string(t.dims()[d]) + ", declared " +
+                      std::to_string(s.dims[d]);
+          if (!why.empty()) {
+            errors[name] = file + why;
+            break;
+          }
+        }
+      } catch (const std::exception& e) {
+        errors[name] = relativeTo(modelDir, e.what());
+      }
+    }
+  } catch (const std::exception& e) {
+    errors[""] = relativeTo(modelDir, e.what()); // the data set folders cannot be listed
+  }
+  return errors;
+}
 
 ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& config, const TimedCompileFn& compile) {
   ModelQualification q;
@@ -78,6 +137,29 @@ ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& c
     q.passMs = compile(m, pipeline, artifact);
   };
   q.result = run::runModel(modelDir, config.run, plain);
+  // Input errors are told apart from compiler failures only where the model failed.
+  if (q.result.status == run::ModelStatus::Failed) {
+    auto bad = findInputErrors(modelDir);
+    bool otherFailure = false;
+    for (auto& c : q.result.cases) {
+      if (c.passed || c.skipped)
+        continue;
+      auto it = c.kind == "stored" ? bad.find(c.name) : bad.end();
+      if (it == bad.end()) {
+        otherFailure = true;
+        continue;
+      }
+      c.error = it->second;
+      q.inputErrors[c.name] = it->second;
+    }
+    if (bad.count("")) {
+      q.inputErrors[""] = bad[""];
+      q.result.detail = bad[""];
+    }
+    q.inputError = !q.inputErrors.empty() && (bad.count("") || (!otherFailure && !q.result.cases.empty()));
+    if (q.inputError && !bad.count(""))
+      q.result.detail = q.inputErrors.begin()->second;
+  }
   if (!q.result.artifact.empty()) {
     try {
       dq::rt::Program program = dq::rt::readProgram(q.result.artifact.string());
@@ -87,7 +169,7 @@ ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& c
       // A failed run already names the unreadable artifact.
     }
   }
-  if (q.result.status == run::ModelStatus::Passed) {
+  if (q.result.status == run::ModelStatus::Passed || q.inputError) {
     if (config.reps < 1)
       q.perf.error = "--reps must be at least 1";
     else
@@ -152,8 +234,20 @@ nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) 
   nlohmann::json records = nlohmann::json::array();
   for (const auto& c : caseRecords(q, config))
     records.push_back(store::caseToJson(c));
-  nlohmann::json out = {{"model", run::renderJson({q.result})["models"][0]},
-                        {"accuracy", accuracySummary(q.result, config.run.compare.relL2Gate)},
+  nlohmann::json model = run::renderJson({q.result})["models"][0];
+  nlohmann::json accuracy = accuracySummary(q.result, config.run.compare.relL2Gate);
+  if (q.inputError) {
+    model["status"] = "input-error";
+    accuracy["verdict"] = "input-error";
+  }
+  if (!q.inputErrors.empty()) {
+    nlohmann::json errs = nlohmann::json::object();
+    for (const auto& [k, v] : q.inputErrors)
+      errs[k.empty() ? "model.onnx" : k] = v;
+    model["input_errors"] = errs;
+  }
+  nlohmann::json out = {{"model", model},
+                        {"accuracy", accuracy},
                         {"compile", {{"total_ms", q.result.compileMs}, {"passes", passes}}},
                         {"compiler_version", q.compilerVersion},
                         {"pipeline_spec", q.pipelineSpec},

@@ -13,6 +13,11 @@ namespace dynqual::qualify {
 std::vector<store::CaseRecord> caseRecords(const ModelQualification& q, const QualifyConfig& config) {
   std::vector<store::CaseRecord> cases = run::caseRecords(q.result, config.run.seed);
   store::CaseRecord& whole = cases.front();
+  if (q.inputError)
+    whole.status = "input-error";
+  for (auto& c : cases)
+    if (!c.dataset.name.empty() && q.inputErrors.count(c.dataset.name))
+      c.status = "input-error";
   for (const auto& [pass, ms] : q.passMs)
     whole.params["pass_ms." + pass] = fmt::format("{:.3f}", ms);
   if (q.peakHostBytes)

@@ -143,6 +143,10 @@ bool entryFailed(const json& e) {
   return e["model"].value("status", "FAIL") == "FAIL";
 }
 
+bool entryInputError(const json& e) {
+  return e["model"].value("status", "FAIL") == "input-error";
+}
+
 void renderTables(std::ostream& os, const std::vector<json>& entries) {
   // The name column fits the longest tried model, so no two rows read alike.
   size_t w = 20;
@@ -153,13 +157,20 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
   fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", "model", w, "combined L2", "relative L2",
              "total elems", "NaN/Inf", "threshold", "verdict");
   run::RunTotals totals;
+  int inputErrors = 0;
+  std::vector<std::string> notAdmittedLines;
   for (const auto& e : entries) {
     const json& m = e["model"];
     std::string status = m.value("status", "FAIL");
     int notAdmitted = 0;
     if (m.contains("cases"))
       for (const auto& c : m["cases"])
-        notAdmitted += c.value("kind", "") == "binding" && c.value("skipped", false) ? 1 : 0;
+        if (c.value("kind", "") == "binding" && c.value("skipped", false)) {
+          ++notAdmitted;
+          notAdmittedLines.push_back(fmt::format("  {}: {} ({}): {}", m.value("name", "?"), c.value("name", "?"),
+                                                 c.value("binding", "?"), c.value("error", "")));
+        }
+    inputErrors += status == "input-error";
     totals.add(status, m.value("skip_reason", "?"), m.value("missing_ops", std::vector<std::string>{}), notAdmitted);
     if (status == "skip")
       continue;
@@ -192,15 +203,28 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
                fmtNum(p["cpu_percent"], "{:.0f}"), mem, counter(p, "peak_device_bytes"), counter(p, "scalar_readbacks"),
                counter(p, "kernel_launches"));
   }
-  bool anyFailure = false;
-  for (const auto& e : entries)
-    if (entryFailed(e)) {
-      if (!anyFailure)
-        fmt::print(os, "\nFailures\n");
-      anyFailure = true;
-      fmt::print(os, "  {}: {}\n", e["model"].value("name", "?"), e["model"].value("detail", ""));
-    }
-  fmt::print(os, "\n{} models: {} passed, {} failed, {} skipped{}\n", entries.size(), totals.passed, totals.failed,
+  for (auto [title, pick] :
+       {std::pair{"Failures", &entryFailed}, {"Input errors (bad model or data files)", &entryInputError}}) {
+    bool any = false;
+    for (const auto& e : entries)
+      if (pick(e)) {
+        if (!any)
+          fmt::print(os, "\n{}\n", title);
+        any = true;
+        fmt::print(os, "  {}: {}\n", e["model"].value("name", "?"), e["model"].value("detail", ""));
+        if (e["model"].contains("input_errors"))
+          for (const auto& [k, v] : e["model"]["input_errors"].items())
+            if (v.get<std::string>() != e["model"].value("detail", ""))
+              fmt::print(os, "  {}: {}\n", e["model"].value("name", "?"), v.get<std::string>());
+      }
+  }
+  if (!notAdmittedLines.empty()) {
+    fmt::print(os, "\nBindings not admitted by the model (skipped, not failed)\n");
+    for (const auto& l : notAdmittedLines)
+      fmt::print(os, "{}\n", l);
+  }
+  fmt::print(os, "\n{} models: {} passed, {} failed, {}{} skipped{}\n", entries.size(), totals.passed,
+             totals.failed - inputErrors, inputErrors ? fmt::format("{} input error(s), ", inputErrors) : "",
              totals.skipped, run::skipSummary(totals));
 }
 

@@ -4,6 +4,7 @@
 
 #include "dq/Pipeline/ProductionPipeline.h"
 #include "dynqual/process/Process.h"
+#include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/run/ModelRun.h"
 #include "dynqual/store/Store.h"
 
@@ -159,6 +160,52 @@ TEST(Qualify, TimeoutIsAFailedRowAndTheSuiteGoesOn) {
     EXPECT_EQ(m["accuracy"]["verdict"], "timeout");
     EXPECT_NE(m["model"]["detail"].get<std::string>().find("timed out"), std::string::npos) << m["model"]["detail"];
   }
+  fs::remove_all(suite);
+}
+
+// Bad input is not a miscompile: a truncated model.onnx and a data set whose input has the wrong
+// shape each get the row status input-error naming the file, the model's good data set still runs
+// and is timed, and qualify exits 2 (before: status FAIL and exit 1, like a compiler regression).
+TEST(Qualify, BadInputIsAnInputErrorRowAndExitTwo) {
+  const fs::path add = "/usr/share/libonnx-testdata/data/node/test_add"; // x, y: float[3, 4, 5]
+  if (!fs::exists(add / "test_data_set_0"))
+    GTEST_SKIP() << add << " missing (Debian's libonnx-testdata)";
+  fs::path suite = tempDir("qualify-bad-input");
+  fs::path shape = suite / "add_wrong_shape", cut = suite / "add_truncated";
+  for (const fs::path& m : {shape, cut}) {
+    fs::create_directories(m);
+    fs::copy_file(add / "model.onnx", m / "model.onnx");
+    fs::copy(add / "test_data_set_0", m / "test_data_set_0");
+  }
+  // Data set 1 is the good one; data set 0's first input becomes float[3, 4, 4].
+  fs::copy(add / "test_data_set_0", shape / "test_data_set_1");
+  onnxio::writeTensorFile(shape / "test_data_set_0" / "input_0.pb",
+                          Tensor::fromDoubles(DType::Float, {3, 4, 4}, std::vector<double>(48, 0.5)), "x");
+  fs::resize_file(cut / "model.onnx", fs::file_size(cut / "model.onnx") / 2);
+  int rc = -1;
+  std::string err;
+  json doc = runQualify({suite.string(), "--reps", "2", "--format", "json", "--no-db"}, rc, err);
+  ASSERT_FALSE(doc.is_discarded()) << err;
+  EXPECT_EQ(rc, 2) << err;
+  std::map<std::string, json> rows;
+  for (const auto& m : doc["models"])
+    rows[m["model"]["name"]] = m;
+  ASSERT_EQ(rows.size(), 2u);
+  const json& s = rows["add_wrong_shape"];
+  EXPECT_EQ(s["model"]["status"], "input-error");
+  EXPECT_EQ(s["accuracy"]["verdict"], "input-error");
+  EXPECT_EQ(s["model"]["detail"], "test_data_set_0/input_0.pb: input 'x': dim 2 is 4, declared 5");
+  EXPECT_TRUE(s["perf"]["measured"].get<bool>()) << s["perf"]; // timed on test_data_set_1
+  EXPECT_EQ(s["perf"]["timed_case"], "test_data_set_1");
+  const json& c = rows["add_truncated"];
+  EXPECT_EQ(c["model"]["status"], "input-error");
+  EXPECT_EQ(c["model"]["detail"].get<std::string>().rfind("model.onnx: ", 0), 0u) << c["model"]["detail"];
+  // The text tables say it too.
+  std::vector<std::string> argv = {DYNQUAL_BIN, "qualify", suite.string(), "--reps", "1", "--no-db"};
+  process::ProcessResult text = process::runChild(argv, 600);
+  EXPECT_EQ(text.exitCode, 2);
+  EXPECT_NE(text.out.find("2 models: 0 passed, 0 failed, 2 input error(s), 0 skipped"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("add_wrong_shape: test_data_set_0/input_0.pb"), std::string::npos) << text.out;
   fs::remove_all(suite);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,11 +54,24 @@ struct ModelQualification {
   /// ru_maxrss of the process that qualified the model (compile, reference and timing), bytes;
   /// unset when unknown (a replay of device results that carry none).
   std::optional<int64_t> peakHostBytes;
+  /// Bad input, as opposed to a compiler failure: the file that could not be used and why, keyed
+  /// by case name ("" for model.onnx itself, else "test_data_set_K"); messages name the file
+  /// relative to the model folder ("test_data_set_0/input_0.pb: input 'x': dim 2 is 4, declared 8").
+  std::map<std::string, std::string> inputErrors;
+  /// True when every failure of the model is an input error: status "input-error" (exit 2 from
+  /// `dynqual qualify` when no model failed otherwise).
+  bool inputError = false;
 };
+
+/// The input errors of a model folder, found without running anything: model.onnx that does not
+/// load, and each stored data set whose files do not parse or whose inputs contradict the
+/// declared dtype, rank or a static dim. Keys and messages as ModelQualification::inputErrors.
+std::map<std::string, std::string> findInputErrors(const std::filesystem::path& modelDir);
 
 /// Qualifies one model folder. Never throws: problems become a failed result or a perf error.
 /// Timing uses the inputs of the first passed case (stored data sets first, then bindings);
-/// a model that failed or was skipped is not timed.
+/// a model that failed or was skipped is not timed, one whose only failures are input errors is
+/// (the other data sets and bindings run as usual).
 ModelQualification qualifyModel(const std::filesystem::path& modelDir, const QualifyConfig& config,
                                 const TimedCompileFn& compile);
 

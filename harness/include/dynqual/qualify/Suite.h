@@ -47,6 +47,8 @@ ModelEntry qualifyInChild(const std::vector<std::string>& argv, const std::files
 
 /// True when the entry failed accuracy, crashed or timed out (skipped models are not failures).
 bool entryFailed(const nlohmann::json& entry);
+/// True when the entry's model status is "input-error" (only bad model or data files failed).
+bool entryInputError(const nlohmann::json& entry);
 
 /// Prints the L2 accuracy table, the performance table (tried models only), failure details and
 /// a totals line ("N models: P passed, F failed, S skipped (reason=count, ...)").
