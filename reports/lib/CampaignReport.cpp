@@ -205,8 +205,7 @@ std::string renderCampaignMarkdown(const CampaignReportInput& in) {
   if (in.qualify && !in.qualify->failures.empty()) {
     md << "| Model | Status | Failure |\n|---|---|---|\n";
     for (const auto& f : in.qualify->failures)
-      md << "| `" << f.model << "` | " << escapeMarkdown(f.status) << " | " << escapeMarkdown(f.error)
-         << " |\n";
+      md << "| `" << f.model << "` | " << escapeMarkdown(f.status) << " | " << escapeMarkdown(f.error) << " |\n";
     md << "\nThe rows of every model: `dynqual report " << in.qualify->runId << " --db DB`.\n\n";
   }
   md << "## Buckets\n\n";
