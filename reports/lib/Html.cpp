@@ -53,16 +53,10 @@ struct ModelSeries {
 std::vector<std::pair<json, std::vector<std::string>>> packByModel(const std::vector<ModelSeries>& all) {
   std::vector<std::pair<std::string, std::vector<const ModelSeries*>>> groups;
   for (const auto& s : all) {
-    if (groups.empty() || groups.back().first != s.model) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s.model; });
-      if (it == groups.end()) {
-        groups.push_back({s.model, {}});
-        it = groups.end() - 1;
-      }
-      it->second.push_back(&s);
-      continue;
-    }
-    groups.back().second.push_back(&s);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s.model; });
+    if (it == groups.end())
+      it = groups.insert(groups.end(), {s.model, {}});
+    it->second.push_back(&s);
   }
   std::vector<std::pair<json, std::vector<std::string>>> charts;
   size_t inChart = kMaxSeries; // forces a first chart
