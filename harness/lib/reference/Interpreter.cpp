@@ -71,12 +71,10 @@ std::vector<Tensor> evaluate(const onnx::ModelProto& model, const std::vector<Te
 
   const OpRegistry& registry = OpRegistry::builtin();
   for (const auto& node : graph.node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw UnsupportedOpError("unsupported op '" + node.domain() + "." + node.op_type() + "' (" + nodeLabel(node) +
-                               ")");
-    const OpEvaluator* evaluator = registry.find(node.op_type());
+    const std::string key = opKey(node);
+    const OpEvaluator* evaluator = registry.find(key);
     if (!evaluator)
-      throw UnsupportedOpError("unsupported op '" + node.op_type() + "' (" + nodeLabel(node) + ")");
+      throw UnsupportedOpError("unsupported op '" + key + "' (" + nodeLabel(node) + ")");
     std::vector<const Tensor*> operands;
     for (const auto& name : node.input()) {
       if (name.empty()) {

@@ -98,6 +98,12 @@ std::vector<std::string> OpRegistry::opTypes() const {
   return names;
 }
 
+std::string opKey(const onnx::NodeProto& node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return node.op_type();
+  return node.domain() + "." + node.op_type();
+}
+
 const OpRegistry& OpRegistry::builtin() {
   static const OpRegistry registry = [] {
     OpRegistry r;
@@ -112,6 +118,7 @@ const OpRegistry& OpRegistry::builtin() {
     registerSelectionOps(r);
     registerDataDependentOps(r);
     registerScatterOps(r);
+    registerContribOps(r);
     return r;
   }();
   return registry;

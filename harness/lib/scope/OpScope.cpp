@@ -50,11 +50,23 @@ const std::set<std::string>& supportedOps() {
       "CastLike", "LogSoftmax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax",
       "ArgMin", "OneHot", "Size",
       // data-dependent extents and shape-input ops
-      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements", "Scatter"};
+      "NonZero", "Compress", "TopK", "Tile", "Pad", "ScatterND", "ScatterElements", "Scatter",
+      // onnxruntime contrib ops of GenAI decoders (docs/contrib-ops.md); SimplifiedLayerNormalization
+      // is registered by onnxruntime in the default domain as well
+      "SimplifiedLayerNormalization", "com.microsoft.SimplifiedLayerNormalization",
+      "com.microsoft.SkipSimplifiedLayerNormalization", "com.microsoft.MatMulNBits", "com.microsoft.RotaryEmbedding",
+      "com.microsoft.GroupQueryAttention"};
   return ops;
 }
 
 namespace {
+
+/// The node's key in an op set: the op type in the default domain, else "domain.OpType".
+std::string opKey(const onnx::NodeProto& node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return node.op_type();
+  return node.domain() + "." + node.op_type();
+}
 
 constexpr int32_t kStringCode = onnx::TensorProto::STRING;
 
@@ -163,9 +175,8 @@ std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::stri
   if (auto reason = classifyTypes(model, detail))
     return reason;
   for (const auto& node : model.graph().node()) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain || !ops.count(node.op_type())) {
-      detail = "op '" + node.op_type() + "' (node '" + node.name() + "')";
+    if (!ops.count(opKey(node))) {
+      detail = "op '" + opKey(node) + "' (node '" + node.name() + "')";
       return SkipReason::OpOutsideSupportedSet;
     }
     if (isTrainingDropout(model, node)) {
@@ -179,11 +190,8 @@ std::optional<SkipReason> classifyModel(const onnx::ModelProto& model, std::stri
 std::vector<std::string> missingOps(const onnx::ModelProto& model, const std::set<std::string>& ops) {
   std::set<std::string> missing;
   for (const auto& node : model.graph().node()) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain)
-      missing.insert(node.domain() + "." + node.op_type());
-    else if (!ops.count(node.op_type()))
-      missing.insert(node.op_type());
+    if (!ops.count(opKey(node)))
+      missing.insert(opKey(node));
     else if (isTrainingDropout(model, node))
       missing.insert("Dropout (training)");
   }

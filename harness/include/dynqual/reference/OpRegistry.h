@@ -75,8 +75,12 @@ private:
 /// input, with "unsupported: ..." for valid ONNX it does not implement.
 using OpEvaluator = std::function<std::vector<Tensor>(const OpContext&)>;
 
-/// Map from ONNX op type (default domain) to evaluator. To add an op: write its evaluator in the
-/// family file it belongs to and add it in that file's register function.
+/// The registry key of a node: its op type, prefixed "<domain>." outside the default domain
+/// ("" or "ai.onnx"), e.g. "com.microsoft.MatMulNBits".
+std::string opKey(const onnx::NodeProto& node);
+
+/// Map from op key (opKey) to evaluator. To add an op: write its evaluator in the family file it
+/// belongs to and add it in that file's register function.
 class OpRegistry {
 public:
   /// Registers `evaluator` for `opType`; throws std::logic_error when already registered.

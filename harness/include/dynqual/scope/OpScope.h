@@ -24,7 +24,8 @@ enum class SkipReason {
 /// the checked-in node-test counts file.
 const char* skipReasonName(SkipReason reason);
 
-/// ONNX op types (default domain) the compiler under test supports.
+/// Ops the compiler under test supports: ONNX op types of the default domain, and "domain.OpType"
+/// for the onnxruntime contrib ops (com.microsoft.MatMulNBits).
 const std::set<std::string>& supportedOps();
 
 /// Classifies a model by its declared types alone (inputs, outputs, initializers, Cast targets
