@@ -2,10 +2,12 @@
 // whose outputs come from the CPU reference).
 #include "Commands.h"
 
+#include "dynqual/modelgen/ContribCases.h"
 #include "dynqual/modelgen/DecoderModel.h"
 #include "dynqual/modelgen/ReferenceDataSets.h"
 #include "dynqual/modelgen/ReferenceOutputs.h"
 
+#include <filesystem>
 #include <iostream>
 
 namespace dynqual::cli {
@@ -102,6 +104,63 @@ void addMakeModelCommand(CLI::App& app) {
       setExitCode(0);
     } catch (const std::exception& e) {
       std::cerr << "dynqual make-model expected: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+
+  auto* contrib = cmd->add_subcommand(
+      "contrib-cases", "Write the onnxruntime contrib-op conformance table (docs/contrib-ops.md): one folder per\n"
+                       "case (a one-node model with dynamic dims), data sets with outputs from the CPU reference.");
+  struct ContribOpts {
+    std::string out, op;
+    uint64_t seed = 1;
+  };
+  auto co = std::make_shared<ContribOpts>();
+  contrib->add_option("-o,--output", co->out, "suite folder to write (one subfolder per case)")->required();
+  contrib->add_option("--op", co->op, "only this op's cases (e.g. MatMulNBits)");
+  contrib->add_option("--seed", co->seed, "seed of the weights and inputs")->capture_default_str();
+  contrib->callback([co] {
+    try {
+      const auto cases = modelgen::contribConformanceCases(co->seed, co->op);
+      std::size_t sets = 0;
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        modelgen::writeContribCase(cases[i], std::filesystem::path(co->out) / cases[i].name);
+        sets += cases[i].inputSets.size();
+        if ((i + 1) % 50 == 0)
+          std::cerr << "make-model contrib-cases: " << i + 1 << " of " << cases.size() << " cases written\n";
+      }
+      std::cout << "wrote " << cases.size() << " cases (" << sets << " data sets) into " << co->out << "\n";
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model contrib-cases: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+
+  auto* l2 = cmd->add_subcommand(
+      "hipep-l2", "Write hip-ep's single-op L2 models at Llama-3-8B layer shapes (fp16):\n"
+                  "GroupQueryAttention_seq256 and MatMulNBits_o_seq128, one folder each, with a reference data set.");
+  struct L2Opts {
+    std::string out;
+    std::vector<std::string> names;
+    uint64_t seed = 1;
+  };
+  auto lo = std::make_shared<L2Opts>();
+  l2->add_option("-o,--output", lo->out, "suite folder to write (one subfolder per model)")->required();
+  l2->add_option("--name", lo->names, "only these models (repeatable; default: both)")
+      ->check(CLI::IsMember(modelgen::hipEpL2Names()));
+  l2->add_option("--seed", lo->seed, "seed of the weights and inputs")->capture_default_str();
+  l2->callback([lo] {
+    try {
+      const auto names = lo->names.empty() ? modelgen::hipEpL2Names() : lo->names;
+      for (const auto& name : names) {
+        std::cerr << "make-model hipep-l2: " << name << " (the reference computes its outputs)\n";
+        modelgen::writeContribCase(modelgen::hipEpL2Case(name, lo->seed), std::filesystem::path(lo->out) / name);
+      }
+      std::cout << "wrote " << names.size() << " models into " << lo->out << "\n";
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model hipep-l2: " << e.what() << "\n";
       setExitCode(2);
     }
   });

@@ -43,6 +43,11 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
   // One dequantized row of B at a time: codes are read from the packed bytes, never expanded in
   // device memory.
   std::vector<double> w(static_cast<size_t>(m.K));
+  // A read once into double rows: the offset arithmetic of rowAt per multiply would dominate.
+  std::vector<double> av(static_cast<size_t>(m.rows * m.K));
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t kk = 0; kk < m.K; ++kk)
+      av[static_cast<size_t>(r * m.K + kk)] = loadF(a, rowAt(a, r, kk));
   for (int64_t n = 0; n < m.N; ++n) {
     for (int64_t kb = 0; kb < m.kBlocks; ++kb) {
       const double scale = loadF(scales, linearAt(scales, n * m.kBlocks + kb));
@@ -65,9 +70,22 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
     }
     const double bn = bias ? loadF(*bias, linearAt(*bias, n)) : 0.0;
     for (int64_t r = 0; r < m.rows; ++r) {
+      const double *ar = av.data() + r * m.K;
       double acc = 0;
-      for (int64_t kk = 0; kk < m.K; ++kk)
-        acc = step(f32, acc + loadF(a, rowAt(a, r, kk)) * w[static_cast<size_t>(kk)]);
+      if (f32)
+        for (int64_t kk = 0; kk < m.K; ++kk)
+          acc = step(true, acc + ar[kk] * w[static_cast<size_t>(kk)]);
+      else {
+        // Four partial sums, so the multiply-adds do not wait on one another.
+        double part[4] = {0, 0, 0, 0};
+        int64_t kk = 0;
+        for (; kk + 4 <= m.K; kk += 4)
+          for (int j = 0; j < 4; ++j)
+            part[j] += ar[kk + j] * w[static_cast<size_t>(kk + j)];
+        for (; kk < m.K; ++kk)
+          part[0] += ar[kk] * w[static_cast<size_t>(kk)];
+        acc = (part[0] + part[1]) + (part[2] + part[3]);
+      }
       storeF(out, rowAt(out, r, n), acc + bn);
     }
   }
@@ -127,10 +145,10 @@ void kSkipSimplifiedLayerNorm(std::vector<Operand> &ins, std::vector<Operand> &o
       e[axis] = j;
       double s = step(f32, loadF(x, at(x, e)) + loadF(skip, at(skip, e)));
       if (hasBias) s = step(f32, s + loadF(ins[3], at(ins[3], e)));
-      // The residual sum is stored in the output dtype, and the norm reads the stored value, as
-      // the sum a following layer receives.
+      // The norm reads the sum before it is rounded to the output dtype, as onnxruntime's kernel
+      // does (it accumulates in float and stores the fp16 sum separately).
       storeF(sum, at(sum, e), s);
-      v[static_cast<size_t>(j)] = loadF(sum, at(sum, e));
+      v[static_cast<size_t>(j)] = s;
     }
     const double inv = inverseRms(v, eps, f32);
     for (int64_t j = 0; j < n; ++j) {

@@ -381,7 +381,13 @@ std::vector<Tensor> groupQueryAttention(const OpContext& ctx) {
   const double softcap = ctx.floatAttribute("softcap", 0.0f);
   const float scaleAttr = ctx.floatAttribute("scale", 0.0f);
   const double scale = scaleAttr != 0.0f ? scaleAttr : 1.0 / std::sqrt(static_cast<double>(D));
+  if (total < S)
+    ctx.fail("total_sequence_length " + std::to_string(total) + " is less than the sequence length " +
+             std::to_string(S));
   const bool firstPrompt = S == total;
+  // onnxruntime accepts a prompt after a past (a "subsequent prompt") at batch 1 only.
+  if (!firstPrompt && S > 1 && B != 1)
+    ctx.fail("unsupported: sequence length " + std::to_string(S) + " > 1 after a past needs batch 1, as in onnxruntime");
   const int64_t presentLen = std::max(total, pastLen);
   const int64_t group = heads / kvHeads;
 
