@@ -120,8 +120,9 @@ TEST(MatMulNBits, Int4BlockOnPaper) {
   EXPECT_EQ(y.at(0).toDoubles(), (std::vector<double>{264, -28}));
   // Same in float16: every value is exact in half precision.
   const Tensor a16 = Tensor::fromDoubles(DType::Float16, {1, 32}, ramp(32));
-  const auto y16 = run("MatMulNBits", {a16, u8({2, 1, 16}, bytes), Tensor::fromDoubles(DType::Float16, {2}, {0.5, 0.25})},
-                       nbits(32, 2, 32));
+  const auto y16 =
+      run("MatMulNBits", {a16, u8({2, 1, 16}, bytes), Tensor::fromDoubles(DType::Float16, {2}, {0.5, 0.25})},
+          nbits(32, 2, 32));
   EXPECT_EQ(y16.at(0).dtype(), DType::Float16);
   EXPECT_EQ(y16.at(0).toDoubles(), (std::vector<double>{264, -28}));
 }
@@ -180,12 +181,14 @@ TEST(MatMulNBits, EightAndTwoBits) {
 
 TEST(MatMulNBits, OutOfRangeIsUnsupportedNamingTheNode) {
   const Tensor a = f32({1, 32}, ramp(32));
-  const std::string bits3 =
-      errorOf([&] { run("MatMulNBits", {a, u8({1, 1, 12}, std::vector<int64_t>(12, 0)), f32({1}, {1})}, nbits(32, 1, 32, 3)); });
+  const std::string bits3 = errorOf([&] {
+    run("MatMulNBits", {a, u8({1, 1, 12}, std::vector<int64_t>(12, 0)), f32({1}, {1})}, nbits(32, 1, 32, 3));
+  });
   EXPECT_NE(bits3.find("node 'MatMulNBits_0'"), std::string::npos) << bits3;
   EXPECT_NE(bits3.find("unsupported: attribute bits = 3"), std::string::npos) << bits3;
-  const std::string scales =
-      errorOf([&] { run("MatMulNBits", {a, u8({1, 1, 16}, std::vector<int64_t>(16, 0)), f32({2}, {1, 1})}, nbits(32, 1, 32)); });
+  const std::string scales = errorOf([&] {
+    run("MatMulNBits", {a, u8({1, 1, 16}, std::vector<int64_t>(16, 0)), f32({2}, {1, 1})}, nbits(32, 1, 32));
+  });
   EXPECT_NE(scales.find("input scales [2] holds 2 elements"), std::string::npos) << scales;
 }
 
@@ -202,7 +205,8 @@ TEST(SimplifiedLayerNormalization, DefaultDomainOnPaper) {
   const auto d = run("SimplifiedLayerNormalization", {f32({1, 2}, {2, -2}), f32({2}, {1, 1})}, nullptr, 1, "");
   expectNear(d.at(0).toDoubles(), {2 / std::sqrt(4 + 1e-5), -2 / std::sqrt(4 + 1e-5)});
   const std::string stash = errorOf([&] {
-    run("SimplifiedLayerNormalization", {f32({1, 2}, {2, -2}), f32({2}, {1, 1})},
+    run(
+        "SimplifiedLayerNormalization", {f32({1, 2}, {2, -2}), f32({2}, {1, 1})},
         [](onnx::NodeProto* n) { setIntAttr(n, "stash_type", 10); }, 1, "");
   });
   EXPECT_NE(stash.find("unsupported: attribute stash_type = 10"), std::string::npos) << stash;
@@ -221,8 +225,8 @@ TEST(SkipSimplifiedLayerNormalization, OutputsZeroAndThree) {
   EXPECT_EQ(y.at(1).toDoubles(), (std::vector<double>{0.5}));
   EXPECT_EQ(y.at(2).toDoubles(), (std::vector<double>{2, -2, 2, -2}));
   const std::string mean = errorOf([] {
-    run("SkipSimplifiedLayerNormalization", {f32({1, 1, 2}, {1, 1}), f32({1, 1, 2}, {1, 1}), f32({2}, {1, 1})},
-        nullptr, 2);
+    run("SkipSimplifiedLayerNormalization", {f32({1, 1, 2}, {1, 1}), f32({1, 1, 2}, {1, 1}), f32({2}, {1, 1})}, nullptr,
+        2);
   });
   EXPECT_NE(mean.find("unsupported: output mean"), std::string::npos) << mean;
 }
@@ -259,8 +263,7 @@ TEST(RotaryEmbedding, HalfSplitInterleavedAndPartial) {
                 .at(0)
                 .toDoubles(),
             (std::vector<double>{-3, -4, 1, 2}));
-  const std::string outside =
-      errorOf([&] { run("RotaryEmbedding", {x, i64({1, 1}, {2}), cosC, sinC}, heads1); });
+  const std::string outside = errorOf([&] { run("RotaryEmbedding", {x, i64({1, 1}, {2}), cosC, sinC}, heads1); });
   EXPECT_NE(outside.find("position 2 is outside the cos/sin cache of 2 positions"), std::string::npos) << outside;
 }
 
@@ -293,21 +296,22 @@ TEST(GroupQueryAttention, OneHeadSoftmaxOnPaper) {
   EXPECT_EQ(r.at(2).toDoubles(), (std::vector<double>{4, 0, 0, 4, 8, 8}));
   // The default scale 1/sqrt(2) with q = [sqrt(2) ln 2, 0] gives the same scores.
   const Tensor q2 = f32({1, 1, 2}, {std::sqrt(2.0) * ln2, 0});
-  expectNear(run("GroupQueryAttention", {q2, k, v, pk, pv, i32({1}, {2}), i32({}, {3})}, gqa(1, 1), 3)
-                 .at(0)
-                 .toDoubles(),
-             {4, 3});
-  // local_window_size 1: keys [1, 2] only, scores [0, 0]: 0.5 [0, 4] + 0.5 [8, 8] = [4, 6].
-  expectNear(run("GroupQueryAttention", {q, k, v, pk, pv, i32({1}, {2}), i32({}, {3})},
-                 gqa(1, 1,
-                     [](onnx::NodeProto* n) {
-                       setFloatAttr(n, "scale", 1);
-                       setIntAttr(n, "local_window_size", 1);
-                     }),
-                 3)
-                 .at(0)
-                 .toDoubles(),
-             {4, 6});
+  expectNear(
+      run("GroupQueryAttention", {q2, k, v, pk, pv, i32({1}, {2}), i32({}, {3})}, gqa(1, 1), 3).at(0).toDoubles(),
+      {4, 3});
+  // local_window_size 2: the last two keys, itself included (rows 1, 2), scores [0, 0]:
+  // 0.5 [0, 4] + 0.5 [8, 8] = [4, 6]; local_window_size 1: only itself, [8, 8].
+  for (auto [w, want] : {std::pair<int64_t, std::vector<double>>{2, {4, 6}}, {1, {8, 8}}})
+    expectNear(run("GroupQueryAttention", {q, k, v, pk, pv, i32({1}, {2}), i32({}, {3})},
+                   gqa(1, 1,
+                       [w = w](onnx::NodeProto* n) {
+                         setFloatAttr(n, "scale", 1);
+                         setIntAttr(n, "local_window_size", w);
+                       }),
+                   3)
+                   .at(0)
+                   .toDoubles(),
+               want);
   // softcap 1: scores tanh(ln 2) = (2 - 1/2) / (2 + 1/2) = 0.6, 0, 0; weights e^0.6, 1, 1.
   const double e = std::exp(0.6), z = e + 2;
   expectNear(run("GroupQueryAttention", {q, k, v, pk, pv, i32({1}, {2}), i32({}, {3})},
@@ -333,10 +337,10 @@ TEST(GroupQueryAttention, GroupedHeadsAndPackedQkv) {
                       i32({1, 1}, {2}), i32({}, {3})},
                      attrs, 3);
   expectNear(r.at(0).toDoubles(), {4, 3, 4, 4});
-  const auto p = run("GroupQueryAttention",
-                     {f32({1, 1, 8}, {ln2, 0, 0, 0, 0, 0, 8, 8}), std::nullopt, std::nullopt, pk, pv, i32({1}, {2}),
-                      i32({}, {3})},
-                     attrs, 3);
+  const auto p =
+      run("GroupQueryAttention",
+          {f32({1, 1, 8}, {ln2, 0, 0, 0, 0, 0, 8, 8}), std::nullopt, std::nullopt, pk, pv, i32({1}, {2}), i32({}, {3})},
+          attrs, 3);
   expectNear(p.at(0).toDoubles(), {4, 3, 4, 4});
   EXPECT_EQ(p.at(2).toDoubles(), r.at(2).toDoubles());
 }
@@ -360,16 +364,16 @@ TEST(GroupQueryAttention, PaddedRowReadsOnlyItsOwnTokens) {
 // [-1, 0]. Scores of query 1 (scale 1) against key 0 [0, 0] and key 1 [0, 1]: [0, 0]; output
 // 1 = ([2, 0] + [0, 2]) / 2 = [1, 1]; query 0 sees only key 0: output 0 = [2, 0].
 TEST(GroupQueryAttention, FirstPromptWithRotary) {
-  const auto r = run("GroupQueryAttention",
-                     {f32({1, 2, 2}, {1, 0, 0, 1}), f32({1, 2, 2}, {0, 0, 1, 0}), f32({1, 2, 2}, {2, 0, 0, 2}),
-                      std::nullopt, std::nullopt, i32({1}, {1}), i32({}, {2}), f32({2, 1}, {1, 0}),
-                      f32({2, 1}, {0, 1})},
-                     gqa(1, 1,
-                         [](onnx::NodeProto* n) {
-                           setFloatAttr(n, "scale", 1);
-                           setIntAttr(n, "do_rotary", 1);
-                         }),
-                     3);
+  const auto r =
+      run("GroupQueryAttention",
+          {f32({1, 2, 2}, {1, 0, 0, 1}), f32({1, 2, 2}, {0, 0, 1, 0}), f32({1, 2, 2}, {2, 0, 0, 2}), std::nullopt,
+           std::nullopt, i32({1}, {1}), i32({}, {2}), f32({2, 1}, {1, 0}), f32({2, 1}, {0, 1})},
+          gqa(1, 1,
+              [](onnx::NodeProto* n) {
+                setFloatAttr(n, "scale", 1);
+                setIntAttr(n, "do_rotary", 1);
+              }),
+          3);
   expectNear(r.at(0).toDoubles(), {2, 0, 1, 1});
   expectNear(r.at(1).toDoubles(), {0, 0, 0, 1});
 }
@@ -382,8 +386,7 @@ TEST(GroupQueryAttention, OutOfRangeIsUnsupportedNamingTheNode) {
         gqa(5, 2), 3);
   });
   EXPECT_NE(heads.find("node 'GroupQueryAttention_0'"), std::string::npos) << heads;
-  EXPECT_NE(heads.find("unsupported: attribute num_heads = 5 is not a multiple of kv_num_heads = 2"),
-            std::string::npos)
+  EXPECT_NE(heads.find("unsupported: attribute num_heads = 5 is not a multiple of kv_num_heads = 2"), std::string::npos)
       << heads;
   const std::string seqlens = errorOf([&] {
     run("GroupQueryAttention",
@@ -395,8 +398,7 @@ TEST(GroupQueryAttention, OutOfRangeIsUnsupportedNamingTheNode) {
 }
 
 TEST(ContribOps, OtherDomainsStayUnsupported) {
-  const std::string e = errorOf([&] {
-    run("MatMulNBits", {f32({1, 16}, std::vector<double>(16, 1.0))}, nullptr, 1, "com.example");
-  });
+  const std::string e =
+      errorOf([&] { run("MatMulNBits", {f32({1, 16}, std::vector<double>(16, 1.0))}, nullptr, 1, "com.example"); });
   EXPECT_NE(e.find("unsupported op 'com.example.MatMulNBits'"), std::string::npos) << e;
 }

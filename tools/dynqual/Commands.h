@@ -24,6 +24,8 @@ void addRunCommand(CLI::App& app);
 void addQualifyCommand(CLI::App& app);
 /// `dynqual make-model decoder --layers L --hidden H --heads N --kv-heads K --vocab V --seed S -o DIR`
 void addMakeModelCommand(CLI::App& app);
+/// `dynqual oracle`: dq, the CPU reference and ORT CPU compared pairwise on every data set.
+void addOracleCommand(CLI::App& app);
 /// `dynqual db init|info|query|export|import|merge [--db FILE]`
 void addDbCommand(CLI::App& app);
 /// `dynqual report RUN|latest [--db FILE] [--format md|json|html] [--base RUN] [-o FILE]`

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   dynqual::cli::addRunCommand(app);
   dynqual::cli::addQualifyCommand(app);
   dynqual::cli::addMakeModelCommand(app);
+  dynqual::cli::addOracleCommand(app);
   dynqual::cli::addDbCommand(app);
   dynqual::cli::addReportCommand(app);
   dynqual::cli::addAbCommand(app);

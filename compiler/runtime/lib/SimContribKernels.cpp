@@ -285,14 +285,14 @@ void kGroupQueryAttention(std::vector<Operand> &ins, std::vector<Operand> &outs,
           storeF(presentK, at(presentK, {b, kv, t, d}), keys[static_cast<size_t>(t)][static_cast<size_t>(d)]);
           storeF(presentV, at(presentV, {b, kv, t, d}), values[static_cast<size_t>(t)][static_cast<size_t>(d)]);
         }
-      // Attention of each query head of this group: causal over [0, pastB + s], within the
-      // local window when one is set.
+      // Attention of each query head of this group: causal over [0, pastB + s], over its last
+      // local_window_size keys (itself included) when a window is set, as onnxruntime 1.30 does.
       for (int64_t h = kv * group; h < (kv + 1) * group; ++h)
         for (int64_t s = 0; s < g.seq; ++s) {
           newHead(0, b, s, h, head);
           if (g.rotary) rotate(head, rotaryDim, g.interleaved, *cosC, *sinC, checkedPosition(k, pastB + s, *cosC), f32);
           const int64_t end = pastB + s + 1;
-          const int64_t begin = g.localWindow > 0 ? std::max<int64_t>(0, end - g.localWindow - 1) : 0;
+          const int64_t begin = g.localWindow > 0 ? std::max<int64_t>(0, end - g.localWindow) : 0;
           scores.assign(static_cast<size_t>(end - begin), 0.0);
           double mx = -std::numeric_limits<double>::infinity();
           for (int64_t t = begin; t < end; ++t) {

@@ -257,7 +257,8 @@ std::vector<Tensor> rotaryEmbedding(const OpContext& ctx) {
   int64_t rotaryDim = ctx.intAttribute("rotary_embedding_dim", 0);
   const bool bnsh = x.rank() == 4;
   if (x.rank() != 3 && !bnsh)
-    ctx.fail("input " + shapeToString(x.dims()) + " must be [batch, sequence, hidden] or [batch, heads, sequence, head]");
+    ctx.fail("input " + shapeToString(x.dims()) +
+             " must be [batch, sequence, hidden] or [batch, heads, sequence, head]");
   const int64_t batch = x.dims()[0], seq = x.dims()[bnsh ? 2 : 1];
   int64_t headSize = 0;
   if (bnsh) {
@@ -278,8 +279,8 @@ std::vector<Tensor> rotaryEmbedding(const OpContext& ctx) {
     ctx.fail("rotary_embedding_dim " + std::to_string(rotaryDim) + " must be even and at most the head size " +
              std::to_string(headSize));
   if (cosCache.dims()[1] != rotaryDim / 2)
-    ctx.fail("cos_cache " + shapeToString(cosCache.dims()) + " must have rotary_embedding_dim / 2 = " +
-             std::to_string(rotaryDim / 2) + " columns");
+    ctx.fail("cos_cache " + shapeToString(cosCache.dims()) +
+             " must have rotary_embedding_dim / 2 = " + std::to_string(rotaryDim / 2) + " columns");
   const bool scalarPos = posIds.numel() == 1 && posIds.rank() == 1;
   if (!scalarPos && posIds.dims() != std::vector<int64_t>{batch, seq})
     ctx.fail("position_ids " + shapeToString(posIds.dims()) + " must be [batch, sequence] or [1]");
@@ -290,7 +291,8 @@ std::vector<Tensor> rotaryEmbedding(const OpContext& ctx) {
     for (int64_t s = 0; s < seq; ++s) {
       const int64_t p = cacheRow(ctx, scalarPos ? pos[0] + s : pos[static_cast<std::size_t>(b * seq + s)], cosCache);
       for (int64_t h = 0; h < heads; ++h) {
-        const int64_t base = bnsh ? ((b * heads + h) * seq + s) * headSize : (b * seq + s) * heads * headSize + h * headSize;
+        const int64_t base =
+            bnsh ? ((b * heads + h) * seq + s) * headSize : (b * seq + s) * heads * headSize + h * headSize;
         for (int64_t d = 0; d < headSize; ++d)
           head[static_cast<std::size_t>(d)] = x.getDouble(base + d);
         rotateHead(head.data(), rotaryDim, interleaved, cosCache, sinCache, p);
@@ -306,15 +308,16 @@ std::vector<Tensor> rotaryEmbedding(const OpContext& ctx) {
 // For batch row b with T = seqlens_k[b] + 1 tokens: past = 0 on the first prompt (S equal to
 // total_sequence_length), else T - S. present_key/value [B, kv_heads, max(total, past length),
 // head] holds the past's first `past` rows, then the S new (rotated) keys/values, then zeros.
-// Query token s attends causally to present rows [max(0, past + s - window), past + s] (the whole
-// prefix without a local window), scores q.k * scale (1/sqrt(head) by default), softcap *
+// Query token s attends causally to present rows [max(0, past + s - window + 1), past + s]: the
+// last local_window_size keys, itself included, as onnxruntime 1.30 computes it (the whole prefix
+// without a window), scores q.k * scale (1/sqrt(head) by default), softcap *
 // tanh(score / softcap) when softcap > 0, softmax; query head h reads kv head h / (heads/kv_heads).
 std::vector<Tensor> groupQueryAttention(const OpContext& ctx) {
   const Tensor& q = floatInput(ctx, 0, "query");
   const int64_t heads = ctx.requiredIntAttribute("num_heads"), kvHeads = ctx.requiredIntAttribute("kv_num_heads");
   if (heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0)
-    ctx.fail("unsupported: attribute num_heads = " + std::to_string(heads) + " is not a multiple of kv_num_heads = " +
-             std::to_string(kvHeads));
+    ctx.fail("unsupported: attribute num_heads = " + std::to_string(heads) +
+             " is not a multiple of kv_num_heads = " + std::to_string(kvHeads));
   for (std::size_t i = 9; i < ctx.inputCount(); ++i)
     if (ctx.hasInput(i))
       ctx.fail("unsupported: input " + std::to_string(i) + " (position_ids, attention_bias or head_sink)");
@@ -341,8 +344,8 @@ std::vector<Tensor> groupQueryAttention(const OpContext& ctx) {
     if (t) {
       requireSameDType(ctx, *t, q, "key/value");
       if (t->dims() != std::vector<int64_t>{B, S, kvHeads * D})
-        ctx.fail("key/value " + shapeToString(t->dims()) + " must be [batch, sequence, kv_num_heads * head] = " +
-                 shapeToString({B, S, kvHeads * D}));
+        ctx.fail("key/value " + shapeToString(t->dims()) +
+                 " must be [batch, sequence, kv_num_heads * head] = " + shapeToString({B, S, kvHeads * D}));
     }
   int64_t pastLen = 0;
   if (hasPast) {
@@ -387,7 +390,8 @@ std::vector<Tensor> groupQueryAttention(const OpContext& ctx) {
   const bool firstPrompt = S == total;
   // onnxruntime accepts a prompt after a past (a "subsequent prompt") at batch 1 only.
   if (!firstPrompt && S > 1 && B != 1)
-    ctx.fail("unsupported: sequence length " + std::to_string(S) + " > 1 after a past needs batch 1, as in onnxruntime");
+    ctx.fail("unsupported: sequence length " + std::to_string(S) +
+             " > 1 after a past needs batch 1, as in onnxruntime");
   const int64_t presentLen = std::max(total, pastLen);
   const int64_t group = heads / kvHeads;
 
@@ -452,7 +456,7 @@ std::vector<Tensor> groupQueryAttention(const OpContext& ctx) {
         if (rotary)
           rotateHead(qh.data(), rotaryDim, interleaved, *cosCache, *sinCache, cacheRow(ctx, past + s, *cosCache));
         const int64_t last = past + s;
-        const int64_t first = window > 0 ? std::max<int64_t>(0, last - window) : 0;
+        const int64_t first = window > 0 ? std::max<int64_t>(0, last - window + 1) : 0;
         scores.assign(static_cast<std::size_t>(last - first + 1), 0.0);
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t t = first; t <= last; ++t) {

@@ -20,6 +20,6 @@ void registerReductionOps(OpRegistry& registry);  // ReduceMean/Sum/Max/Min/Prod
                                                   // LayerNormalization, CumSum
 void registerDataDependentOps(OpRegistry& registry); // NonZero, Compress, TopK, Tile, Pad
 void registerScatterOps(OpRegistry& registry);       // ScatterND, ScatterElements, Scatter
-void registerContribOps(OpRegistry& registry); // onnxruntime contrib ops, keyed "com.microsoft.<Op>"
+void registerContribOps(OpRegistry& registry);       // onnxruntime contrib ops, keyed "com.microsoft.<Op>"
 
 } // namespace dynqual::reference

@@ -23,7 +23,8 @@ struct ContribCase {
 };
 
 /// The conformance table: MatMulNBits (bits 2/4/8 x block 16..128 x K a multiple of the block or
-/// not x zero points none/packed/float x fp32/fp16, bias on a third), GroupQueryAttention (3 head
+/// not x zero points none/packed/float (float at 2 and 4 bits, as onnxruntime's CPU kernel takes them) x
+/// fp32/fp16, bias on a third), GroupQueryAttention (3 head
 /// layouts x packed QKV or not x no/half-split/interleaved rotary x prompt, decode, shared past
 /// buffer, continued prompt; windows, softcap, scale and fp16 on a rotation), RotaryEmbedding,
 /// SimplifiedLayerNormalization and SkipSimplifiedLayerNormalization. `op` empty = all ops, else
