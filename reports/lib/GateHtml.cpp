@@ -202,9 +202,9 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
          << escapeHtml(ctx.headLabel) << "</code>.</p>\n";
 
   body << "<h2>Timing</h2>\n";
-  const std::vector<std::string> header = {"Model",  "Metric", "Base",   "Head",
-                                           "Change", "Interval", "p",    "Level (p < level: significant)",
-                                           "Rounds", "Closed at", "Outlier rounds", "Verdict"};
+  const std::vector<std::string> header = {
+      "Model",  "Metric",    "Base",           "Head",   "Change", "Interval", "p", "Level (p < level: significant)",
+      "Rounds", "Closed at", "Outlier rounds", "Verdict"};
   // The deciding comparisons, then the side metric's in a table of their own.
   std::vector<std::vector<std::string>> rows, side;
   for (const auto& c : r.comparisons) {

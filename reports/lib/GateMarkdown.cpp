@@ -100,10 +100,10 @@ namespace {
 /// How the tested (not exact) comparisons were decided, with the policy's numbers.
 std::string testedText(const GateContext& ctx, long family) {
   const diff::Policy& p = ctx.policy;
-  std::string s = fmt::format(
-      "Each round times both arms in ABBA order, {} samples per position; an arm's round value is {} "
-      "({})",
-      ctx.measure.samplesPerPosition, roundValueText(p.roundValue), diff::roundValueName(p.roundValue));
+  std::string s =
+      fmt::format("Each round times both arms in ABBA order, {} samples per position; an arm's round value is {} "
+                  "({})",
+                  ctx.measure.samplesPerPosition, roundValueText(p.roundValue), diff::roundValueName(p.roundValue));
   if (p.tailValue)
     s += fmt::format("; a second comparison per model uses {} ({}), and an improvement needs both",
                      roundValueText(*p.tailValue), diff::roundValueName(*p.tailValue));
@@ -131,9 +131,9 @@ std::string decisionFooterMarkdown(const diff::AbResult& r, const GateContext& c
       exact += c.exact ? 1 : 0;
     }
   const long tested = timed - exact;
-  const std::string took = fmt::format("This run took {} round{} ({} look{}, {:.0f} s).", r.rounds,
-                                       r.rounds == 1 ? "" : "s", r.looksDone, r.looksDone == 1 ? "" : "s",
-                                       r.wallSeconds);
+  const std::string took =
+      fmt::format("This run took {} round{} ({} look{}, {:.0f} s).", r.rounds, r.rounds == 1 ? "" : "s", r.looksDone,
+                  r.looksDone == 1 ? "" : "s", r.wallSeconds);
   std::string s = "### How this gate decided\n\n";
   if (r.metric == diff::DecisionMetric::ModelledDeviceTime) {
     s += escapeMarkdown(fmt::format(
@@ -162,8 +162,8 @@ std::string decisionFooterMarkdown(const diff::AbResult& r, const GateContext& c
          "it leaves out: `docs/metrics/modelled-device-time.md#what-it-ignores`; a change only a GPU would feel "
          "needs the gate on a GPU machine (`docs/commands/ab.md`).\n";
   } else {
-    s += escapeMarkdown(fmt::format("Decided on {}, the measured {} time per run", metric,
-                                    exec::timingClockName(r.clock))) +
+    s += escapeMarkdown(
+             fmt::format("Decided on {}, the measured {} time per run", metric, exec::timingClockName(r.clock))) +
          " (`docs/metrics/gate-decision.md`). " +
          (timed == 0 ? std::string("No model was timed.") : escapeMarkdown(testedText(ctx, tested))) + " " + took +
          "\n";
@@ -223,13 +223,14 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
       "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n";
   const auto row = [&](const diff::MetricComparison& c) {
     if (c.verdict == diff::Verdict::Identical)
-      return fmt::format("| {} | {} | - | - | none | - | - | - | - | 0 | - | - | identical |\n", escapeMarkdown(c.model),
-                         escapeMarkdown(c.metric));
-    return fmt::format("| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | "
-                       "{} |\n",
-                       escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit,
-                       pct(c.ratio), pct(c.ciLow), pct(c.ciHigh), pct(c.eqLow), pct(c.eqHigh), c.p, c.alphaUsed,
-                       c.rounds, closedAt(c), c.outlierRounds.size(), verdictCell(c, ctx.policy.margin));
+      return fmt::format("| {} | {} | - | - | none | - | - | - | - | 0 | - | - | identical |\n",
+                         escapeMarkdown(c.model), escapeMarkdown(c.metric));
+    return fmt::format(
+        "| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | "
+        "{} |\n",
+        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
+        pct(c.ciLow), pct(c.ciHigh), pct(c.eqLow), pct(c.eqHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
+        c.outlierRounds.size(), verdictCell(c, ctx.policy.margin));
   };
   if (r.comparisons.size() == static_cast<size_t>(sideCount)) {
     md << "No model was timed.\n\n";
@@ -249,8 +250,7 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         "+-{:.3g}%; no change when the equivalence CI (two one-sided tests at the look's share "
                         "of alpha before Holm, at 1 - 2 x that share) lies within the margin; closed at = the "
                         "rounds of the look that decided it (open: no look decided it).\n\n",
-                        roundValueText(ctx.policy.roundValue),
-                        ctx.policy.alpha, ctx.policy.margin * 100);
+                        roundValueText(ctx.policy.roundValue), ctx.policy.alpha, ctx.policy.margin * 100);
     if (anyTimed)
       md << escapeMarkdown(decisionMetricSentence(r)) << "\n\n";
     if (std::any_of(r.comparisons.begin(), r.comparisons.end(),

@@ -327,8 +327,7 @@ TEST(GateMarkdown, AGateDecidedOnTheModelledTimeSaysSoInItsFooter) {
   ASSERT_FALSE(side.empty()) << md;
   EXPECT_EQ(tableRows(side), 2) << side;
   EXPECT_NE(side.find("| kv\\_decoder | cpu\\_time\\_ms |"), std::string::npos) << side;
-  EXPECT_NE(side.find("The measured cpu\\_time\\_ms is not what decided, and the two can disagree"),
-            std::string::npos)
+  EXPECT_NE(side.find("The measured cpu\\_time\\_ms is not what decided, and the two can disagree"), std::string::npos)
       << side;
 
   // The headline's count is the Timing table's rows: 2 exact + 2 identical.
