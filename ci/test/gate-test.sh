@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$1" && pwd)
-model=$2
+model=$(cd "$2" && pwd) # absolute: one run starts in the checkout
 name=$(basename "$model")
 source "$here/perf-repo.sh"
 
