@@ -294,6 +294,9 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
               ctx.measure.samplesPerPosition, ctx.measure.minSampleMs, ctx.measure.budgetSeconds,
               exec::timingClockName(r.clock), diff::interleaveName(ctx.measure.interleave)))
        << "</p>\n";
+  body << "<h2 id=\"how-decided\">How this gate decided</h2>\n";
+  for (const auto& p : decisionFooter(r, ctx))
+    body << "<p>" << escapeHtml(p) << "</p>\n";
 
   json charts = json::array();
   std::ostringstream sections;

@@ -119,7 +119,7 @@ std::string testedText(const GateContext& ctx, long family) {
 
 } // namespace
 
-std::string decisionFooterMarkdown(const diff::AbResult& r, const GateContext& ctx) {
+std::vector<std::string> decisionFooter(const diff::AbResult& r, const GateContext& ctx) {
   diff::Measurement m;
   m.clock = r.clock;
   m.metric = r.metric;
@@ -134,41 +134,33 @@ std::string decisionFooterMarkdown(const diff::AbResult& r, const GateContext& c
   const std::string took =
       fmt::format("This run took {} round{} ({} look{}, {:.0f} s).", r.rounds, r.rounds == 1 ? "" : "s", r.looksDone,
                   r.looksDone == 1 ? "" : "s", r.wallSeconds);
-  std::string s = "### How this gate decided\n\n";
-  if (r.metric == diff::DecisionMetric::ModelledDeviceTime) {
-    s += escapeMarkdown(fmt::format(
-             "Decided on {}, the sim's modelled device time per run: an exact metric, computed from the device "
-             "events each run makes (kernels, bytes, copies, synchronizations) with a roofline model of one GPU, so "
-             "it has no noise",
-             metric)) +
-         " (`docs/metrics/modelled-device-time.md`). ";
-    const int firstLook = ctx.policy.looks.empty() ? 1 : ctx.policy.looks.front();
-    if (timed == 0)
-      s += "No model was timed.";
-    else
-      s += fmt::format("{} of {} timed comparison{} had one value per arm in every sample of the first look's {} "
-                       "round{} and {} decided by the exact ratio head/base against the ±{:.3g} % margin: beyond it "
-                       "a regression or an improvement, within it no change, however small the change; no "
-                       "statistical test, no alpha.",
-                       exact, timed, timed == 1 ? "" : "s", firstLook, firstLook == 1 ? "" : "s",
-                       exact == 1 ? "was" : "were", ctx.policy.margin * 100);
-    if (tested > 0)
-      s += fmt::format(" {} {} not constant and {} tested as a measured time is. ", tested,
-                       tested == 1 ? "was" : "were", tested == 1 ? "was" : "were") +
-           escapeMarkdown(testedText(ctx, tested));
-    s += " " + took + "\n\n";
-    s += "What it predicts: it ranks changes of kernel count, bytes moved, copies and synchronizations; it does "
-         "not predict a GPU's absolute time, and it has not been checked against a GPU's measured time here. What "
-         "it leaves out: `docs/metrics/modelled-device-time.md#what-it-ignores`; a change only a GPU would feel "
-         "needs the gate on a GPU machine (`docs/commands/ab.md`).\n";
-  } else {
-    s += escapeMarkdown(
-             fmt::format("Decided on {}, the measured {} time per run", metric, exec::timingClockName(r.clock))) +
-         " (`docs/metrics/gate-decision.md`). " +
-         (timed == 0 ? std::string("No model was timed.") : escapeMarkdown(testedText(ctx, tested))) + " " + took +
-         "\n";
-  }
-  return s;
+  if (r.metric != diff::DecisionMetric::ModelledDeviceTime)
+    return {fmt::format("Decided on {}, the measured {} time per run (docs/metrics/gate-decision.md). ", metric,
+                        exec::timingClockName(r.clock)) +
+            (timed == 0 ? std::string("No model was timed.") : testedText(ctx, tested)) + " " + took};
+  std::string s = fmt::format("Decided on {}, the sim's modelled device time per run: an exact metric, computed from "
+                              "the device events each run makes (kernels, bytes, copies, synchronizations) with a "
+                              "roofline model of one GPU, so it has no noise (docs/metrics/modelled-device-time.md). ",
+                              metric);
+  const int firstLook = ctx.policy.looks.empty() ? 1 : ctx.policy.looks.front();
+  if (timed == 0)
+    s += "No model was timed.";
+  else
+    s += fmt::format("{} of {} timed comparison{} had one value per arm in every sample of the first look's {} "
+                     "round{} and {} decided by the exact ratio head/base against the ±{:.3g} % margin: beyond it "
+                     "a regression or an improvement, within it no change, however small the change; no "
+                     "statistical test, no alpha.",
+                     exact, timed, timed == 1 ? "" : "s", firstLook, firstLook == 1 ? "" : "s",
+                     exact == 1 ? "was" : "were", ctx.policy.margin * 100);
+  if (tested > 0)
+    s += fmt::format(" {} {} not constant and {} tested as a measured time is. ", tested, tested == 1 ? "was" : "were",
+                     tested == 1 ? "was" : "were") +
+         testedText(ctx, tested);
+  return {s + " " + took,
+          "What it predicts: it ranks changes of kernel count, bytes moved, copies and synchronizations; it does "
+          "not predict a GPU's absolute time, and it has not been checked against a GPU's measured time here. What "
+          "it leaves out: docs/metrics/modelled-device-time.md, \"What it ignores\"; a change only a GPU would "
+          "feel needs the gate on a GPU machine (docs/commands/ab.md)."};
 }
 
 std::string joinedInts(const std::vector<int>& v) {
@@ -372,7 +364,9 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   if (ctx.runId)
     md << fmt::format(" Stored as run {}", ctx.runId)
        << (ctx.dbPath.empty() ? std::string(".") : " in `" + ctx.dbPath + "`.");
-  md << "\n\n" << decisionFooterMarkdown(r, ctx);
+  md << "\n\n### How this gate decided\n\n";
+  for (const auto& p : decisionFooter(r, ctx))
+    md << escapeMarkdown(p) << "\n\n";
   return md.str();
 }
 

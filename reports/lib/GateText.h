@@ -26,10 +26,11 @@ std::string verdictCell(const diff::MetricComparison& c, double margin);
 /// The sentence naming the metric that decided the run and the one reported beside it
 /// (Measurement::metric; docs/metrics/gate-decision.md, "Decision metric").
 std::string decisionMetricSentence(const diff::AbResult& r);
-/// The footer of a gate report: how the metric that decided this run (AbResult::metric) was
-/// decided under ctx.policy, with the run's own numbers (margin, alpha, looks, round values, the
-/// rounds taken) and the page that defines the metric. Markdown, one paragraph per point.
-std::string decisionFooterMarkdown(const diff::AbResult& r, const GateContext& ctx);
+/// The footer of a gate report, "How this gate decided": how the metric that decided this run
+/// (AbResult::metric) was decided under ctx.policy, with the run's own numbers (margin, alpha,
+/// looks, round values, the rounds taken) and the page that defines the metric. Plain text, one
+/// string per paragraph (the renderers escape it).
+std::vector<std::string> decisionFooter(const diff::AbResult& r, const GateContext& ctx);
 /// What a round value is, for a sentence: "its fastest sample" (min), "the mean of its fastest
 /// half", "the mean of its samples", ....
 std::string roundValueText(diff::RoundValue v);

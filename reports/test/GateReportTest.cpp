@@ -341,6 +341,20 @@ TEST(GateMarkdown, AGateDecidedOnTheModelledTimeSaysSoInItsFooter) {
   EXPECT_EQ(md.find("no-change (exact)"), std::string::npos) << md;
   // Which database it went to.
   EXPECT_NE(md.find("Stored as run 7 in `/work/gate-out/dynqual.db`."), std::string::npos) << md;
+
+  // The HTML page says the same, and keeps the side metric out of the Timing table.
+  std::string chartJs = reports::defaultChartJsPath();
+  if (!fs::exists(chartJs))
+    GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
+  std::string html = reports::renderGateHtml(modelledGate(), modelledContext(), chartJs);
+  auto how = html.find("How this gate decided</h2>");
+  ASSERT_NE(how, std::string::npos);
+  EXPECT_NE(
+      html.find("Decided on modelled_device_ms, the sim&#39;s modelled device time per run: an exact metric", how),
+      std::string::npos)
+      << html.substr(how, 800);
+  EXPECT_NE(html.find("<h2>Beside, not deciding</h2>"), std::string::npos);
+  EXPECT_NE(html.find("+1.40 % (exact, within the ±2 % margin)"), std::string::npos);
 }
 
 // A measured decision describes the statistics its policy used, from the policy: another margin,
