@@ -158,7 +158,8 @@ std::vector<std::string> decisionFooter(const diff::AbResult& r, const GateConte
          testedText(ctx, tested);
   return {s + " " + took,
           "What it predicts: it ranks changes of kernel count, bytes moved, copies and synchronizations; it does "
-          "not predict a GPU's absolute time, and it has not been checked against a GPU's measured time here. What "
+          "not predict a GPU's absolute time, and how closely it follows a GPU's measured time has not been measured "
+          "yet. What "
           "it leaves out: docs/metrics/modelled-device-time.md, \"What it ignores\"; a change only a GPU would "
           "feel needs the gate on a GPU machine (docs/commands/ab.md)."};
 }
