@@ -71,6 +71,17 @@ grep -q "^api --method PATCH repos/acme/dq/issues/comments/1001" "$FAKE_GH_DIR/c
 grep -q "^dynqual gate: recorded run [0-9]* into $tmp/aa2/dynqual.db$" "$tmp/aa2/gate.log" ||
   fail "the log does not name the store: $(tail -3 "$tmp/aa2/gate.log")"
 
+# 2b. Decided on the modelled time: the footer says so, and the runner's rates for the measured
+#     test (DYNQUAL_GATE_STATS) are left out.
+set +e
+DYNQUAL_COMMENT_CMD=none DYNQUAL_GATE_STATS=$here/../gate-stats.md "$here/../gate" --repo "$repo" --base "$aa_base" \
+  --head "$aa_head" --out "$tmp/modelled" -- "$model" "${perf_repo_build_flags[@]}" --metric modelled-device-time
+code=$?
+set -e
+[ "$code" -eq 0 ] || fail "modelled A/A exited $code (see $tmp/modelled/gate.log)"
+grep -qF 'Decided on modelled\_device\_ms' "$tmp/modelled/comment.md" || fail "modelled footer: $(tail -5 "$tmp/modelled/comment.md")"
+grep -q "How far to trust this gate" "$tmp/modelled/comment.md" && fail "measured-test rates under a modelled decision"
+
 # 3. Injected slowdown: exit 1, the comment says regression; a measured decision appends the
 #    runner's rates from DYNQUAL_GATE_STATS.
 set +e
