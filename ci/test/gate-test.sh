@@ -3,12 +3,13 @@
 #   A/A posts one comment and exits 0; a second run edits that comment; a head whose dynqual-exec
 #   spins 2.8 ms more per run of the model (about 14 times its run) exits 1 and says regression;
 #   a head that does not build exits 4 naming its sha; a comment over the limit is cut with a
-#   link; --no-comment then --post-comment posts the same comment.
+#   link; --no-comment then --post-comment posts the same comment. The footer gives the run's own
+#   looks and margin; the store goes into the output folder, never the checkout.
 # usage: gate-test.sh BIN_DIR MODEL_DIR   (BIN_DIR holds this build's dynqual and dynqual-exec)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$1" && pwd)
-model=$2
+model=$(cd "$2" && pwd) # absolute: one run starts in the checkout
 name=$(basename "$model")
 source "$here/perf-repo.sh"
 
@@ -47,24 +48,52 @@ grep -q "dynqual gate: pass (exit 0)" "$FAKE_GH_DIR/comments/1001.md" || fail "c
 grep -q "dynqual gate: pass" "$GITHUB_STEP_SUMMARY" || fail "step summary not written"
 unset GITHUB_STEP_SUMMARY
 
-# 2. A second run edits the same comment instead of adding one.
+# The footer describes the measured test this run used (--looks 12,24 --margin 0.05), not a fixed file.
+c=$FAKE_GH_DIR/comments/1001.md
+grep -q "^### How this gate decided" "$c" || fail "comment lacks the footer: $(tail -5 "$c")"
+grep -qF 'Decided on cpu\_time\_ms, the measured thread-cpu time per run' "$c" || fail "footer: $(tail -3 "$c")"
+grep -qF 'looks after rounds 12, 24' "$c" || fail "footer does not give the run's looks: $(tail -3 "$c")"
+grep -qF '±5 % margin' "$c" || fail "footer does not give the run's margin: $(tail -3 "$c")"
+grep -q "How far to trust this gate" "$c" && fail "a fixed stats file in the comment without DYNQUAL_GATE_STATS"
+
+# 2. A second run edits the same comment instead of adding one. Without DYNQUAL_DB and run from the
+#    checkout, the store goes into the output folder, not the checkout, and the log says so.
 set +e
-"$here/../gate" --repo "$repo" --base "$aa_base" --head "$aa_head" --pr 7 --out "$tmp/aa2" "${gate_args[@]}"
+(cd "$repo" && env -u DYNQUAL_DB "$here/../gate" --repo "$repo" --base "$aa_base" --head "$aa_head" --pr 7 \
+  --out "$tmp/aa2" "${gate_args[@]}")
 code=$?
 set -e
 [ "$code" -eq 0 ] || fail "second A/A exited $code (see $tmp/aa2/gate.log)"
 [ "$(comments)" -eq 1 ] || fail "second run left $(comments) comments, expected 1"
 grep -q "^api --method PATCH repos/acme/dq/issues/comments/1001" "$FAKE_GH_DIR/calls.log" || fail "no PATCH of 1001"
+[ ! -e "$repo/dynqual.db" ] || fail "ci/gate wrote dynqual.db into the checkout"
+[ -s "$tmp/aa2/dynqual.db" ] || fail "no store in the output folder $tmp/aa2"
+grep -q "^dynqual gate: recorded run [0-9]* into $tmp/aa2/dynqual.db$" "$tmp/aa2/gate.log" ||
+  fail "the log does not name the store: $(tail -3 "$tmp/aa2/gate.log")"
 
-# 3. Injected slowdown: exit 1, the comment says regression.
+# 2b. Decided on the modelled time: the footer says so, and the runner's rates for the measured
+#     test (DYNQUAL_GATE_STATS) are left out.
 set +e
-"$here/../gate" --repo "$repo" --base "$aa_head" --head "$slow" --pr 7 --out "$tmp/slow" "${gate_args[@]}"
+DYNQUAL_COMMENT_CMD=none DYNQUAL_GATE_STATS=$here/../gate-stats.md "$here/../gate" --repo "$repo" --base "$aa_base" \
+  --head "$aa_head" --out "$tmp/modelled" -- "$model" "${perf_repo_build_flags[@]}" --metric modelled-device-time
+code=$?
+set -e
+[ "$code" -eq 0 ] || fail "modelled A/A exited $code (see $tmp/modelled/gate.log)"
+grep -qF 'Decided on modelled\_device\_ms' "$tmp/modelled/comment.md" || fail "modelled footer: $(tail -5 "$tmp/modelled/comment.md")"
+grep -q "How far to trust this gate" "$tmp/modelled/comment.md" && fail "measured-test rates under a modelled decision"
+
+# 3. Injected slowdown: exit 1, the comment says regression; a measured decision appends the
+#    runner's rates from DYNQUAL_GATE_STATS.
+set +e
+DYNQUAL_GATE_STATS=$here/../gate-stats.md "$here/../gate" --repo "$repo" --base "$aa_head" --head "$slow" --pr 7 \
+  --out "$tmp/slow" "${gate_args[@]}"
 code=$?
 set -e
 [ "$code" -eq 1 ] || fail "slow head exited $code, expected 1 (see $tmp/slow/gate.log)"
 [ "$(comments)" -eq 1 ] || fail "slow run left $(comments) comments"
 grep -q "dynqual gate: regression (exit 1)" "$FAKE_GH_DIR/comments/1001.md" || fail "comment lacks regression"
 grep -qF "${name//_/\\_}" "$FAKE_GH_DIR/comments/1001.md" || fail "comment does not name $name (Markdown-escaped)"
+grep -q "How far to trust this gate" "$FAKE_GH_DIR/comments/1001.md" || fail "DYNQUAL_GATE_STATS not appended"
 
 # 4. A head that does not build: exit 4, the comment names the revision; cut to a small limit.
 set +e
@@ -99,4 +128,4 @@ DYNQUAL_EXPECT_HEAD_SHA=$broken "$here/../gate" --post-comment "$tmp/fork"
 [ "$(comments)" -eq 1 ] || fail "--post-comment added a comment instead of editing"
 tail -n 1 "$FAKE_GH_DIR/calls.log" | grep -q "^api --method PATCH repos/acme/dq/issues/comments/1001" || fail "--post-comment did not edit"
 cmp -s "$tmp/fork/comment.md" "$FAKE_GH_DIR/comments/1001.md" || fail "--post-comment posted other text"
-echo "PASS: ci/gate A/A 0 + one comment, edit in place, regression 1, build failure 4 naming ${broken:0:12}, cut at limit, fork split"
+echo "PASS: ci/gate A/A 0 + one comment, footer from the run's policy, store in DIR, edit in place, regression 1, build failure 4 naming ${broken:0:12}, cut at limit, fork split"

@@ -202,28 +202,36 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
          << escapeHtml(ctx.headLabel) << "</code>.</p>\n";
 
   body << "<h2>Timing</h2>\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& c : r.comparisons)
+  const std::vector<std::string> header = {
+      "Model",  "Metric",    "Base",           "Head",   "Change", "Interval", "p", "Level (p < level: significant)",
+      "Rounds", "Closed at", "Outlier rounds", "Verdict"};
+  // The deciding comparisons, then the side metric's in a table of their own.
+  std::vector<std::vector<std::string>> rows, side;
+  for (const auto& c : r.comparisons) {
+    auto& to = c.deciding ? rows : side;
     if (c.verdict == diff::Verdict::Identical)
-      rows.push_back({c.model, c.metric, "-", "-", "none", "-", "-", "-", "0", "-", "-",
-                      "identical (same runtime and program bytes)"});
+      to.push_back({c.model, c.metric, "-", "-", "none", "-", "-", "-", "0", "-", "-",
+                    "identical (same runtime and program bytes)"});
     else
-      rows.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
-                      fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
-                      fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
-                      fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds), closedAt(c),
-                      std::to_string(c.outlierRounds.size()), verdictCell(c)});
+      to.push_back({c.model, c.metric, fmt::format("{:.4g} {}", c.baseMedian, c.unit),
+                    fmt::format("{:.4g} {}", c.headMedian, c.unit), gatePercent(c.ratio),
+                    fmt::format("[{}, {}]", gatePercent(c.ciLow), gatePercent(c.ciHigh)), fmt::format("{:.2g}", c.p),
+                    fmt::format("{:.2g}", c.alphaUsed), std::to_string(c.rounds), closedAt(c),
+                    std::to_string(c.outlierRounds.size()), verdictCell(c, ctx.policy.margin)});
+  }
   if (rows.empty())
     body << "<p>No model was timed.</p>\n";
   else
-    table(body,
-          {"Model", "Metric", "Base", "Head", "Change", "Interval", "p", "Level (p < level: significant)", "Rounds",
-           "Closed at", "Outlier rounds", "Verdict"},
-          rows);
+    table(body, header, rows);
   body << "<p>Change = Hodges-Lehmann estimate of head/base over the per-round ratios; the interval is at the "
           "comparison's level (the alpha p was compared with at the look that decided it). Looks at rounds "
        << escapeHtml(joinedInts(ctx.policy.looks)) << "; " << r.looksDone << " analysed. "
        << escapeHtml(decisionMetricSentence(r)) << "</p>\n";
+  if (!side.empty()) {
+    body << "<h2>Beside, not deciding</h2>\n<p>The side metric's comparisons, reported only: never in the exit code "
+            "or the verdict line's counts.</p>\n";
+    table(body, header, side);
+  }
 
   body << "<h2>Accuracy</h2>\n";
   rows.clear();
@@ -286,6 +294,9 @@ std::string renderGateHtml(const diff::AbResult& r, const GateContext& ctx, cons
               ctx.measure.samplesPerPosition, ctx.measure.minSampleMs, ctx.measure.budgetSeconds,
               exec::timingClockName(r.clock), diff::interleaveName(ctx.measure.interleave)))
        << "</p>\n";
+  body << "<h2 id=\"how-decided\">How this gate decided</h2>\n";
+  for (const auto& p : decisionFooter(r, ctx))
+    body << "<p>" << escapeHtml(p) << "</p>\n";
 
   json charts = json::array();
   std::ostringstream sections;

@@ -52,9 +52,19 @@ std::string closedAt(const diff::MetricComparison& c) {
   return c.decidedAtRounds > 0 ? std::to_string(c.decidedAtRounds) : "open";
 }
 
-std::string verdictCell(const diff::MetricComparison& c) {
-  return std::string(stats::verdictName(c.verdict)) + (c.exact ? " (exact)" : "") +
-         (c.deciding ? "" : " (beside, not deciding)");
+std::string verdictCell(const diff::MetricComparison& c, double margin) {
+  std::string v = stats::verdictName(c.verdict);
+  if (c.exact) {
+    // An exact change is real however small; only its size against the margin decides.
+    const std::string band = fmt::format("±{:.3g} % margin", margin * 100);
+    if (c.verdict != diff::Verdict::NoChange)
+      v += " (exact, beyond the " + band + ")";
+    else if (c.ratio != 1)
+      v = fmt::format("{:+.2f} % (exact, within the {})", (c.ratio - 1) * 100, band);
+    else
+      v += " (exact)";
+  }
+  return v + (c.deciding ? "" : " (beside, not deciding)");
 }
 
 std::string decisionMetricSentence(const diff::AbResult& r) {
@@ -67,6 +77,91 @@ std::string decisionMetricSentence(const diff::AbResult& r) {
     s += " exact: a deterministic metric whose every run of each arm had one value, decided by its exact ratio against "
          "the margin without a test (p 0 for any difference, 1 for none).";
   return s;
+}
+
+std::string roundValueText(diff::RoundValue v) {
+  switch (v) {
+  case diff::RoundValue::Min:
+    return "its fastest sample";
+  case diff::RoundValue::LowerHalfMean:
+    return "the mean of its fastest half";
+  case diff::RoundValue::Mean:
+    return "the mean of its samples";
+  case diff::RoundValue::Median:
+    return "the median of its samples";
+  case diff::RoundValue::P90:
+    return "the 90th percentile of its samples";
+  }
+  return diff::roundValueName(v);
+}
+
+namespace {
+
+/// How the tested (not exact) comparisons were decided, with the policy's numbers.
+std::string testedText(const GateContext& ctx, long family) {
+  const diff::Policy& p = ctx.policy;
+  std::string s =
+      fmt::format("Each round times both arms in ABBA order, {} samples per position; an arm's round value is {} "
+                  "({})",
+                  ctx.measure.samplesPerPosition, roundValueText(p.roundValue), diff::roundValueName(p.roundValue));
+  if (p.tailValue)
+    s += fmt::format("; a second comparison per model uses {} ({}), and an improvement needs both",
+                     roundValueText(*p.tailValue), diff::roundValueName(*p.tailValue));
+  s += fmt::format(
+      ". The per-round log ratios head/base are tested with the two-sided Wilcoxon signed-rank test and "
+      "estimated by Hodges-Lehmann at looks after rounds {}; alpha {:.3g} over the suite is split over the looks "
+      "(Bonferroni) and by Holm over the {} tested comparison{} of a look. A regression or an improvement needs p "
+      "below its level and the whole interval beyond the ±{:.3g} % margin, no change the equivalence interval (two "
+      "one-sided tests) within it; anything else is inconclusive (exit 3) when the looks or the {:.0f} s budget end.",
+      joinedInts(p.looks), p.alpha, family, family == 1 ? "" : "s", p.margin * 100, ctx.measure.budgetSeconds);
+  return s;
+}
+
+} // namespace
+
+std::vector<std::string> decisionFooter(const diff::AbResult& r, const GateContext& ctx) {
+  diff::Measurement m;
+  m.clock = r.clock;
+  m.metric = r.metric;
+  const std::string metric = diff::decidingMetric(m);
+  long timed = 0, exact = 0;
+  for (const auto& c : r.comparisons)
+    if (c.deciding && c.verdict != diff::Verdict::Identical) {
+      ++timed;
+      exact += c.exact ? 1 : 0;
+    }
+  const long tested = timed - exact;
+  const std::string took =
+      fmt::format("This run took {} round{} ({} look{}, {:.0f} s).", r.rounds, r.rounds == 1 ? "" : "s", r.looksDone,
+                  r.looksDone == 1 ? "" : "s", r.wallSeconds);
+  if (r.metric != diff::DecisionMetric::ModelledDeviceTime)
+    return {fmt::format("Decided on {}, the measured {} time per run (docs/metrics/gate-decision.md). ", metric,
+                        exec::timingClockName(r.clock)) +
+            (timed == 0 ? std::string("No model was timed.") : testedText(ctx, tested)) + " " + took};
+  std::string s = fmt::format("Decided on {}, the sim's modelled device time per run: an exact metric, computed from "
+                              "the device events each run makes (kernels, bytes, copies, synchronizations) with a "
+                              "roofline model of one GPU, so it has no noise (docs/metrics/modelled-device-time.md). ",
+                              metric);
+  const int firstLook = ctx.policy.looks.empty() ? 1 : ctx.policy.looks.front();
+  if (timed == 0)
+    s += "No model was timed.";
+  else
+    s += fmt::format("{} of {} timed comparison{} had one value per arm in every sample of the first look's {} "
+                     "round{} and {} decided by the exact ratio head/base against the ±{:.3g} % margin: beyond it "
+                     "a regression or an improvement, within it no change, however small the change; no "
+                     "statistical test, no alpha.",
+                     exact, timed, timed == 1 ? "" : "s", firstLook, firstLook == 1 ? "" : "s",
+                     exact == 1 ? "was" : "were", ctx.policy.margin * 100);
+  if (tested > 0)
+    s += fmt::format(" {} {} not constant and {} tested as a measured time is. ", tested, tested == 1 ? "was" : "were",
+                     tested == 1 ? "was" : "were") +
+         testedText(ctx, tested);
+  return {s + " " + took,
+          "What it predicts: it ranks changes of kernel count, bytes moved, copies and synchronizations; it does "
+          "not predict a GPU's absolute time, and how closely it follows a GPU's measured time has not been measured "
+          "yet. What "
+          "it leaves out: docs/metrics/modelled-device-time.md, \"What it ignores\"; a change only a GPU would "
+          "feel needs the gate on a GPU machine (docs/commands/ab.md)."};
 }
 
 std::string joinedInts(const std::vector<int>& v) {
@@ -113,28 +208,34 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
   md << "base `" << escapeMarkdown(ctx.baseLabel) << "` vs head `" << escapeMarkdown(ctx.headLabel) << "`\n\n";
 
   md << "### Timing\n\n";
-  if (r.comparisons.empty()) {
+  const auto isSide = [](const diff::MetricComparison& c) { return !c.deciding; };
+  const auto sideCount = std::count_if(r.comparisons.begin(), r.comparisons.end(), isSide);
+  const std::string header =
+      "| model | metric | base | head | change | CI | equivalence CI | p | level | rounds | closed at | outlier "
+      "rounds | verdict |\n"
+      "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n";
+  const auto row = [&](const diff::MetricComparison& c) {
+    if (c.verdict == diff::Verdict::Identical)
+      return fmt::format("| {} | {} | - | - | none | - | - | - | - | 0 | - | - | identical |\n",
+                         escapeMarkdown(c.model), escapeMarkdown(c.metric));
+    return fmt::format(
+        "| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | "
+        "{} |\n",
+        escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
+        pct(c.ciLow), pct(c.ciHigh), pct(c.eqLow), pct(c.eqHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
+        c.outlierRounds.size(), verdictCell(c, ctx.policy.margin));
+  };
+  if (r.comparisons.size() == static_cast<size_t>(sideCount)) {
     md << "No model was timed.\n\n";
   } else {
-    md << "| model | metric | base | head | change | CI | equivalence CI | p | level | rounds | closed at | outlier "
-          "rounds "
-          "| verdict |\n"
-          "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n";
-    for (const auto& c : r.comparisons) {
-      if (c.verdict == diff::Verdict::Identical) {
-        md << fmt::format("| {} | {} | - | - | none | - | - | - | - | 0 | - | - | identical |\n",
-                          escapeMarkdown(c.model), escapeMarkdown(c.metric));
-        continue;
-      }
-      md << fmt::format(
-          "| {} | {} | {:.4g} {} | {:.4g} {} | {} | [{}, {}] | [{}, {}] | {:.2g} | {:.2g} | {} | {} | {} | "
-          "{} |\n",
-          escapeMarkdown(c.model), escapeMarkdown(c.metric), c.baseMedian, c.unit, c.headMedian, c.unit, pct(c.ratio),
-          pct(c.ciLow), pct(c.ciHigh), pct(c.eqLow), pct(c.eqHigh), c.p, c.alphaUsed, c.rounds, closedAt(c),
-          c.outlierRounds.size(), verdictCell(c));
-    }
-    bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(),
-                                [](const diff::MetricComparison& c) { return c.verdict != diff::Verdict::Identical; });
+    // The deciding comparisons only: as many rows as the verdict line counts.
+    md << header;
+    for (const auto& c : r.comparisons)
+      if (c.deciding)
+        md << row(c);
+    bool anyTimed = std::any_of(r.comparisons.begin(), r.comparisons.end(), [](const diff::MetricComparison& c) {
+      return c.deciding && c.verdict != diff::Verdict::Identical;
+    });
     if (anyTimed)
       md << fmt::format("\nChange = Hodges-Lehmann estimate of head/base over per-round ratios (each arm's "
                         "round value: {}); a comparison is significant when p < level, its share of alpha "
@@ -142,9 +243,7 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                         "+-{:.3g}%; no change when the equivalence CI (two one-sided tests at the look's share "
                         "of alpha before Holm, at 1 - 2 x that share) lies within the margin; closed at = the "
                         "rounds of the look that decided it (open: no look decided it).\n\n",
-                        ctx.policy.roundValue == diff::RoundValue::Min ? "its fastest sample"
-                                                                       : "the mean of its fastest half",
-                        ctx.policy.alpha, ctx.policy.margin * 100);
+                        roundValueText(ctx.policy.roundValue), ctx.policy.alpha, ctx.policy.margin * 100);
     if (anyTimed)
       md << escapeMarkdown(decisionMetricSentence(r)) << "\n\n";
     if (std::any_of(r.comparisons.begin(), r.comparisons.end(),
@@ -152,6 +251,35 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
       md << (anyTimed ? "" : "\n")
          << "Identical = both arms run byte-identical programs on byte-identical runtimes (hashes below): "
             "no timing difference can be a change of the code, so these models were not timed (a pass).\n\n";
+  }
+  if (sideCount > 0) {
+    diff::Measurement m;
+    m.clock = r.clock;
+    m.metric = r.metric;
+    md << "### Beside, not deciding: " << escapeMarkdown(diff::sideMetric(m)) << "\n\n"
+       << fmt::format("{} comparison{} of the side metric, reported only: never in the exit code or the counts "
+                      "above.\n\n",
+                      sideCount, sideCount == 1 ? "" : "s")
+       << header;
+    for (const auto& c : r.comparisons)
+      if (!c.deciding)
+        md << row(c);
+    md << "\n";
+    if (r.metric == diff::DecisionMetric::ModelledDeviceTime)
+      md << escapeMarkdown(fmt::format(
+                "The measured {} is not what decided, and the two can disagree, even in sign: it is how long this "
+                "machine took to run the sim, which interprets every kernel in C++, so it moves with the sim's own "
+                "code, its code layout and the machine's load, while {} counts only the device events the program "
+                "makes (kernels, bytes, copies, synchronizations) on a model of one GPU.",
+                diff::sideMetric(m), diff::kModelledDeviceMetric))
+         << "\n\n";
+    else
+      md << escapeMarkdown(fmt::format(
+                "The {} beside it is not what decided, and the two can disagree: it counts only the device events "
+                "the program makes on a model of one GPU, so it cannot see a change of the code's own speed or "
+                "layout, which the measured {} includes.",
+                diff::kModelledDeviceMetric, diff::decidingMetric(m)))
+         << "\n\n";
   }
 
   md << "### Accuracy\n\n| model | cases | base vs reference | head vs reference | head vs base | verdict |\n"
@@ -235,8 +363,11 @@ std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx) 
                     diff::interleaveName(ctx.measure.interleave),
                     ctx.measure.cpu >= 0 ? fmt::format(" on CPU {}", ctx.measure.cpu) : "");
   if (ctx.runId)
-    md << fmt::format(" Stored as run {}.", ctx.runId);
-  md << "\n";
+    md << fmt::format(" Stored as run {}", ctx.runId)
+       << (ctx.dbPath.empty() ? std::string(".") : " in `" + ctx.dbPath + "`.");
+  md << "\n\n### How this gate decided\n\n";
+  for (const auto& p : decisionFooter(r, ctx))
+    md << escapeMarkdown(p) << "\n\n";
   return md.str();
 }
 

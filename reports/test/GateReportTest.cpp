@@ -209,3 +209,182 @@ TEST(GateReports, IdenticalIsAPassingVerdictOfItsOwnInEveryFormat) {
   EXPECT_NE(html.find("identical (same runtime and program bytes)"), std::string::npos);
   EXPECT_EQ(html.find("samples-same"), std::string::npos); // nothing was timed: no sample chart
 }
+
+namespace {
+
+// The gate of issue 29's fused-elementwise cap: decided on the modelled device time after one
+// round, kv_decoder +5.00 % exact, tiny_bert +1.40 % exact, two models identical, and the
+// measured cpu_time_ms of the two timed models beside it (kv_decoder -1.71 %, head faster).
+diff::AbResult modelledGate() {
+  diff::AbResult r;
+  r.metric = diff::DecisionMetric::ModelledDeviceTime;
+  r.clock = exec::TimingClock::ThreadCpu;
+  for (const char* m : {"kv_decoder", "tiny_bert", "shape_ops", "decoder_tiny"}) {
+    diff::ModelCheck c;
+    c.model = m;
+    c.passed = true;
+    r.checks.push_back(c);
+  }
+  auto exact = [](const char* model, double base, double ratio, diff::Verdict v) {
+    diff::MetricComparison c;
+    c.model = model;
+    c.metric = diff::kModelledDeviceMetric;
+    c.unit = "ms";
+    c.rounds = c.decidedAtRounds = 1;
+    c.baseMedian = base;
+    c.headMedian = base * ratio;
+    c.ratio = c.ciLow = c.ciHigh = c.eqLow = c.eqHigh = ratio;
+    c.p = c.pAdjusted = 0;
+    c.exact = true;
+    c.verdict = v;
+    return c;
+  };
+  auto identical = [](const char* model) {
+    diff::MetricComparison c;
+    c.model = model;
+    c.metric = diff::kModelledDeviceMetric;
+    c.verdict = diff::Verdict::Identical;
+    return c;
+  };
+  auto side = [](const char* model, double ratio) {
+    diff::MetricComparison c;
+    c.model = model;
+    c.metric = "cpu_time_ms";
+    c.unit = "ms";
+    c.rounds = 1;
+    c.baseMedian = 1;
+    c.headMedian = ratio;
+    c.ratio = ratio;
+    c.ciLow = 0.9;
+    c.ciHigh = 1.1;
+    c.p = 1;
+    c.deciding = false;
+    c.verdict = diff::Verdict::Inconclusive;
+    return c;
+  };
+  // 1.050 is beyond the margin 1.02, 1.014 within it (stats::classify; ratio - 1 = +1.40 %).
+  r.comparisons = {exact("kv_decoder", 0.7974, 1.050, diff::Verdict::Regression),
+                   exact("tiny_bert", 0.7158, 1.014, diff::Verdict::NoChange),
+                   identical("shape_ops"),
+                   identical("decoder_tiny"),
+                   side("kv_decoder", 1 - 0.0171),
+                   side("tiny_bert", 1.003)};
+  r.rounds = 1;
+  r.looksDone = 1;
+  return r;
+}
+
+reports::GateContext modelledContext() {
+  reports::GateContext c = context();
+  c.command = "gate";
+  c.policy.looks = {1, 12, 16, 24}; // resolveDecisionMetric puts the exact look 1 first
+  c.policy.margin = 0.02;
+  c.measure.metric = diff::DecisionMetric::ModelledDeviceTime;
+  c.runId = 7;
+  c.dbPath = "/work/gate-out/dynqual.db";
+  return c;
+}
+
+std::string section(const std::string& md, const std::string& heading) {
+  auto a = md.find(heading);
+  if (a == std::string::npos)
+    return "";
+  auto b = md.find("\n### ", a + heading.size());
+  return md.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+long tableRows(const std::string& text) {
+  long rows = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    rows += line.rfind("| ", 0) == 0 ? 1 : 0;
+  return rows > 0 ? rows - 1 : 0; // the header row; the |---| line does not start with "| "
+}
+
+} // namespace
+
+// Before: the footer was the fixed ci/gate-stats.md, quoting the thread-CPU test's rates ("looks
+// 12...128") under a gate that decided on modelled_device_ms in one round; tiny_bert's exact +1.40 %
+// read "no-change (exact)"; the headline counted 4 comparisons above a table of 6 rows.
+TEST(GateMarkdown, AGateDecidedOnTheModelledTimeSaysSoInItsFooter) {
+  std::string md = reports::renderGateMarkdown(modelledGate(), modelledContext());
+  std::string footer = section(md, "### How this gate decided");
+  ASSERT_FALSE(footer.empty()) << md;
+  EXPECT_NE(footer.find("Decided on modelled\\_device\\_ms"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("an exact metric"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("docs/metrics/modelled-device-time.md"), std::string::npos) << footer;
+  // Its policy: both timed comparisons exact, over the first look (1 round), against the margin.
+  EXPECT_NE(footer.find("2 of 2 timed comparisons had one value per arm in every sample of the first look's 1 "
+                        "round and were decided by the exact ratio head/base against the ±2 % margin"),
+            std::string::npos)
+      << footer;
+  EXPECT_NE(footer.find("This run took 1 round (1 look"), std::string::npos) << footer;
+  EXPECT_EQ(footer.find("Wilcoxon"), std::string::npos) << "the measured test did not decide: " << footer;
+  EXPECT_EQ(md.find("looks 12"), std::string::npos) << md;
+
+  // The measured CPU time beside it, and why it is not what decided.
+  std::string side = section(md, "### Beside, not deciding: cpu\\_time\\_ms");
+  ASSERT_FALSE(side.empty()) << md;
+  EXPECT_EQ(tableRows(side), 2) << side;
+  EXPECT_NE(side.find("| kv\\_decoder | cpu\\_time\\_ms |"), std::string::npos) << side;
+  EXPECT_NE(side.find("The measured cpu\\_time\\_ms is not what decided, and the two can disagree"), std::string::npos)
+      << side;
+
+  // The headline's count is the Timing table's rows: 2 exact + 2 identical.
+  EXPECT_NE(md.find("4 comparisons (1 no change, 0 improvement, 1 regression, 0 inconclusive)"), std::string::npos)
+      << md;
+  EXPECT_EQ(tableRows(section(md, "### Timing")), 4) << md;
+
+  // An exact change under the margin is a real change: its size, and that it is within the margin.
+  EXPECT_NE(md.find("| +1.40 % (exact, within the ±2 % margin) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| regression (exact, beyond the ±2 % margin) |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("no-change (exact)"), std::string::npos) << md;
+  // Which database it went to.
+  EXPECT_NE(md.find("Stored as run 7 in `/work/gate-out/dynqual.db`."), std::string::npos) << md;
+
+  // The HTML page says the same, and keeps the side metric out of the Timing table.
+  std::string chartJs = reports::defaultChartJsPath();
+  if (!fs::exists(chartJs))
+    GTEST_SKIP() << chartJs << " missing (libjs-chart.js)";
+  std::string html = reports::renderGateHtml(modelledGate(), modelledContext(), chartJs);
+  auto how = html.find("How this gate decided</h2>");
+  ASSERT_NE(how, std::string::npos);
+  EXPECT_NE(
+      html.find("Decided on modelled_device_ms, the sim&#39;s modelled device time per run: an exact metric", how),
+      std::string::npos)
+      << html.substr(how, 800);
+  EXPECT_NE(html.find("<h2>Beside, not deciding</h2>"), std::string::npos);
+  EXPECT_NE(html.find("+1.40 % (exact, within the ±2 % margin)"), std::string::npos);
+}
+
+// A measured decision describes the statistics its policy used, from the policy: another margin,
+// other looks and a second round value show up as given.
+TEST(GateMarkdown, AMeasuredDecisionDescribesTheTestItsPolicyUsed) {
+  diff::AbResult r = sample();
+  r.clock = exec::TimingClock::ThreadCpu;
+  r.checks[1].passed = true;
+  for (auto& c : r.comparisons)
+    c.metric = "cpu_time_ms";
+  reports::GateContext ctx = context();
+  ctx.policy.looks = {12, 24};
+  ctx.policy.margin = 0.05;
+  ctx.policy.alpha = 0.01;
+  ctx.policy.tailValue = diff::RoundValue::Mean;
+  ctx.measure.samplesPerPosition = 3;
+  ctx.measure.budgetSeconds = 300;
+  std::string footer = section(reports::renderGateMarkdown(r, ctx), "### How this gate decided");
+  ASSERT_FALSE(footer.empty());
+  EXPECT_NE(footer.find("Decided on cpu\\_time\\_ms, the measured thread-cpu time per run"), std::string::npos)
+      << footer;
+  EXPECT_NE(footer.find("3 samples per position; an arm's round value is its fastest sample (min); a second "
+                        "comparison per model uses the mean of its samples (mean), and an improvement needs both"),
+            std::string::npos)
+      << footer;
+  EXPECT_NE(footer.find("Wilcoxon signed-rank test"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("looks after rounds 12, 24; alpha 0.01 over the suite"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("Holm over the 2 tested comparisons of a look"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("beyond the ±5 % margin"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("the 300 s budget"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("This run took 12 rounds (1 look"), std::string::npos) << footer;
+  EXPECT_EQ(footer.find("modelled-device-time.md"), std::string::npos) << footer;
+}

@@ -381,6 +381,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   }
 
   reports::GateContext ctx{kind, o.base.variant.text(), o.head.variant.text(), o.policy, o.measure, runId};
+  if (db && recordError.empty())
+    ctx.dbPath = fs::absolute(db->path()).lexically_normal().string();
   if (extraParams.count("base_rev"))
     ctx.baseLabel += " @ " + extraParams.at("base_rev");
   if (extraParams.count("head_rev"))
@@ -392,6 +394,8 @@ int runAbCommand(const std::string& kind, const AbFlags& f, diff::AbOptions o,
   if (tempWork)
     fs::remove_all(work);
   std::cerr << "dynqual " << kind << ": " << diff::verdictLine(r) << "\n";
+  if (!ctx.dbPath.empty())
+    std::cerr << "dynqual " << kind << ": recorded run " << runId << " into " << ctx.dbPath << "\n";
   if (!recordError.empty()) {
     std::cerr << "dynqual " << kind << ": recording into the store failed (results above are complete): " << recordError
               << "\n";

@@ -157,6 +157,7 @@ RebuiltAbRun rebuildAbRun(store::Store& db, int64_t runId, StoredComparisons whi
     return it == stored.params.end() ? std::string() : it->second;
   };
   out.context = reports::GateContext{stored.kind, param("base"), param("head"), policy, m, runId};
+  out.context.dbPath = std::filesystem::absolute(db.path()).lexically_normal().string();
   if (!param("base_rev").empty())
     out.context.baseLabel += " @ " + param("base_rev");
   if (!param("head_rev").empty())

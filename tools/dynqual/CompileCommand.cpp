@@ -13,9 +13,10 @@
 namespace dynqual::cli {
 
 void addCompileCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("compile", "Compile an ONNX model and stop after a stage.\n"
-                                            "Stages: onnx (imported generic ops), dq (after conversion),\n"
-                                            "memref (after the memref passes), dqp (program artifact).");
+  auto* cmd =
+      app.add_subcommand("compile", "Compile an ONNX model and stop after the stage --emit names\n"
+                                    "(default dqp). Stages: onnx (imported generic ops), dq (after conversion),\n"
+                                    "memref (after the memref passes), dqp (program artifact).");
   struct Opts {
     std::string model, output = "-";
     CompileRequest req;

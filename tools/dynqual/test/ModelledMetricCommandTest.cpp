@@ -126,6 +126,8 @@ TEST(ModelledMetricCommand, AStoredGateReanalysesAndSaysWhichMetricDecided) {
                    "--force-timing", "--samples", "1", "--warmup", "0", "--db", db.string(), "--format", "json"});
   ASSERT_FALSE(g.doc.is_discarded()) << g.err;
   EXPECT_EQ(g.code, 0) << g.err;
+  const std::string dbAbs = fs::absolute(db).lexically_normal().string();
+  EXPECT_NE(g.err.find("dynqual gate: recorded run 1 into " + dbAbs), std::string::npos) << g.err;
   Outcome r = run({"gate", "--reanalyze", "latest", "--db", db.string()}, false); // Markdown: _ escaped
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("identical to the stored verdicts"), std::string::npos) << r.err;
@@ -133,6 +135,17 @@ TEST(ModelledMetricCommand, AStoredGateReanalysesAndSaysWhichMetricDecided) {
       << r.out;
   EXPECT_NE(r.out.find("no-change (exact)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(beside, not deciding)"), std::string::npos) << r.out;
+  // The footer: the modelled time decided exactly after the first look's one round, by the margin.
+  EXPECT_NE(r.out.find("### How this gate decided"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Decided on modelled\\_device\\_ms, the sim's modelled device time per run: an exact metric"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 of 1 timed comparison had one value per arm in every sample of the first look's 1 round"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("docs/metrics/modelled-device-time.md"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("### Beside, not deciding: cpu\\_time\\_ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Stored as run 1 in `" + dbAbs + "`."), std::string::npos) << r.out;
   Outcome rep = run({"report", "latest", "--db", db.string()}, false);
   EXPECT_NE(rep.out.find("Decided on modelled\\_device\\_ms"), std::string::npos) << rep.out << rep.err;
   fs::remove(db);

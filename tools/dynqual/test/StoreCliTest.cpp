@@ -81,6 +81,14 @@ TEST(StoreCli, HelpShowsEffectiveDefault) {
   EXPECT_NE(runDynqual(dir.path, "db query --help").out.find("tab-separated"), std::string::npos);
 }
 
+// The description names the flag that picks the stage (before: "stop after a stage", no flag).
+TEST(CliHelp, CompileNamesEmitForTheStageToStopAfter) {
+  TempDir dir;
+  Result r = runDynqual(dir.path, "compile --help");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("stop after the stage --emit names"), std::string::npos) << r.out;
+}
+
 // A model that fails to load (truncated model.onnx) must appear in the report as a FAIL row with
 // its error, not as "No accuracy results".
 TEST(StoreCli, ReportListsFailedModel) {

@@ -18,6 +18,8 @@ struct GateContext {
   int64_t runId = 0; ///< store row id, 0 when not recorded
   /// One line per arm on how its binaries came to be (gate: build time and ccache hit rate).
   std::vector<std::string> notes;
+  /// The results database the run was recorded into (absolute), "" when it was not recorded.
+  std::string dbPath;
 };
 
 /// The hidden marker a CI bot searches for to update one sticky PR comment.
@@ -32,8 +34,13 @@ std::string exitCodeMeaning(int code);
 /// (MetricComparison::alphaUsed), rounds, the rounds of the look that closed it, outlier rounds
 /// and verdict; the accuracy table; the deterministic counters that changed; artifact sizes
 /// This/Base/Delta; the runtime and program hashes (first 12 hex digits) when the arms are dq; the
-/// builds (ctx.notes); the environment check; the policy and measurement. An identical comparison
-/// is a row with no numbers and the verdict "identical".
+/// builds (ctx.notes); the environment check; the policy and measurement; the run id and database
+/// (ctx.dbPath); and a footer, "How this gate decided", written from the run's decision metric and
+/// ctx.policy (an exact modelled time: its margin, the rounds, the metric's page; a measured time:
+/// the round values, test, looks, alpha and margin the analysis used). The comparisons of the side
+/// metric (MetricComparison::deciding false) get a table of their own, so the Timing table has as
+/// many rows as the verdict line counts comparisons. An identical comparison is a row with no
+/// numbers and the verdict "identical".
 std::string renderGateMarkdown(const diff::AbResult& r, const GateContext& ctx);
 
 /// JSON document {"format":"dynqual-ab","version":1,...} with every field of the result,
