@@ -406,8 +406,7 @@ __global__ void kCastRows(Opd dst, Opd src, Shape outer, int64_t n, int64_t chun
 }
 
 /// Plain copy over rows of S-sized elements; `vec` as in kElemRowsT (both inner strides 1).
-template <typename S>
-__global__ void kCopyRowsT(Opd dst, Opd src, Shape outer, int64_t n, int64_t chunks, bool vec) {
+template <typename S> __global__ void kCopyRowsT(Opd dst, Opd src, Shape outer, int64_t n, int64_t chunks, bool vec) {
   constexpr int V = Pack16<S>::V;
   const int r = outer.rank;
   const int64_t ss = src.strides[r], sd = dst.strides[r];
@@ -966,7 +965,9 @@ RowsPlan rowsOf(const Shape &shape) {
 /// The row kernels pay one row-coordinate computation per chunk: worth it from rank 1 or rows of
 /// at least this many elements; shorter rows take the per-element kernels.
 constexpr int64_t kMinRow = 256;
-bool useRows(const Shape &shape) { return shape.rank == 1 || (shape.rank > 1 && shape.sizes[shape.rank - 1] >= kMinRow); }
+bool useRows(const Shape &shape) {
+  return shape.rank == 1 || (shape.rank > 1 && shape.sizes[shape.rank - 1] >= kMinRow);
+}
 
 /// Whether every row of `o` (inner stride 1) starts on a 16-byte boundary.
 bool rowsAligned(const Opd &o, const Shape &shape) {
@@ -988,11 +989,12 @@ void launchElemRowsT(hipStream_t s, ElemOp op, int nIn, const Opd &a, const Opd 
                      p.outer, p.n, chunks, vec);
 }
 
-template <typename S> void launchCopyRowsT(hipStream_t s, const Opd &dst, const Opd &src, const Shape &shape, bool vec) {
+template <typename S>
+void launchCopyRowsT(hipStream_t s, const Opd &dst, const Opd &src, const Shape &shape, bool vec) {
   const RowsPlan p = rowsOf(shape);
   const int64_t chunks = chunksOf(p.n, Pack16<S>::V);
-  hipLaunchKernelGGL(kCopyRowsT<S>, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, dst, src, p.outer,
-                     p.n, chunks, vec);
+  hipLaunchKernelGGL(kCopyRowsT<S>, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, dst, src, p.outer, p.n,
+                     chunks, vec);
 }
 
 template <typename S> void launchTranspose(hipStream_t s, const Opd &dst, const Opd &src, const Shape &shape) {
