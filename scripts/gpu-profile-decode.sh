@@ -65,7 +65,7 @@ for name in gemv blas; do
   grep "hip profile" "$OUT/p-$name.txt" | head -40 >> "$OUT/summary.txt"
 done
 
-KB=("$B/dq-kernel-bench" --device=hip --benchmark_filter='copy_peak|matmul_decode' --benchmark_min_time=0.2)
+KB=("$B/dq-kernel-bench" --device=hip --benchmark_filter='copy_peak|matmul_decode' --benchmark_min_time=0.2s)
 DQ_HIP_GEMV=on timeout 120 "${KB[@]}" > "$OUT/kb-gemv.txt" 2>&1
 DQ_HIP_GEMV=off timeout 120 "${KB[@]}" > "$OUT/kb-blas.txt" 2>&1
 for f in kb-gemv kb-blas; do

@@ -66,7 +66,7 @@ head -25 "$RES/device_run.log" >> "$SUMMARY"
 
 # 3. Kernel microbenchmarks (GB/s against the copy peak, matmul TFLOP/s).
 if [ "$(left)" -gt 60 ]; then
-  timeout $(($(left) - 30)) build-gpu/dq-kernel-bench --device=hip --benchmark_min_time=0.2 \
+  timeout $(($(left) - 30)) build-gpu/dq-kernel-bench --device=hip --benchmark_min_time=0.2s \
     --benchmark_out="$RES/kernel_bench.json" --benchmark_out_format=json > "$RES/kernel_bench.txt" 2>&1
   note "kernel bench rc=$? ($(($(date +%s) - start)) s)"
   cat "$RES/kernel_bench.txt" >> "$SUMMARY"

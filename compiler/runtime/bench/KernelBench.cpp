@@ -242,19 +242,39 @@ void registerAll(const Sizes &z) {
   }
 }
 
+#ifndef DQ_BENCHMARK_MIN_TIME_SUFFIX
+#define DQ_BENCHMARK_MIN_TIME_SUFFIX 1
+#endif
+
+/// `--benchmark_min_time=V` in the form the linked Google Benchmark takes: from 1.8 on a unit
+/// suffix ("0.2s"; a bare number is read as seconds with a warning on every run), before 1.8 a
+/// bare number of seconds. "0.2s" and "0.2" both work either way; an iteration count ("100x")
+/// needs 1.8 and is passed through.
+std::string minTimeFlag(const std::string &value) {
+  const bool hasUnit = !value.empty() && (value.back() == 's' || value.back() == 'x');
+  if (DQ_BENCHMARK_MIN_TIME_SUFFIX) return "--benchmark_min_time=" + value + (hasUnit ? "" : "s");
+  return "--benchmark_min_time=" + (value.back() == 's' ? value.substr(0, value.size() - 1) : value);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string size;
   std::vector<char *> rest = {argv[0]};
+  std::vector<std::string> rewritten; // owns the rewritten flags that `rest` points into
+  rewritten.reserve(static_cast<size_t>(argc));
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--device=", 0) == 0)
+    if (a.rfind("--device=", 0) == 0) {
       gDeviceName = a.substr(9);
-    else if (a.rfind("--size=", 0) == 0)
+    } else if (a.rfind("--size=", 0) == 0) {
       size = a.substr(7);
-    else
+    } else if (a.rfind("--benchmark_min_time=", 0) == 0 && a.size() > 21) {
+      rewritten.push_back(minTimeFlag(a.substr(21)));
+      rest.push_back(rewritten.back().data());
+    } else {
       rest.push_back(argv[i]);
+    }
   }
   if (size.empty()) size = gDeviceName == "hip" ? "large" : "small";
   if (size != "small" && size != "large") {

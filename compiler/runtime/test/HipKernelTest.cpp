@@ -527,6 +527,31 @@ TEST_F(HipKernels, ElementwiseAndReductionTail) {
   compare("one_hot", {{I32, {4}, Gen::Index, 3}, {I64, {2}}}, I64, {4, 3}, attrs({1}), Tol::Exact);
 }
 
+// The bandwidth paths of elementwise, cast and copy (HipKernels.hip): rows long enough for the row
+// kernels, lengths that leave a partial 16-byte vector at the end, rows whose starts are not
+// 16-byte aligned (f16 rows of 700 elements; layout 1 starts at element 1 with stride 2), row and
+// column broadcasts, and transposes that take the shared-memory tiles (partial tiles, a batch
+// dim). + and * are correctly rounded in double on both devices, so those agree exactly.
+TEST_F(HipKernels, BandwidthPathsAgainstTheSim) {
+  for (DType t : {F32, F16, BF16, F64}) {
+    compare("add", {{t, {3, 1001}}, {t, {3, 1001}}}, t, {3, 1001}, {}, Tol::Exact);
+    compare("add", {{t, {5, 700}}, {t, {700}}}, t, {5, 700}, {}, Tol::Exact);
+    compare("mul", {{t, {6, 512}}, {t, {6, 1}}}, t, {6, 512}, {}, Tol::Exact);
+    compare("mul", {{t, {4099}}, {t, {1}}}, t, {4099}, {}, Tol::Exact);
+    compare("exp", {{t, {2, 3000}}}, t, {2, 3000}, {}, Tol::Elementwise);
+  }
+  compare("less", {{F32, {3, 1001}}, {F32, {1001}}}, BOOL, {3, 1001}, {}, Tol::Exact);
+  compare("add", {{I32, {3, 1001}}, {I32, {3, 1001}}}, I32, {3, 1001}, {}, Tol::Exact);
+  compare("cast", {{F32, {3, 1001}}}, F16, {3, 1001}, {}, Tol::Exact);
+  compare("cast", {{F16, {2, 999}}}, F32, {2, 999}, {}, Tol::Exact);
+  compare("cast", {{I64, {4099}}}, F32, {4099}, {}, Tol::Exact);
+  for (DType t : {F32, F16, I8, I64}) {
+    compare("transpose", {{t, {67, 45}}}, t, {45, 67}, attrs({1, 0}), Tol::Exact);
+    compare("transpose", {{t, {3, 40, 33}}}, t, {3, 33, 40}, attrs({0, 2, 1}), Tol::Exact);
+    compare("expand", {{t, {1, 1000}}}, t, {3, 1000}, {}, Tol::Exact);
+  }
+}
+
 // fused_elementwise: RMSNorm's tail (add eps, sqrt, div, mul weight; leaves mean [4, 1], eps [1],
 // x [4, 6], weight [6]) against the sim; +, sqrt, / and * are correctly rounded in double on both
 // devices, so the chain agrees as one elementwise kernel does.

@@ -12,6 +12,18 @@ namespace dq::rt::hipk {
 
 constexpr int kThreads = 256;
 
+/// Multiprocessors (SMs / CUs) of the current device, read once; 132 (an H100/H200) when the
+/// query fails. Sizes the grid-stride grids of the bandwidth kernels.
+int multiprocessorCount();
+
+/// Blocks of kThreads for `units` work units of a grid-stride loop: enough to fill every
+/// multiprocessor 8 blocks deep (2048 threads, full occupancy), never more than the units.
+inline unsigned gridFor(int64_t units) {
+  const int64_t cap = static_cast<int64_t>(multiprocessorCount()) * 8;
+  if (units < 1) units = 1;
+  return static_cast<unsigned>(units < cap ? units : cap);
+}
+
 /// Blocks of kThreads for n elements in a grid-stride loop: at least 1, at most 64 per SM of an
 /// H200 (132 SMs); the loop covers what the grid does not.
 inline unsigned blocksFor(int64_t n) {

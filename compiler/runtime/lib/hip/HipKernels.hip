@@ -102,24 +102,29 @@ __device__ long long intOp(ElemOp op, long long a, long long b, DevError *err) {
   }
 }
 
+// One element of the elementwise kernel: out[eo] = op(a[ea], b[eb]) (b unused when nIn is 1).
+__device__ inline void elemOne(ElemOp op, int nIn, const Opd &a, int64_t ea, const Opd &b, int64_t eb, const Opd &out,
+                               int64_t eo, bool fl, DevError *err) {
+  if (nIn == 2) {
+    if (fl)
+      storeD(out, eo, floatOp(op, loadD(a, ea), loadD(b, eb)));
+    else
+      storeI(out, eo, intOp(op, loadI(a, ea), loadI(b, eb), err));
+  } else {
+    if (fl)
+      storeD(out, eo, floatOp(op, loadD(a, ea), 0.0));
+    else
+      storeI(out, eo, intOp(op, loadI(a, ea), 0, err));
+  }
+}
+
 __global__ void kElementwise(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool fl, DevError *err) {
   int64_t c[kMaxRank];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
-    const int64_t ea = offsetOf(a, c, shape.rank), eo = offsetOf(out, c, shape.rank);
-    if (nIn == 2) {
-      const int64_t eb = offsetOf(b, c, shape.rank);
-      if (fl)
-        storeD(out, eo, floatOp(op, loadD(a, ea), loadD(b, eb)));
-      else
-        storeI(out, eo, intOp(op, loadI(a, ea), loadI(b, eb), err));
-    } else {
-      if (fl)
-        storeD(out, eo, floatOp(op, loadD(a, ea), 0.0));
-      else
-        storeI(out, eo, intOp(op, loadI(a, ea), 0, err));
-    }
+    elemOne(op, nIn, a, offsetOf(a, c, shape.rank), b, offsetOf(b, c, shape.rank), out, offsetOf(out, c, shape.rank),
+            fl, err);
   }
 }
 
@@ -151,32 +156,35 @@ __global__ void kCopy(CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape
   }
 }
 
+// One element of the cast kernel: dst[eo] = Cast(src[ei]).
+__device__ inline void castOne(const Opd &dst, int64_t eo, const Opd &src, int64_t ei) {
+  if (src.dtype == dst.dtype) {
+    copyElem(dst, eo, src, ei);
+  } else if (isFloatT(src.dtype)) {
+    const double v = loadF(src, ei);
+    if (isFloatT(dst.dtype))
+      storeF(dst, eo, v);
+    else if (dst.dtype == kBool)
+      storeI(dst, eo, v != 0.0);
+    else
+      storeI(dst, eo, floatToInteger(v, dst.dtype));
+  } else {
+    const long long v = loadI(src, ei);
+    if (dst.dtype == kF32)
+      *reinterpret_cast<float *>(addrW(dst, eo)) = static_cast<float>(v);
+    else if (isFloatT(dst.dtype))
+      storeF(dst, eo, static_cast<double>(v));
+    else
+      storeI(dst, eo, v);
+  }
+}
+
 __global__ void kCast(Opd dst, Opd src, Shape shape) {
   int64_t c[kMaxRank];
-  const bool fromFloat = isFloatT(src.dtype), toFloat = isFloatT(dst.dtype);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < shape.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     coords(shape, i, c);
-    const int64_t ei = offsetOf(src, c, shape.rank), eo = offsetOf(dst, c, shape.rank);
-    if (src.dtype == dst.dtype) {
-      copyElem(dst, eo, src, ei);
-    } else if (fromFloat) {
-      const double v = loadF(src, ei);
-      if (toFloat)
-        storeF(dst, eo, v);
-      else if (dst.dtype == kBool)
-        storeI(dst, eo, v != 0.0);
-      else
-        storeI(dst, eo, floatToInteger(v, dst.dtype));
-    } else {
-      const long long v = loadI(src, ei);
-      if (dst.dtype == kF32)
-        *reinterpret_cast<float *>(addrW(dst, eo)) = static_cast<float>(v);
-      else if (toFloat)
-        storeF(dst, eo, static_cast<double>(v));
-      else
-        storeI(dst, eo, v);
-    }
+    castOne(dst, offsetOf(dst, c, shape.rank), src, offsetOf(src, c, shape.rank));
   }
 }
 
@@ -236,6 +244,225 @@ __global__ void kRangeLength(Opd out, Opd st, Opd li, Opd de, DevError *err) {
     n = q > 0 ? static_cast<long long>(q) : 0;
   }
   storeI(out, out.offset, n);
+}
+
+// ---- bandwidth paths of elementwise, cast and copy ------------------------------------------------
+// The loop is first simplified on the host (simplifyLoop below): size-1 dims dropped, dims that
+// every operand steps through as one merged. What is left is walked as rows: `outer` is every dim
+// but the last (its strides are [0, outer.rank) of each operand) and `n` the last dim's extent,
+// cut into chunks of kThreads * V elements. A work unit is one chunk of one row, so the row's
+// coordinates are computed once per chunk, not once per element (64-bit division is slow on a
+// GPU), and consecutive threads touch consecutive elements. The math per element is the generic
+// kernels' (elemOne, castOne, floatOp), so every result is bit for bit the same.
+
+/// Storage and conversions of one float dtype, exactly as loadF / storeF.
+struct F32T {
+  using S = float;
+  __device__ static double ld(S v) { return v; }
+  __device__ static S st(double v) { return static_cast<float>(v); }
+};
+struct F64T {
+  using S = double;
+  __device__ static double ld(S v) { return v; }
+  __device__ static S st(double v) { return v; }
+};
+struct F16T {
+  using S = uint16_t;
+  __device__ static double ld(S h) {
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    // The hardware conversion is exact for every non-NaN half; NaN keeps the software path's bits.
+    if ((h & 0x7FFFu) <= 0x7C00u) {
+      double d;
+      asm("cvt.f64.f16 %0, %1;" : "=d"(d) : "h"(h));
+      return d;
+    }
+#endif
+    return halfToFloat(h);
+  }
+  __device__ static S st(double v) {
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    // One round-to-nearest-even from double: what round-to-odd to float and then to half gives
+    // (float keeps 13 more bits than half), overflow to infinity included. NaN: software bits.
+    if (!isnan(v)) {
+      unsigned short r;
+      asm("cvt.rn.f16.f64 %0, %1;" : "=h"(r) : "d"(v));
+      return r;
+    }
+#endif
+    return floatToHalf(roundToOddFloat(v));
+  }
+};
+struct BF16T {
+  using S = uint16_t;
+  __device__ static double ld(S v) { return bf16ToFloat(v); }
+  __device__ static S st(double v) { return floatToBF16(roundToOddFloat(v)); }
+};
+
+/// V elements of S in one 16-byte load or store.
+template <typename S> union Pack16 {
+  static constexpr int V = 16 / sizeof(S);
+  uint4 raw;
+  S e[V];
+};
+
+/// Element offsets of the start of row `row` for up to three operands.
+__device__ inline void rowStart(const Shape &outer, int64_t row, const Opd &a, const Opd &b, const Opd &o, int64_t &ea,
+                                int64_t &eb, int64_t &eo) {
+  int64_t c[kMaxRank];
+  coords(outer, row, c);
+  ea = offsetOf(a, c, outer.rank);
+  eb = offsetOf(b, c, outer.rank);
+  eo = offsetOf(o, c, outer.rank);
+}
+
+/// Elementwise over rows of one float dtype F. `vec`: out's and every stepping input's rows are
+/// 16-byte aligned with inner stride 1 (inputs may have inner stride 0: broadcast along the row),
+/// so each thread moves V elements per 16-byte access; otherwise each thread does V elements
+/// kThreads apart (still coalesced).
+template <typename F>
+__global__ void kElemRowsT(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape outer, int64_t n, int64_t chunks,
+                           bool vec) {
+  using S = typename F::S;
+  constexpr int V = Pack16<S>::V;
+  const int r = outer.rank;
+  const int64_t sa = a.strides[r], sb = b.strides[r], so = out.strides[r];
+  const int64_t units = outer.count * chunks;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t row = u / chunks, j0 = (u - row * chunks) * (kThreads * V);
+    int64_t ea, eb, eo;
+    rowStart(outer, row, a, b, out, ea, eb, eo);
+    const S *pa = reinterpret_cast<const S *>(a.base) + ea;
+    const S *pb = nIn == 2 ? reinterpret_cast<const S *>(b.base) + eb : pa;
+    S *po = reinterpret_cast<S *>(out.base) + eo;
+    if (vec) {
+      const int64_t j = j0 + static_cast<int64_t>(threadIdx.x) * V;
+      if (j + V <= n) {
+        Pack16<S> xa, xb, xo;
+        if (sa)
+          xa.raw = *reinterpret_cast<const uint4 *>(pa + j);
+        else
+          for (int k = 0; k < V; ++k)
+            xa.e[k] = pa[0];
+        if (nIn == 2) {
+          if (sb)
+            xb.raw = *reinterpret_cast<const uint4 *>(pb + j);
+          else
+            for (int k = 0; k < V; ++k)
+              xb.e[k] = pb[0];
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          xo.e[k] = F::st(floatOp(op, F::ld(xa.e[k]), nIn == 2 ? F::ld(xb.e[k]) : 0.0));
+        *reinterpret_cast<uint4 *>(po + j) = xo.raw;
+      } else {
+        for (int64_t jj = j; jj < n; ++jj) // the row's last, partial vector
+          po[jj] = F::st(floatOp(op, F::ld(pa[jj * sa]), nIn == 2 ? F::ld(pb[jj * sb]) : 0.0));
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int64_t jj = j0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+        if (jj < n) po[jj * so] = F::st(floatOp(op, F::ld(pa[jj * sa]), nIn == 2 ? F::ld(pb[jj * sb]) : 0.0));
+      }
+    }
+  }
+}
+
+constexpr int kRowsGenericV = 4; ///< elements per thread per chunk of the generic row kernels
+
+/// Elementwise over rows, any dtypes (elemOne per element, kRowsGenericV per thread).
+__global__ void kElemRows(ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape outer, int64_t n, int64_t chunks, bool fl,
+                          DevError *err) {
+  const int r = outer.rank;
+  const int64_t sa = a.strides[r], sb = b.strides[r], so = out.strides[r];
+  const int64_t units = outer.count * chunks;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t row = u / chunks, j0 = (u - row * chunks) * (kThreads * kRowsGenericV);
+    int64_t ea, eb, eo;
+    rowStart(outer, row, a, b, out, ea, eb, eo);
+#pragma unroll
+    for (int k = 0; k < kRowsGenericV; ++k) {
+      const int64_t j = j0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      if (j < n) elemOne(op, nIn, a, ea + j * sa, b, eb + j * sb, out, eo + j * so, fl, err);
+    }
+  }
+}
+
+/// Cast over rows (castOne per element).
+__global__ void kCastRows(Opd dst, Opd src, Shape outer, int64_t n, int64_t chunks) {
+  const int r = outer.rank;
+  const int64_t ss = src.strides[r], sd = dst.strides[r];
+  const int64_t units = outer.count * chunks;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t row = u / chunks, j0 = (u - row * chunks) * (kThreads * kRowsGenericV);
+    int64_t es, ed, unused;
+    rowStart(outer, row, src, dst, dst, es, ed, unused);
+#pragma unroll
+    for (int k = 0; k < kRowsGenericV; ++k) {
+      const int64_t j = j0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+      if (j < n) castOne(dst, ed + j * sd, src, es + j * ss);
+    }
+  }
+}
+
+/// Plain copy over rows of S-sized elements; `vec` as in kElemRowsT (both inner strides 1).
+template <typename S> __global__ void kCopyRowsT(Opd dst, Opd src, Shape outer, int64_t n, int64_t chunks, bool vec) {
+  constexpr int V = Pack16<S>::V;
+  const int r = outer.rank;
+  const int64_t ss = src.strides[r], sd = dst.strides[r];
+  const int64_t units = outer.count * chunks;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t row = u / chunks, j0 = (u - row * chunks) * (kThreads * V);
+    int64_t es, ed, unused;
+    rowStart(outer, row, src, dst, dst, es, ed, unused);
+    const S *ps = reinterpret_cast<const S *>(src.base) + es;
+    S *pd = reinterpret_cast<S *>(dst.base) + ed;
+    if (vec) {
+      const int64_t j = j0 + static_cast<int64_t>(threadIdx.x) * V;
+      if (j + V <= n)
+        *reinterpret_cast<uint4 *>(pd + j) = *reinterpret_cast<const uint4 *>(ps + j);
+      else
+        for (int64_t jj = j; jj < n; ++jj)
+          pd[jj] = ps[jj];
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int64_t jj = j0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+        if (jj < n) pd[jj * sd] = ps[jj * ss];
+      }
+    }
+  }
+}
+
+constexpr int kTile = 32, kTileRows = 8; ///< transpose tile and the block's rows (32 x 8 threads)
+
+/// Copy of a loop [batch..., X, Y] where src steps 1 along X and dst steps 1 along Y (the last-two
+/// dims swap of a transpose): each 32 x 32 tile is read along X and written along Y through
+/// shared memory, so both sides are coalesced. One tile per work unit.
+template <typename S>
+__global__ void kCopyTranspose(Opd dst, Opd src, Shape batch, int64_t X, int64_t Y, int64_t tilesX, int64_t tilesY) {
+  __shared__ S tile[kTile][kTile + 1]; // +1: the column reads hit 32 different banks
+  const int r = batch.rank;
+  const int64_t dsx = dst.strides[r], ssy = src.strides[r + 1];
+  const int64_t perBatch = tilesX * tilesY, units = batch.count * perBatch;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t bi = u / perBatch, t = u - bi * perBatch;
+    const int64_t x0 = (t / tilesY) * kTile, y0 = (t - (t / tilesY) * tilesY) * kTile;
+    int64_t es, ed, unused;
+    rowStart(batch, bi, src, dst, dst, es, ed, unused);
+    const S *ps = reinterpret_cast<const S *>(src.base) + es;
+    S *pd = reinterpret_cast<S *>(dst.base) + ed;
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const int64_t x = x0 + threadIdx.x, y = y0 + k;
+      if (x < X && y < Y) tile[k][threadIdx.x] = ps[x + y * ssy];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const int64_t y = y0 + threadIdx.x, x = x0 + k;
+      if (x < X && y < Y) pd[x * dsx + y] = tile[threadIdx.x][k];
+    }
+    __syncthreads();
+  }
 }
 
 // ---- gathers -----------------------------------------------------------------------------------
@@ -687,24 +914,204 @@ unsigned rowBlocks(int64_t n) {
   return static_cast<unsigned>(n < 65535 * 8 ? n : 65535 * 8);
 }
 
+/// Drops the size-1 dims of `shape` and merges dim d into d + 1 wherever every operand steps
+/// through the pair as through one dim (stride[d] == stride[d + 1] * size[d + 1]; broadcast
+/// dims, stride 0, merge with each other). The loop visits the same elements in the same order
+/// with the same offsets; the index math just has fewer dims (a contiguous tensor becomes rank 1,
+/// a row broadcast [R, C] + [C] stays rank 2).
+void simplifyLoop(Shape &shape, Opd *const *ops, int nOps) {
+  int r = 0;
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape.sizes[d] == 1) continue;
+    bool merge = r > 0;
+    for (int k = 0; k < nOps && merge; ++k)
+      merge = ops[k]->strides[r - 1] == ops[k]->strides[d] * shape.sizes[d];
+    if (merge) {
+      shape.sizes[r - 1] *= shape.sizes[d];
+      for (int k = 0; k < nOps; ++k)
+        ops[k]->strides[r - 1] = ops[k]->strides[d];
+    } else {
+      shape.sizes[r] = shape.sizes[d];
+      for (int k = 0; k < nOps; ++k)
+        ops[k]->strides[r] = ops[k]->strides[d];
+      ++r;
+    }
+  }
+  for (int d = r; d < kMaxRank; ++d) {
+    shape.sizes[d] = 0;
+    for (int k = 0; k < nOps; ++k)
+      ops[k]->strides[d] = 0;
+  }
+  shape.rank = r;
+}
+
+/// Rows geometry of a simplified loop of rank >= 1: every dim but the last, and the last's extent.
+struct RowsPlan {
+  Shape outer;
+  int64_t n = 0;
+};
+RowsPlan rowsOf(const Shape &shape) {
+  RowsPlan p;
+  p.outer.rank = shape.rank - 1;
+  p.outer.count = 1;
+  for (int d = 0; d + 1 < shape.rank; ++d) {
+    p.outer.sizes[d] = shape.sizes[d];
+    p.outer.count *= shape.sizes[d];
+  }
+  p.n = shape.sizes[shape.rank - 1];
+  return p;
+}
+
+/// The row kernels pay one row-coordinate computation per chunk: worth it from rank 1 or rows of
+/// at least this many elements; shorter rows take the per-element kernels.
+constexpr int64_t kMinRow = 256;
+bool useRows(const Shape &shape) {
+  return shape.rank == 1 || (shape.rank > 1 && shape.sizes[shape.rank - 1] >= kMinRow);
+}
+
+/// Whether every row of `o` (inner stride 1) starts on a 16-byte boundary.
+bool rowsAligned(const Opd &o, const Shape &shape) {
+  const int r = shape.rank;
+  if ((reinterpret_cast<uintptr_t>(o.base) + static_cast<uintptr_t>(o.offset * o.esize)) % 16 != 0) return false;
+  for (int d = 0; d + 1 < r; ++d)
+    if ((o.strides[d] * o.esize) % 16 != 0) return false;
+  return true;
+}
+
+int64_t chunksOf(int64_t n, int perThread) { return (n + kThreads * perThread - 1) / (kThreads * perThread); }
+
+template <typename F>
+void launchElemRowsT(hipStream_t s, ElemOp op, int nIn, const Opd &a, const Opd &b, const Opd &out, const Shape &shape,
+                     bool vec) {
+  const RowsPlan p = rowsOf(shape);
+  const int64_t chunks = chunksOf(p.n, Pack16<typename F::S>::V);
+  hipLaunchKernelGGL(kElemRowsT<F>, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, op, nIn, a, b, out,
+                     p.outer, p.n, chunks, vec);
+}
+
+template <typename S>
+void launchCopyRowsT(hipStream_t s, const Opd &dst, const Opd &src, const Shape &shape, bool vec) {
+  const RowsPlan p = rowsOf(shape);
+  const int64_t chunks = chunksOf(p.n, Pack16<S>::V);
+  hipLaunchKernelGGL(kCopyRowsT<S>, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, dst, src, p.outer, p.n,
+                     chunks, vec);
+}
+
+template <typename S> void launchTranspose(hipStream_t s, const Opd &dst, const Opd &src, const Shape &shape) {
+  Shape batch;
+  batch.rank = shape.rank - 2;
+  batch.count = 1;
+  for (int d = 0; d < batch.rank; ++d) {
+    batch.sizes[d] = shape.sizes[d];
+    batch.count *= shape.sizes[d];
+  }
+  const int64_t X = shape.sizes[shape.rank - 2], Y = shape.sizes[shape.rank - 1];
+  const int64_t tx = (X + kTile - 1) / kTile, ty = (Y + kTile - 1) / kTile;
+  hipLaunchKernelGGL(kCopyTranspose<S>, dim3(gridFor(batch.count * tx * ty)), dim3(kTile, kTileRows), 0, s, dst, src,
+                     batch, X, Y, tx, ty);
+}
+
 } // namespace
+
+int multiprocessorCount() {
+  static const int n = [] {
+    hipDeviceProp_t prop;
+    return hipGetDeviceProperties(&prop, 0) == hipSuccess && prop.multiProcessorCount > 0 ? prop.multiProcessorCount
+                                                                                          : 132;
+  }();
+  return n;
+}
 
 hipError_t elementwise(hipStream_t s, ElemOp op, int nIn, Opd a, Opd b, Opd out, Shape shape, bool floatPath,
                        DevError *err) {
   if (shape.count == 0) return hipSuccess;
-  hipLaunchKernelGGL(kElementwise, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, op, nIn, a, b, out, shape,
-                     floatPath, err);
+  Opd *ops[] = {&a, &b, &out};
+  simplifyLoop(shape, ops, 3);
+  if (!useRows(shape)) {
+    hipLaunchKernelGGL(kElementwise, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, op, nIn, a, b, out, shape,
+                       floatPath, err);
+    return hipGetLastError();
+  }
+  const int r = shape.rank - 1;
+  // One float dtype throughout: the typed kernel, with 16-byte accesses where the rows allow.
+  const bool typed = floatPath && a.dtype == out.dtype && (nIn == 1 || b.dtype == out.dtype) &&
+                     (out.dtype == kF32 || out.dtype == kF16 || out.dtype == kBF16 || out.dtype == kF64);
+  if (typed) {
+    bool vec = out.strides[r] == 1 && rowsAligned(out, shape);
+    for (int k = 0; k < nIn && vec; ++k) {
+      const Opd &in = k == 0 ? a : b;
+      vec = in.strides[r] == 0 || (in.strides[r] == 1 && rowsAligned(in, shape));
+    }
+    if (out.dtype == kF32)
+      launchElemRowsT<F32T>(s, op, nIn, a, b, out, shape, vec);
+    else if (out.dtype == kF16)
+      launchElemRowsT<F16T>(s, op, nIn, a, b, out, shape, vec);
+    else if (out.dtype == kBF16)
+      launchElemRowsT<BF16T>(s, op, nIn, a, b, out, shape, vec);
+    else
+      launchElemRowsT<F64T>(s, op, nIn, a, b, out, shape, vec);
+    return hipGetLastError();
+  }
+  const RowsPlan p = rowsOf(shape);
+  const int64_t chunks = chunksOf(p.n, kRowsGenericV);
+  hipLaunchKernelGGL(kElemRows, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, op, nIn, a, b, out,
+                     p.outer, p.n, chunks, floatPath, err);
   return hipGetLastError();
 }
 
 hipError_t copy(hipStream_t s, CopyMode mode, Opd dst, Opd src, Opd src2, Opd cond, Shape shape, long long k) {
   if (shape.count == 0) return hipSuccess;
+  if (mode == kCopyPlain) {
+    Opd *ops[] = {&dst, &src};
+    simplifyLoop(shape, ops, 2);
+    const int r = shape.rank;
+    const int es = dst.esize;
+    const bool sizeOk = es == 1 || es == 2 || es == 4 || es == 8;
+    if (sizeOk && r >= 2 && src.strides[r - 2] == 1 && dst.strides[r - 1] == 1 && src.strides[r - 1] != 1 &&
+        dst.strides[r - 2] != 1) {
+      // The last two dims swapped: tiles through shared memory.
+      if (es == 1)
+        launchTranspose<uint8_t>(s, dst, src, shape);
+      else if (es == 2)
+        launchTranspose<uint16_t>(s, dst, src, shape);
+      else if (es == 4)
+        launchTranspose<uint32_t>(s, dst, src, shape);
+      else
+        launchTranspose<unsigned long long>(s, dst, src, shape);
+      return hipGetLastError();
+    }
+    if (sizeOk && useRows(shape)) {
+      const bool vec =
+          dst.strides[r - 1] == 1 && src.strides[r - 1] == 1 && rowsAligned(dst, shape) && rowsAligned(src, shape);
+      if (es == 1)
+        launchCopyRowsT<uint8_t>(s, dst, src, shape, vec);
+      else if (es == 2)
+        launchCopyRowsT<uint16_t>(s, dst, src, shape, vec);
+      else if (es == 4)
+        launchCopyRowsT<uint32_t>(s, dst, src, shape, vec);
+      else
+        launchCopyRowsT<unsigned long long>(s, dst, src, shape, vec);
+      return hipGetLastError();
+    }
+  } else if (mode == kCopyWhere) {
+    Opd *ops[] = {&dst, &src, &src2, &cond};
+    simplifyLoop(shape, ops, 4);
+  }
   hipLaunchKernelGGL(kCopy, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, mode, dst, src, src2, cond, shape, k);
   return hipGetLastError();
 }
 
 hipError_t cast(hipStream_t s, Opd dst, Opd src, Shape shape) {
   if (shape.count == 0) return hipSuccess;
+  Opd *ops[] = {&dst, &src};
+  simplifyLoop(shape, ops, 2);
+  if (useRows(shape)) {
+    const RowsPlan p = rowsOf(shape);
+    const int64_t chunks = chunksOf(p.n, kRowsGenericV);
+    hipLaunchKernelGGL(kCastRows, dim3(gridFor(p.outer.count * chunks)), dim3(kThreads), 0, s, dst, src, p.outer, p.n,
+                       chunks);
+    return hipGetLastError();
+  }
   hipLaunchKernelGGL(kCast, dim3(blocksFor(shape.count)), dim3(kThreads), 0, s, dst, src, shape);
   return hipGetLastError();
 }
