@@ -85,6 +85,12 @@ std::vector<fs::path> embeddedSuite(const fs::path& selfExe) {
   fs::path shared = sharedModelsDir(selfExe);
   if (!shared.empty() && fs::is_directory(shared, ec))
     suite.push_back(shared);
+#ifdef DYNQUAL_GENERATED_MODELS_DIR
+  // Made at build time (tools/dynqual/CMakeLists.txt): hip-ep's single-op L2 models.
+  const fs::path hipEp = fs::path(DYNQUAL_GENERATED_MODELS_DIR) / "hipep-l2";
+  if (fs::exists(hipEp / ".made", ec))
+    suite.push_back(hipEp);
+#endif
   return suite;
 }
 
