@@ -4,6 +4,7 @@
 
 #include "dynqual/modelgen/ContribCases.h"
 #include "dynqual/modelgen/DecoderModel.h"
+#include "dynqual/modelgen/GenAiDecoder.h"
 #include "dynqual/modelgen/ReferenceDataSets.h"
 #include "dynqual/modelgen/ReferenceOutputs.h"
 
@@ -161,6 +162,42 @@ void addMakeModelCommand(CLI::App& app) {
       setExitCode(0);
     } catch (const std::exception& e) {
       std::cerr << "dynqual make-model hipep-l2: " << e.what() << "\n";
+      setExitCode(2);
+    }
+  });
+
+  auto* genai = cmd->add_subcommand(
+      "genai-decoder", "An int4 decoder laid out as onnxruntime GenAI's model builder writes one (MatMulNBits,\n"
+                       "GroupQueryAttention with rotary, the simplified layer norms, the attention-mask subgraph),\n"
+                       "random weights quantized blockwise; a prompt, a decode and a padded-batch data set.");
+  struct GenAiOpts {
+    std::string preset = "tiny", dtype = "float32", out;
+    bool asymmetric = false;
+    uint64_t seed = 1;
+  };
+  auto go = std::make_shared<GenAiOpts>();
+  genai->add_option("--preset", go->preset, "size: tiny (2 layers, hidden 64, vocab 96)")
+      ->check(CLI::IsMember({"tiny"}))
+      ->capture_default_str();
+  genai->add_option("--dtype", go->dtype, "float32 I/O (the builder's CPU flavour) or float16 (its GPU flavour)")
+      ->check(CLI::IsMember({"float32", "float16", "fp32", "fp16"}))
+      ->capture_default_str();
+  genai->add_flag("--asymmetric", go->asymmetric, "per-block zero points (packed uint8); default symmetric (zero 8)");
+  genai->add_option("--seed", go->seed, "seed of the weights and data sets")->capture_default_str();
+  genai->add_option("-o,--output", go->out, "model folder to write (created)")->required();
+  genai->callback([go] {
+    try {
+      modelgen::GenAiDecoderSpec spec = modelgen::genAiDecoderPreset(go->preset);
+      spec.float16 = go->dtype == "float16" || go->dtype == "fp16";
+      spec.asymmetric = go->asymmetric;
+      spec.seed = go->seed;
+      modelgen::writeGenAiDecoder(spec, go->out);
+      std::cout << "wrote " << go->out << ": genai-decoder " << go->preset << " ("
+                << (spec.float16 ? "float16" : "float32") << ", int4 block " << spec.blockSize << ", "
+                << (spec.asymmetric ? "asymmetric" : "symmetric") << ")\n";
+      setExitCode(0);
+    } catch (const std::exception& e) {
+      std::cerr << "dynqual make-model genai-decoder: " << e.what() << "\n";
       setExitCode(2);
     }
   });

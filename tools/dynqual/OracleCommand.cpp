@@ -51,15 +51,22 @@ nlohmann::json pairJson(const qualify::PairCheck& p) {
           {"error", p.error}};
 }
 
-/// The op a case is named after: the first domain-qualified op, else the first op.
+/// The op a case is named after: its one domain-qualified op (or its one op); "(models of several
+/// ops)" for a model such as a decoder.
 std::string mainOp(const qualify::OracleCase& c) {
-  std::string first = c.ops.substr(0, c.ops.find(','));
+  std::vector<std::string> qualified, all;
   std::stringstream in(c.ops);
   std::string op;
-  while (std::getline(in, op, ','))
+  while (std::getline(in, op, ',')) {
+    all.push_back(op);
     if (op.find('.') != std::string::npos)
-      return op.substr(op.rfind('.') + 1);
-  return first;
+      qualified.push_back(op.substr(op.rfind('.') + 1));
+  }
+  if (qualified.size() == 1)
+    return qualified[0];
+  if (qualified.empty() && all.size() == 1)
+    return all[0];
+  return "(models of several ops)";
 }
 
 } // namespace

@@ -86,10 +86,11 @@ std::vector<fs::path> embeddedSuite(const fs::path& selfExe) {
   if (!shared.empty() && fs::is_directory(shared, ec))
     suite.push_back(shared);
 #ifdef DYNQUAL_GENERATED_MODELS_DIR
-  // Made at build time (tools/dynqual/CMakeLists.txt): hip-ep's single-op L2 models.
-  const fs::path hipEp = fs::path(DYNQUAL_GENERATED_MODELS_DIR) / "hipep-l2";
-  if (fs::exists(hipEp / ".made", ec))
-    suite.push_back(hipEp);
+  // Made at build time (tools/dynqual/CMakeLists.txt): hip-ep's single-op L2 models and the
+  // builder-layout int4 decoder.
+  const fs::path generated = fs::path(DYNQUAL_GENERATED_MODELS_DIR) / "generated";
+  if (fs::exists(generated / ".made", ec))
+    suite.push_back(generated);
 #endif
   return suite;
 }

@@ -47,4 +47,12 @@ if "$DYNQUAL" oracle "$T/cases/RotaryEmbedding_bsh_half_pos1_f32" --pipeline 'pr
   fail "oracle passed a dq arm that mixes up the rotary layouts"
 fi
 grep -q "dq-mismatch" "$T/bad.txt" || fail "no dq-mismatch: $(cat "$T/bad.txt")"
-echo "contrib conformance: 272 cases, 562 data sets, all three comparisons within tolerance"
+# The builder-layout int4 decoder, fp32 symmetric and fp16 asymmetric: every data set (prompt,
+# decode, padded batch) and binding passes on the sim, and against ORT.
+"$DYNQUAL" make-model genai-decoder --preset tiny -o "$T/genai/fp32" > /dev/null
+"$DYNQUAL" make-model genai-decoder --preset tiny --dtype float16 --asymmetric -o "$T/genai/fp16" > /dev/null
+"$DYNQUAL" qualify "$T/genai" --no-db --reps 1 --warmup 0 > "$T/genai.txt" 2>&1 || { cat "$T/genai.txt"; fail "qualify genai-decoder"; }
+grep -q "2 models: 2 passed, 0 failed" "$T/genai.txt" || fail "genai-decoder qualify: $(tail -3 "$T/genai.txt")"
+"$DYNQUAL" oracle "$T/genai" > "$T/genai-oracle.txt" 2> /dev/null || { cat "$T/genai-oracle.txt"; fail "genai-decoder oracle"; }
+grep -q "2 models, 6 cases: 6 passed, 0 did not" "$T/genai-oracle.txt" || fail "genai oracle: $(cat "$T/genai-oracle.txt")"
+echo "contrib conformance: 272 cases, 562 data sets, all three comparisons within tolerance; genai-decoder tiny passes"

@@ -19,8 +19,8 @@ namespace dynqual::qualify {
 std::filesystem::path sharedModelsDir(const std::filesystem::path& selfExe);
 
 /// The embedded suite: <source>/corpus, the ONNX node-test folder
-/// (/usr/share/libonnx-testdata/data/node), sharedModelsDir() and hip-ep's single-op L2 models made
-/// at build time (<build>/models/hipep-l2), each only when it exists.
+/// (/usr/share/libonnx-testdata/data/node), sharedModelsDir() and the models made at build time
+/// (<build>/models/generated: hip-ep's single-op L2 models, genai-decoder tiny), each only when it exists.
 std::vector<std::filesystem::path> embeddedSuite(const std::filesystem::path& selfExe);
 
 /// The default perf suite of ab, gate and calibrate: each model folder of sharedModelsDir() (sorted)
