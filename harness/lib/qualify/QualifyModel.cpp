@@ -184,6 +184,8 @@ ModelQualification qualifyModel(const fs::path& modelDir, const QualifyConfig& c
 nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
   double diff = 0, expected = 0;
   int64_t elements = 0, skipped = 0, compared = 0;
+  // The smallest cosine of any compared output (hip-ep's L2 tables print it beside L2).
+  double minCosine = 1;
   for (const auto& c : r.cases) {
     const auto& cmp = c.vsReference ? c.vsReference : c.vsExpected;
     if (!cmp)
@@ -194,6 +196,8 @@ nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
       expected += o.sumSquaredExpected;
       elements += o.elements;
       skipped += o.nonFiniteSkipped;
+      if (!std::isnan(o.cosine))
+        minCosine = std::min(minCosine, o.cosine);
     }
   }
   nlohmann::json summary = {{"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
@@ -202,8 +206,13 @@ nlohmann::json accuracySummary(const run::ModelResult& r, double relL2Gate) {
     return summary;
   double l2 = std::sqrt(diff);
   double rel = stats::relativeL2(diff, expected);
-  return {{"combined_l2", l2},          {"relative_l2", rel},     {"elements", elements},
-          {"nan_inf_skipped", skipped}, {"threshold", relL2Gate}, {"verdict", run::modelStatusName(r.status)}};
+  return {{"combined_l2", l2},
+          {"relative_l2", rel},
+          {"cosine", minCosine},
+          {"elements", elements},
+          {"nan_inf_skipped", skipped},
+          {"threshold", relL2Gate},
+          {"verdict", run::modelStatusName(r.status)}};
 }
 
 nlohmann::json toJson(const ModelQualification& q, const QualifyConfig& config) {

@@ -161,8 +161,8 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
     if (e["model"].value("status", "FAIL") != "skip")
       w = std::max(w, e["model"].value("name", "?").size());
   fmt::print(os, "L2 Accuracy Results (compiled vs CPU reference)\n");
-  fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", "model", w, "combined L2", "relative L2",
-             "total elems", "NaN/Inf", "threshold", "verdict");
+  fmt::print(os, "{:<{}} {:>11} {:>11} {:>9} {:>12} {:>8} {:>9} {}\n", "model", w, "combined L2", "relative L2",
+             "cosine", "total elems", "NaN/Inf", "threshold", "verdict");
   run::RunTotals totals;
   int inputErrors = 0;
   std::vector<std::string> notAdmittedLines;
@@ -182,8 +182,9 @@ void renderTables(std::ostream& os, const std::vector<json>& entries) {
     if (status == "skip")
       continue;
     const json& a = e["accuracy"];
-    fmt::print(os, "{:<{}} {:>11} {:>11} {:>12} {:>8} {:>9} {}\n", m.value("name", "?"), w,
+    fmt::print(os, "{:<{}} {:>11} {:>11} {:>9} {:>12} {:>8} {:>9} {}\n", m.value("name", "?"), w,
                fmtNum(a.value("combined_l2", json()), "{:.3g}"), fmtNum(a.value("relative_l2", json()), "{:.3g}"),
+               fmtNum(a.value("cosine", json()), "{:.6f}"),
                a.contains("elements") ? std::to_string(a["elements"].get<int64_t>()) : "-",
                a.contains("nan_inf_skipped") ? std::to_string(a["nan_inf_skipped"].get<int64_t>()) : "-",
                fmtNum(a.value("threshold", json()), "{:.0e}"), a.value("verdict", "FAIL"));
