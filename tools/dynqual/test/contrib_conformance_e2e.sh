@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The contrib-op conformance table end to end, through the real binaries: make-model
 # contrib-cases, qualify on the sim against the reference's data sets, then oracle (dq, the
-# reference and onnxruntime CPU pairwise). Usage: contrib_conformance_e2e.sh DYNQUAL
+# reference and onnxruntime CPU pairwise); the builder-layout decoder through qualify, oracle and
+# greedy generation against ORT. Usage: contrib_conformance_e2e.sh DYNQUAL DQ_BENCH SOURCE_DIR
 set -euo pipefail
-DYNQUAL=$1
+DYNQUAL=$1 DQ_BENCH=$2 SRC=$3
 T=$(mktemp -d /tmp/dq-contrib-e2e-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -55,4 +56,28 @@ grep -q "dq-mismatch" "$T/bad.txt" || fail "no dq-mismatch: $(cat "$T/bad.txt")"
 grep -q "2 models: 2 passed, 0 failed" "$T/genai.txt" || fail "genai-decoder qualify: $(tail -3 "$T/genai.txt")"
 "$DYNQUAL" oracle "$T/genai" > "$T/genai-oracle.txt" 2> /dev/null || { cat "$T/genai-oracle.txt"; fail "genai-decoder oracle"; }
 grep -q "2 models, 6 cases: 6 passed, 0 did not" "$T/genai-oracle.txt" || fail "genai oracle: $(cat "$T/genai-oracle.txt")"
+# Greedy generation on the sim (dq-bench: prefill on 8 prompt ids, 31 decode steps) against
+# onnxruntime CPU on the same weights (the oracle's copy with accuracy_level 0). Where the tokens
+# first differ, ORT's top two logits must be a near tie (gap <= 5e-2, MatMulNBits' tolerance).
+"$DYNQUAL" oracle "$T/genai" --work-dir "$T/ow" > /dev/null 2>&1
+for m in fp32 fp16; do
+  "$DYNQUAL" compile "$T/genai/$m" -o "$T/$m.dqp" > /dev/null
+  "$DQ_BENCH" generate "$T/$m.dqp" --prompt-len 8 --gen-tokens 32 --reps 1 --warmup 0 > "$T/$m.dq.json"
+  prompt=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['prompt'])))" "$T/$m.dq.json")
+  node "$SRC/harness/runners/ort-node/ort-generate.js" --model "$T/ow/$m/ort-model/model.onnx" --prompt "$prompt" \
+    --gen-tokens 32 > "$T/$m.ort.json" || fail "ort-generate on $m"
+  python3 - "$T/$m.dq.json" "$T/$m.ort.json" "$m" <<'PY' || fail "generation of $m differs from ORT's"
+import json, sys
+dq = json.load(open(sys.argv[1]))["tokens"]
+ort = json.load(open(sys.argv[2]))
+assert len(dq) == 32 and len(ort["tokens"]) == 32, (len(dq), len(ort["tokens"]))
+for k, (a, b) in enumerate(zip(dq, ort["tokens"])):
+    if a != b:
+        assert ort["margins"][k] <= 5e-2, f"token {k}: dq {a}, ORT {b}, ORT's top-two gap {ort['margins'][k]}"
+        print(f"{sys.argv[3]}: first difference at token {k}, a near tie (gap {ort['margins'][k]:.3g})")
+        break
+else:
+    print(f"{sys.argv[3]}: 32 greedy tokens equal to ORT's")
+PY
+done
 echo "contrib conformance: 272 cases, 562 data sets, all three comparisons within tolerance; genai-decoder tiny passes"

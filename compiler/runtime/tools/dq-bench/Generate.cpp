@@ -50,14 +50,19 @@ DecoderLayout decoderLayout(const Program &p) {
   if (!isFloat(logits.dtype) || logits.dims.size() != 3 || logits.dims[2] < 1)
     unsupported("output 0 '" + logits.name + "' is " + dtypeName(logits.dtype) + formatDims(logits.dims) +
                 ", expected float logits [batch, seq, vocab] with a static vocab");
-  if (p.inputs.size() != p.outputs.size())
-    unsupported(std::to_string(p.inputs.size() - 1) + " past inputs but " + std::to_string(p.outputs.size() - 1) +
-                " present outputs");
   DecoderLayout l;
+  l.attentionMask = p.inputs.size() > 1 && p.inputs[1].name == "attention_mask";
+  const size_t first = l.attentionMask ? 2 : 1;
+  if (l.attentionMask && (p.inputs[1].dtype != DType::I64 || p.inputs[1].dims.size() != 2))
+    unsupported("input 1 'attention_mask' is " + dtypeName(p.inputs[1].dtype) + formatDims(p.inputs[1].dims) +
+                ", expected i64[batch, total]");
+  if (p.inputs.size() - first != p.outputs.size() - 1)
+    unsupported(std::to_string(p.inputs.size() - first) + " past inputs but " + std::to_string(p.outputs.size() - 1) +
+                " present outputs");
   l.vocab = logits.dims[2];
   l.logitsType = logits.dtype;
-  for (size_t i = 1; i < p.inputs.size(); ++i) {
-    const TensorSpec &past = p.inputs[i], &present = p.outputs[i];
+  for (size_t i = first; i < p.inputs.size(); ++i) {
+    const TensorSpec &past = p.inputs[i], &present = p.outputs[i - first + 1];
     std::vector<size_t> dynamic;
     for (size_t d = 0; d < past.dims.size(); ++d)
       if (past.dims[d] < 0) dynamic.push_back(d);
@@ -108,6 +113,17 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
     t = DeviceTensor{dev.allocate(MemSpace::Device, 8, AllocPurpose::Buffer), DType::I64, {1, 1}};
     h.held.push_back(t);
   }
+  // The builder layout's attention_mask: ones over every position so far. One buffer as long as
+  // the whole generation, uploaded once; each step passes a [1, total] prefix of it.
+  DeviceTensor mask;
+  if (layout.attentionMask) {
+    const int64_t longest = static_cast<int64_t>(prompt.size()) + genTokens;
+    HostTensor ones(DType::I64, {1, longest});
+    std::fill_n(reinterpret_cast<int64_t *>(ones.bytes.data()), longest, int64_t{1});
+    mask = uploadTensor(dev, ones);
+    h.held.push_back(mask);
+  }
+  auto maskOf = [&](int64_t total) { return DeviceTensor{mask.buffer, DType::I64, {1, total}}; };
   const size_t fixed = h.held.size();
   KernelArgs argmax;
   argmax.attrs = {1, 0}; // axis 1 of [batch, vocab], first maximum
@@ -118,6 +134,8 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
   run.times.prefillStartMs = nowMs();
   std::vector<DeviceTensor> inputs{uploadTensor(dev, ids)};
   h.held.push_back(inputs[0]);
+  int64_t total = static_cast<int64_t>(prompt.size());
+  if (layout.attentionMask) inputs.push_back(maskOf(total));
   for (size_t i = 0; i < layout.past.size(); ++i) {
     DeviceTensor t{dev.allocate(MemSpace::Device, 0, AllocPurpose::Buffer), layout.past[i].dtype,
                    layout.emptyPastDims[i]};
@@ -151,6 +169,7 @@ GenerationRun generate(ResidentProgram &program, Device &dev, const DecoderLayou
     run.tokens.push_back(id);
 
     inputs.assign(1, next);
+    if (layout.attentionMask) inputs.push_back(maskOf(++total));
     inputs.insert(inputs.end(), outs.begin() + 1, outs.end());
     dev.free(logits.buffer);
     h.held.erase(h.held.begin() + static_cast<long>(fixed)); // the logits, freed above

@@ -14,7 +14,8 @@
 namespace dq::bench {
 
 /// Where a decoder step program keeps its tensors. The program must take input 0 = token ids
-/// i64 [batch, seq] followed by past K/V tensors, and return output 0 = logits [batch, seq,
+/// i64 [batch, seq] followed by past K/V tensors (or by `attention_mask` i64 [batch, total] and
+/// then the past K/V tensors, as onnxruntime GenAI's builder writes decoders), and return output 0 = logits [batch, seq,
 /// vocab] (vocab static) followed by the present K/V in the same order as the past inputs. A past
 /// tensor has any float dtype and two dynamic dims, the first the batch and the second the past
 /// length (make-model's [batch, kv_heads, past, head_dim], or a stacked [layers, batch, kv_heads,
@@ -22,6 +23,9 @@ namespace dq::bench {
 /// static. Its present has the same dtype, rank and static dims.
 struct DecoderLayout {
   int64_t vocab = 0;
+  /// onnxruntime GenAI's builder layout: input 1 is `attention_mask` i64 [batch, total], the pasts
+  /// follow from input 2 (their presents still from output 1). generate() feeds a mask of ones.
+  bool attentionMask = false;
   rt::DType logitsType = rt::DType::F32;
   std::vector<rt::TensorSpec> past; ///< program inputs 1..n
   /// The empty past cache of each past input: batch 1, past length 0.
