@@ -276,9 +276,10 @@ std::string renderHtml(const ReportInput& in, const std::string& chartJsPath) {
   for (const auto& a : t.accuracy)
     rows.push_back({a.label, std::isnan(a.l2) ? "-" : fmt::format("{:.3e}", a.l2),
                     std::isnan(a.relL2) ? "-" : fmt::format("{:.3e}", a.relL2),
+                    std::isnan(a.cosine) ? "-" : fmt::format("{:.6f}", a.cosine),
                     a.measured ? std::to_string(a.elements) : "-", a.measured ? std::to_string(a.nanInf) : "-",
                     verdictText(a)});
-  table(body, {"Model", "Combined L2", "Relative L2", "Total Elems", "Skipped NaN/Inf", "Verdict"}, rows);
+  table(body, {"Model", "Combined L2", "Relative L2", "Cosine", "Total Elems", "Skipped NaN/Inf", "Verdict"}, rows);
   body << "<p>" << escapeHtml(t.threshold) << "</p>\n";
 
   body << "<h2>Performance Results</h2>\n";

@@ -32,6 +32,7 @@ nlohmann::json renderJson(const ReportInput& in) {
                    {"comparison", a.comparison},
                    {"combined_l2", opt(a.l2)},
                    {"relative_l2", opt(a.relL2)},
+                   {"cosine", opt(a.cosine)},
                    {"total_elements", a.measured ? json(a.elements) : json(nullptr)},
                    {"skipped_nan_inf", a.measured ? json(a.nanInf) : json(nullptr)},
                    {"verdict", a.verdict},

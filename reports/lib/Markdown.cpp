@@ -61,13 +61,14 @@ std::string renderMarkdown(const ReportInput& in) {
   if (t.accuracy.empty()) {
     os << "No accuracy results in this run.\n\n";
   } else {
-    header(os, {"Model", "Combined L2", "Relative L2", "Total Elems", "Skipped NaN/Inf", "Verdict"}, 1);
+    header(os, {"Model", "Combined L2", "Relative L2", "Cosine", "Total Elems", "Skipped NaN/Inf", "Verdict"}, 1);
     for (const auto& a : t.accuracy) {
       std::string verdict = a.verdict == "pass" ? "pass" : "**" + escapeMarkdown(a.verdict) + "**";
       if (!a.error.empty())
         verdict += ": " + escapeMarkdown(a.error);
-      row(os, {escapeMarkdown(a.label), sci(a.l2), sci(a.relL2), a.measured ? std::to_string(a.elements) : "-",
-               a.measured ? std::to_string(a.nanInf) : "-", verdict});
+      row(os, {escapeMarkdown(a.label), sci(a.l2), sci(a.relL2),
+               std::isnan(a.cosine) ? std::string("-") : fmt::format("{:.6f}", a.cosine),
+               a.measured ? std::to_string(a.elements) : "-", a.measured ? std::to_string(a.nanInf) : "-", verdict});
     }
     os << "\n" << escapeMarkdown(t.threshold) << "\n\n";
   }

@@ -189,6 +189,10 @@ Tables buildTables(const ReportInput& in) {
     bool failed = caseFailed(c);
     if (const auto* a = combined(c)) {
       AccuracyLine line{caseLabel(c), a->comparison, a->verdict, a->l2, a->relL2, a->elements, a->nanInfSkipped};
+      // The combined row has no cosine: the smallest of the per-output rows (hip-ep's L2 tables).
+      for (const auto& o : c.accuracy)
+        if (o.comparison == a->comparison && !o.output.empty() && !std::isnan(o.cosine))
+          line.cosine = std::isnan(line.cosine) ? o.cosine : std::min(line.cosine, o.cosine);
       // A failed case whose combined row passed failed elsewhere (another comparison, a runtime error).
       if (failed && a->verdict == "pass")
         line.verdict = failureVerdict(c);

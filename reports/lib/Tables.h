@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 // The report's tables, computed once from a ReportInput and formatted by each renderer.
 #include "dynqual/reports/Report.h"
 
@@ -28,9 +29,10 @@ struct AccuracyLine {
   std::string label, comparison, verdict;
   double l2 = 0, relL2 = 0;
   int64_t elements = 0, nanInf = 0;
-  std::string error;    ///< the case's error for a failed case, else ""
-  bool measured = true; ///< false: no comparison was made, the numbers are meaningless
-  bool failed = false;  ///< the case failed (or its verdict is not "pass")
+  double cosine = std::nan(""); ///< the smallest cosine of the comparison's outputs; NaN when none
+  std::string error;            ///< the case's error for a failed case, else ""
+  bool measured = true;         ///< false: no comparison was made, the numbers are meaningless
+  bool failed = false;          ///< the case failed (or its verdict is not "pass")
 };
 struct PerfLine {
   std::string label;

@@ -126,7 +126,8 @@ TEST(GoldenReport, RunWithOnlyACrashIsNotClean) {
   in.base.reset();
   std::string md = reports::renderMarkdown(in);
   EXPECT_EQ(md.find("No accuracy results"), std::string::npos) << md;
-  EXPECT_NE(md.find("| segv\\_model | - | - | - | - | **FAIL**: model process killed by SIGSEGV |"), std::string::npos)
+  EXPECT_NE(md.find("| segv\\_model | - | - | - | - | - | **FAIL**: model process killed by SIGSEGV |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("**Result: FAIL, 1 failing case (see the accuracy table).**"), std::string::npos) << md;
 }

@@ -102,8 +102,23 @@ TEST(StoreCli, ReportListsFailedModel) {
   Result md = runDynqual(dir.path, "report latest --db r.db");
   ASSERT_EQ(md.rc, 1) << md.err; // the run's verdict: a case failed
   EXPECT_EQ(md.out.find("No accuracy results"), std::string::npos) << md.out;
-  EXPECT_NE(md.out.find("| truncated | - | - | - | - | **FAIL**: "), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| truncated | - | - | - | - | - | **FAIL**: "), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("**Result: FAIL, 1 failing case"), std::string::npos) << md.out;
+}
+
+// The report's accuracy table carries the smallest per-output cosine beside L2; a model whose
+// outputs equal the reference's has cosine 1 (sum ab / (|a| |b|) with a = b).
+TEST(StoreCli, ReportPrintsTheCosineBesideL2) {
+  const std::string add = "/usr/share/libonnx-testdata/data/node/test_add"; // with a stored data set
+  if (!fs::exists(fs::path(add) / "test_data_set_0"))
+    GTEST_SKIP() << add << " missing (Debian's libonnx-testdata)";
+  TempDir dir;
+  Result run = runDynqual(dir.path, "run '" + add + "' --db c.db --bindings 0 --exec '" DYNQUAL_EXEC_PATH "'");
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  Result md = runDynqual(dir.path, "report latest --db c.db");
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("| Model | Combined L2 | Relative L2 | Cosine |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find(" | 1.000000 | "), std::string::npos) << md.out;
 }
 
 // A lock held past the busy timeout after the run began must not swallow the results: the table
