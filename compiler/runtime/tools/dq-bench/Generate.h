@@ -15,12 +15,11 @@ namespace dq::bench {
 
 /// Where a decoder step program keeps its tensors. The program must take input 0 = token ids
 /// i64 [batch, seq] followed by past K/V tensors (or by `attention_mask` i64 [batch, total] and
-/// then the past K/V tensors, as onnxruntime GenAI's builder writes decoders), and return output 0 = logits [batch, seq,
-/// vocab] (vocab static) followed by the present K/V in the same order as the past inputs. A past
-/// tensor has any float dtype and two dynamic dims, the first the batch and the second the past
-/// length (make-model's [batch, kv_heads, past, head_dim], or a stacked [layers, batch, kv_heads,
-/// past, head_dim]), or one, the past length, when the batch is static; every other dim is
-/// static. Its present has the same dtype, rank and static dims.
+/// then the past K/V tensors, as onnxruntime GenAI's builder writes decoders), and return output 0 = logits [batch,
+/// seq, vocab] (vocab static) followed by the present K/V in the same order as the past inputs. A past tensor has any
+/// float dtype and two dynamic dims, the first the batch and the second the past length (make-model's [batch, kv_heads,
+/// past, head_dim], or a stacked [layers, batch, kv_heads, past, head_dim]), or one, the past length, when the batch is
+/// static; every other dim is static. Its present has the same dtype, rank and static dims.
 struct DecoderLayout {
   int64_t vocab = 0;
   /// onnxruntime GenAI's builder layout: input 1 is `attention_mask` i64 [batch, total], the pasts
