@@ -50,14 +50,22 @@ TEST(GenAiDecoder, FollowsTheBuildersLayout) {
   // The attention-mask subgraph: seqlens_k and total_sequence_length come from attention_mask.
   EXPECT_EQ(n.at("ReduceSum"), 1);
   EXPECT_EQ(n.at("Shape"), 1);
-  std::set<std::string> names;
-  for (const auto& node : m.graph().node())
+  std::set<std::string> names, values;
+  for (const auto& node : m.graph().node()) {
     names.insert(node.name());
-  for (const char* name :
-       {"/model/embed_tokens/Gather", "/model/layers.0/input_layernorm/LayerNorm",
-        "/model/layers.1/input_layernorm/SkipLayerNorm", "/model/layers.0/attn/qkv_proj/MatMul",
-        "/model/layers.0/attn/GroupQueryAttention", "/model/layers.1/mlp/down_proj/MatMul",
-        "/model/attn_mask_reformat/attn_mask_subgraph/ReduceSum", "/model/norm/SkipLayerNorm", "/lm_head/MatMul"})
+    for (const auto& o : node.output())
+      values.insert(o);
+  }
+  // The value names other tools look up: seqlens_k, total_sequence_length, the residual stream.
+  for (const char* value : {"/model/attn_mask_reformat/attn_mask_subgraph/Sub/Cast/output_0",
+                            "/model/attn_mask_reformat/attn_mask_subgraph/Gather/Cast/output_0",
+                            "/model/layers.1/post_attention_layernorm/output_3"})
+    EXPECT_TRUE(values.count(value)) << value;
+  for (const char* name : {"/model/embed_tokens/Gather", "/model/layers.0/input_layernorm/LayerNorm",
+                           "/model/layers.1/input_layernorm/SkipLayerNorm", "/model/layers.0/attn/qkv_proj/MatMul",
+                           "/model/layers.0/attn/GroupQueryAttention", "/model/layers.1/mlp/down_proj/MatMul",
+                           "/model/attn_mask_reformat/attn_mask_subgraph/ReduceSum",
+                           "/model/layers.2/final_norm_layernorm/SkipLayerNorm", "/lm_head/MatMul"})
     EXPECT_TRUE(names.count(name)) << name;
 }
 

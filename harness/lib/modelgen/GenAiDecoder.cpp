@@ -219,11 +219,12 @@ onnx::ModelProto buildGenAiDecoder(const GenAiDecoderSpec& s) {
                 {x, g.initializer(W + ".input_layernorm.weight", gain(H))}, 1,
                 {intAttr("axis", -1), floatAttr("epsilon", eps), intAttr("stash_type", 1)})[0];
     } else {
-      auto o = g.add("SkipSimplifiedLayerNormalization", L + "/input_layernorm/SkipLayerNorm",
-                     {x, residual, g.initializer(W + ".input_layernorm.weight", gain(H))}, 4,
-                     {floatAttr("epsilon", eps)}, "com.microsoft");
-      gp.mutable_node(gp.node_size() - 1)->set_output(1, "");
-      gp.mutable_node(gp.node_size() - 1)->set_output(2, "");
+      // The builder's order: the residual stream first, the sublayer's output second; the outputs
+      // are named after the norm ("/model/layers.1/input_layernorm/output_3").
+      auto o =
+          g.add("SkipSimplifiedLayerNormalization", L + "/input_layernorm/SkipLayerNorm",
+                {residual, x, g.initializer(W + ".input_layernorm.weight", gain(H))}, 4, {floatAttr("epsilon", eps)},
+                "com.microsoft", {L + "/input_layernorm/output_0", "", "", L + "/input_layernorm/output_3"});
       h = o[0];
       residual = o[3];
     }
@@ -239,10 +240,9 @@ onnx::ModelProto buildGenAiDecoder(const GenAiDecoderSpec& s) {
         "com.microsoft", {L + "/attn/GroupQueryAttention/output_0", present + ".key", present + ".value"})[0];
     const std::string o = linear(attn, L + "/attn/o_proj", W + ".attn.o_proj", H, H);
     auto post = g.add("SkipSimplifiedLayerNormalization", L + "/post_attention_layernorm/SkipLayerNorm",
-                      {o, residual, g.initializer(W + ".post_attention_layernorm.weight", gain(H))}, 4,
-                      {floatAttr("epsilon", eps)}, "com.microsoft");
-    gp.mutable_node(gp.node_size() - 1)->set_output(1, "");
-    gp.mutable_node(gp.node_size() - 1)->set_output(2, "");
+                      {residual, o, g.initializer(W + ".post_attention_layernorm.weight", gain(H))}, 4,
+                      {floatAttr("epsilon", eps)}, "com.microsoft",
+                      {L + "/post_attention_layernorm/output_0", "", "", L + "/post_attention_layernorm/output_3"});
     residual = post[3];
     const std::string gate = linear(post[0], L + "/mlp/gate_proj", W + ".mlp.gate_proj", F, H);
     const std::string up = linear(post[0], L + "/mlp/up_proj", W + ".mlp.up_proj", F, H);
@@ -251,11 +251,12 @@ onnx::ModelProto buildGenAiDecoder(const GenAiDecoderSpec& s) {
     const std::string prod = g.add("Mul", L + "/mlp/Mul", {act, up}, 1)[0];
     x = linear(prod, L + "/mlp/down_proj", W + ".mlp.down_proj", H, F);
   }
-  auto fin = g.add("SkipSimplifiedLayerNormalization", "/model/norm/SkipLayerNorm",
-                   {x, residual, g.initializer("model.norm.weight", gain(H))}, 4, {floatAttr("epsilon", eps)},
-                   "com.microsoft");
-  for (int i : {1, 2, 3})
-    gp.mutable_node(gp.node_size() - 1)->set_output(i, "");
+  // The final norm is numbered as a layer past the last, as the builder numbers it.
+  const std::string last = std::to_string(s.layers);
+  auto fin =
+      g.add("SkipSimplifiedLayerNormalization", "/model/layers." + last + "/final_norm_layernorm/SkipLayerNorm",
+            {residual, x, g.initializer("model.layers." + last + ".final_norm_layernorm.weight", gain(H))}, 1,
+            {floatAttr("epsilon", eps)}, "com.microsoft", {"/model/layers." + last + "/final_norm_layernorm/output_0"});
   linear(fin[0], "/lm_head", "lm_head", s.vocab, H, {"logits"});
   return model;
 }
