@@ -30,7 +30,7 @@ const char* kNBitsPadded = "MatMulNBits|K not a multiple of block_size (padded l
 const char* kNBitsMidByte = "MatMulNBits|packed zero points, a row ending mid-byte";
 const char* kRotaryInterleaved = "RotaryEmbedding|interleaved";
 const char* kRotaryHalf = "RotaryEmbedding|half-split";
-const char* kGqaDecode = "GroupQueryAttention|decode (S = 1) after a past";
+const char* kGqaDecode = "GroupQueryAttention|a past (decode)";
 const char* kGqaPadded = "GroupQueryAttention|a padded row (seqlens_k below total - 1) on some binding";
 
 int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {

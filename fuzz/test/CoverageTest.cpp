@@ -201,7 +201,7 @@ TEST(Coverage, TheGeneratorReachesEveryGraphFeatureInOnePercentOfValidCases) {
         "Slice|negative steps", "output|computed from Shape alone",
         "MatMulNBits|K not a multiple of block_size (padded last block)",
         "MatMulNBits|packed zero points, a row ending mid-byte", "RotaryEmbedding|interleaved",
-        "RotaryEmbedding|half-split", "GroupQueryAttention|decode (S = 1) after a past",
+        "RotaryEmbedding|half-split", "GroupQueryAttention|a past (decode)",
         "GroupQueryAttention|a padded row (seqlens_k below total - 1) on some binding"})
     EXPECT_GE(count[f] * 100, valid) << f << ": " << count[f] << " of " << valid;
   for (const auto& [f, m] : count)
