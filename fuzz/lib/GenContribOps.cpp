@@ -147,44 +147,57 @@ bool Gen::groupQueryAttention(size_t i) {
   const Val x = pool_[i];
   if (x.dims.size() != 2)
     return false;
-  // x [B, a]: batch B; a is the past length (decode, S = 1) or the prompt length (S = total = a,
-  // which must be >= 1 on every binding). kv_num_heads 1, num_heads 1 or 2, head 4 or 8.
-  const bool decode = !x.dims[1].isConstant() && rng_.chance(0.6);
-  if (!decode && x.dims[1].minValue(atoms_) < 1)
+  // x [B, a]: batch B, and a is the prompt length (S = total = a), the past length of a decode
+  // (S = 1, total = a + 1), or the length of the builder's shared past/present buffer (S = 1,
+  // total = a: the valid tokens end before the buffer does). Prompt and shared buffer need a >= 1
+  // on every binding. kv_num_heads 1 or 2, num_heads 1 or 2 times that, head 4 or 8.
+  enum Mode { Prompt, Decode, Shared };
+  const bool dynamicLen = !x.dims[1].isConstant(), lenAtLeast1 = x.dims[1].minValue(atoms_) >= 1;
+  const int64_t draw = rng_.range(0, 19);
+  Mode mode = !dynamicLen ? Prompt : draw < 7 ? Prompt : draw < 15 ? Decode : Shared;
+  if (mode == Shared && !lenAtLeast1)
+    mode = Decode;
+  if (mode == Prompt && !lenAtLeast1)
     return false;
-  const int64_t heads = rng_.range(1, 2), head = rng_.chance(0.5) ? 4 : 8;
+  const int64_t kv = rng_.range(1, 2), heads = kv * rng_.range(1, 2), head = rng_.chance(0.5) ? 4 : 8;
   const bool packed = rng_.chance(0.5), rotary = rng_.chance(0.5);
   const int64_t maxLen = x.dims[1].maxValue(atoms_) + 1;
   if (maxLen > 4096)
     return false;
-  const Poly total = decode ? x.dims[1] + Poly::constant(1) : x.dims[1];
-  std::vector<Poly> qDims = {x.dims[0], decode ? Poly::constant(1) : x.dims[1], Poly::constant(heads * head)};
-  std::vector<Poly> cacheDims = {x.dims[0], Poly::constant(1), total, Poly::constant(head)};
-  if (!fits(cacheDims) || !fits({x.dims[0], qDims[1], Poly::constant((heads + 2) * head)}))
+  const Poly total = mode == Decode ? x.dims[1] + Poly::constant(1) : x.dims[1];
+  std::vector<Poly> qDims = {x.dims[0], mode == Prompt ? x.dims[1] : Poly::constant(1), Poly::constant(heads * head)};
+  // present: [B, kv, max(total, past), head]; past is a (or none) and total >= a but in Shared.
+  std::vector<Poly> cacheDims = {x.dims[0], Poly::constant(kv), total, Poly::constant(head)};
+  if (!fits(cacheDims) || !fits({x.dims[0], qDims[1], Poly::constant((heads + 2 * kv) * head)}))
     return false;
-  // [B, S, 1]: the row sums (decode) or x itself (prompt), widened by constant rows.
+  // [B, S, 1]: the row sums (one new token) or x itself (prompt), widened by constant rows.
   std::string col =
-      decode ? g_.node("Unsqueeze",
-                       {g_.node("ReduceSum", {x.name, constInts({1})}, {intAttr("keepdims", 1)}), constInts({2})})
-             : g_.node("Unsqueeze", {x.name, constInts({2})});
+      mode != Prompt ? g_.node("Unsqueeze", {g_.node("ReduceSum", {x.name, constInts({1})}, {intAttr("keepdims", 1)}),
+                                             constInts({2})})
+                     : g_.node("Unsqueeze", {x.name, constInts({2})});
   auto widen = [&](int64_t width) { return g_.node("Mul", {col, floatInit({width}, randomFloats(width))}); };
   std::vector<std::string> ins;
   if (packed)
-    ins = {widen((heads + 2) * head), "", ""};
+    ins = {widen((heads + 2 * kv) * head), "", ""};
   else
-    ins = {widen(heads * head), widen(head), widen(head)};
-  if (decode) {
-    // past [B, 1, a, head]: x's rows spread over the head.
+    ins = {widen(heads * head), widen(kv * head), widen(kv * head)};
+  if (mode != Prompt) {
+    // past_key [B, kv, a, head]: x's rows [B, 1, a, 1] times a constant [kv, 1, head];
+    // past_value past_key times another. Computed from past_key (not from x a second time), so
+    // the minimizer can promote past_key and keep past_value's dims equal to it (two promoted
+    // inputs would get independent dims, which GQA rejects).
     std::string rows = g_.node("Unsqueeze", {x.name, constInts({1, 3})});
-    for (int k = 0; k < 2; ++k)
-      ins.push_back(g_.node("Mul", {rows, floatInit({head}, randomFloats(head))}));
+    std::string pastK = g_.node("Mul", {rows, floatInit({kv, 1, head}, randomFloats(kv * head))});
+    ins.push_back(pastK);
+    ins.push_back(g_.node("Mul", {pastK, floatInit({kv, 1, head}, randomFloats(kv * head))}));
   } else {
     ins.insert(ins.end(), {"", ""});
   }
-  // total_sequence_length = a (+ 1 after a past), from Shape; seqlens_k[b] = total - 1 - pad[b],
-  // at least 0, where pad[b] = (sum of x's row b > 0) from data: padded rows beside full ones.
+  // total_sequence_length from Shape; seqlens_k[b] = total - 1 - pad[b], at least 0, where
+  // pad[b] = (sum of x's row b > 0) from data: padded rows beside full ones. In [0, total), and
+  // the past it implies (seqlens_k + 1 - S after a past) fits the past buffer a.
   std::string a = gatherDim(x, 1);
-  std::string totalI64 = decode ? g_.node("Add", {a, constInts({1})}) : a;
+  std::string totalI64 = mode == Decode ? g_.node("Add", {a, constInts({1})}) : a;
   std::string rowSum = g_.node("ReduceSum", {x.name, constInts({1})}, {intAttr("keepdims", 0)});
   std::string pad =
       g_.node("Cast", {g_.node("Greater", {rowSum, g_.floatScalar("w" + std::to_string(consts_++), 0.0)})},
@@ -194,7 +207,7 @@ bool Gen::groupQueryAttention(size_t i) {
   ins.push_back(g_.node("Cast", {seqlens}, {intAttr("to", onnx::TensorProto::INT32)}));
   ins.push_back(
       g_.node("Cast", {g_.node("Squeeze", {totalI64, constInts({0})})}, {intAttr("to", onnx::TensorProto::INT32)}));
-  std::vector<onnx::AttributeProto> attrs = {intAttr("num_heads", heads), intAttr("kv_num_heads", 1)};
+  std::vector<onnx::AttributeProto> attrs = {intAttr("num_heads", heads), intAttr("kv_num_heads", kv)};
   if (rotary) {
     std::string cosC, sinC;
     rotaryCaches(maxLen, head, cosC, sinC);

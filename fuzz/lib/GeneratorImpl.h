@@ -217,9 +217,10 @@ private:
   /// RotaryEmbedding of a [batch, seq, heads * head] value, interleaved or half-split, with or
   /// without num_heads, sometimes a partial rotary dim; position_ids a constant [1].
   bool rotaryEmbedding(size_t i);
-  /// GroupQueryAttention of a [B, a] value: decode (S = 1 after a past of length a) or prompt
-  /// (S = total = a), packed or separate QKV, with or without rotary; total_sequence_length from
-  /// Shape and seqlens_k from data (some rows padded), valid on every binding.
+  /// GroupQueryAttention of a [B, a] value: prompt (S = total = a), decode (S = 1 after a past of
+  /// length a) or a shared past/present buffer of length a (S = 1, total = a); kv_num_heads 1 or
+  /// 2, packed or separate QKV, with or without rotary; total_sequence_length from Shape and
+  /// seqlens_k from data (some rows padded), valid on every binding.
   bool groupQueryAttention(size_t i);
 
   void forceTranspose();

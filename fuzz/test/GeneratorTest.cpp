@@ -220,13 +220,13 @@ int64_t intAttrOr(const onnx::NodeProto& n, const std::string& name, int64_t dfl
   return dflt;
 }
 
-// The contrib ops (shapegen-7): every form at least 5 times in 1000 cases, their cases valid (the
+// The contrib ops (shapegen-7): every form at least 5 times in 2000 cases, their cases valid (the
 // reference runs them on all K bindings), and their inputs' runtime dims vary across bindings.
 // The values are the reference's: each node output becomes an extra graph output.
 TEST(Generator, ContribOpsInEveryFormWithDynamicDims) {
   std::map<std::string, int> forms;
   int withContrib = 0, valid = 0;
-  for (int k = 0; k < 1000; ++k) {
+  for (int k = 0; k < 2000; ++k) {
     GeneratedCase c = generate(caseSeed(42, static_cast<uint64_t>(k)));
     if (!c.opCounts.count("MatMulNBits") && !c.opCounts.count("RotaryEmbedding") &&
         !c.opCounts.count("GroupQueryAttention"))
@@ -251,6 +251,8 @@ TEST(Generator, ContribOpsInEveryFormWithDynamicDims) {
       } else if (n.op_type() == "GroupQueryAttention") {
         ++forms[n.input(3).empty() ? "GroupQueryAttention prompt" : "GroupQueryAttention decode after a past"];
         ++forms[n.input(1).empty() ? "GroupQueryAttention packed QKV" : "GroupQueryAttention separate QKV"];
+        if (intAttrOr(n, "kv_num_heads", 0) == 2)
+          ++forms["GroupQueryAttention kv_num_heads 2"];
         if (intAttrOr(n, "do_rotary", 0))
           ++forms[intAttrOr(n, "rotary_interleaved", 0) ? "GroupQueryAttention rotary interleaved"
                                                         : "GroupQueryAttention rotary half-split"];
@@ -309,6 +311,10 @@ TEST(Generator, ContribOpsInEveryFormWithDynamicDims) {
               }
             if (!n.input(3).empty() && value.count(n.input(3)) && value.at(n.input(3))->dims()[2] == 0)
               ++forms["GroupQueryAttention decode with past 0"];
+            // The shared buffer: as long as total, so the valid tokens end before it does.
+            if (!n.input(3).empty() && value.count(n.input(3)) && total >= 2 &&
+                value.at(n.input(3))->dims()[2] == total)
+              ++forms["GroupQueryAttention shared past/present buffer"];
           }
         }
     }
@@ -336,8 +342,10 @@ TEST(Generator, ContribOpsInEveryFormWithDynamicDims) {
                            "GroupQueryAttention rotary half-split",
                            "GroupQueryAttention a padded row",
                            "GroupQueryAttention decode with past 0",
+                           "GroupQueryAttention kv_num_heads 2",
+                           "GroupQueryAttention shared past/present buffer",
                            "GroupQueryAttention input dims differ across bindings"})
-    EXPECT_GE(forms[form], 5) << form << " (1000 cases)";
+    EXPECT_GE(forms[form], 5) << form << " (2000 cases)";
   for (const auto& [form, m] : forms)
     std::cout << form << ": " << m << "\n";
 }
