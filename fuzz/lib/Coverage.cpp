@@ -25,6 +25,14 @@ const char* kShapeOut = "output|computed from Shape alone";
 const char* kReshapeDimsInOrder =
     "Reshape|graph output, its shape shared with another Reshape, a -1 before an entry computed with Sub";
 
+// The contrib ops (shapegen-7), by attributes and inputs alone.
+const char* kNBitsPadded = "MatMulNBits|K not a multiple of block_size (padded last block)";
+const char* kNBitsMidByte = "MatMulNBits|packed zero points, a row ending mid-byte";
+const char* kRotaryInterleaved = "RotaryEmbedding|interleaved";
+const char* kRotaryHalf = "RotaryEmbedding|half-split";
+const char* kGqaDecode = "GroupQueryAttention|a past (decode)";
+const char* kGqaPadded = "GroupQueryAttention|a padded row (seqlens_k below total - 1) on some binding";
+
 int64_t intAttr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
   for (const auto& a : n.attribute())
     if (a.name() == name)
@@ -52,7 +60,13 @@ const std::vector<FeatureKey>& trackedFeatures() {
                                                kRank0,
                                                kNegative,
                                                kShapeOut,
-                                               kReshapeDimsInOrder};
+                                               kReshapeDimsInOrder,
+                                               kNBitsPadded,
+                                               kNBitsMidByte,
+                                               kRotaryInterleaved,
+                                               kRotaryHalf,
+                                               kGqaDecode,
+                                               kGqaPadded};
   return keys;
 }
 
@@ -77,6 +91,22 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
     for (const auto& o : n.output())
       producer[o] = &n;
     f.insert(n.op_type() + "|present");
+    if (n.op_type() == "MatMulNBits") {
+      const int64_t K = intAttr(n, "K", 0), block = intAttr(n, "block_size", 0), bits = intAttr(n, "bits", 4);
+      if (block > 0 && K % block != 0)
+        f.insert(kNBitsPadded);
+      const auto zp = n.input_size() > 3 ? std::find_if(g.initializer().begin(), g.initializer().end(),
+                                                        [&](const auto& t) { return t.name() == n.input(3); })
+                                         : g.initializer().end();
+      if (block > 0 && zp != g.initializer().end() && zp->data_type() == onnx::TensorProto::UINT8 &&
+          ((K + block - 1) / block * bits) % 8 != 0)
+        f.insert(kNBitsMidByte);
+    } else if (n.op_type() == "GroupQueryAttention") {
+      if (n.input_size() > 3 && !n.input(3).empty())
+        f.insert(kGqaDecode);
+    } else if (n.op_type() == "RotaryEmbedding") {
+      f.insert(intAttr(n, "interleaved", 0) ? kRotaryInterleaved : kRotaryHalf);
+    }
   }
   auto constInts = [&](const onnx::NodeProto& n, int input, std::vector<int64_t>& out) {
     if (n.input_size() <= input || !inits.count(n.input(input)))
@@ -287,6 +317,14 @@ std::set<FeatureKey> caseFeatures(const PreparedCase& pc, const std::map<std::st
         }
         if (floats && extents.size() >= 2 && dynamicAt(n.output(0), static_cast<size_t>(axis)))
           f.insert(kNary);
+      }
+      if (op == "GroupQueryAttention" && n.input_size() > 6 && value.count(n.input(5)) && value.count(n.input(6)) &&
+          value.at(n.input(6))->numel() == 1) {
+        const Tensor& seqlens = *value.at(n.input(5));
+        const int64_t total = value.at(n.input(6))->getInt(0);
+        for (int64_t r = 0; r < seqlens.numel(); ++r)
+          if (seqlens.getInt(r) < total - 1)
+            f.insert(kGqaPadded);
       }
       if (value.at(n.output(0))->rank() == 0)
         f.insert(op + "|rank-0 output");

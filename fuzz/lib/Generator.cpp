@@ -229,12 +229,14 @@ void Gen::makeInputs() {
 bool Gen::step() {
   // Weights: reshape 4, slice 5, elementwise 3, transpose 2, expand 2, concat 2, pad 2, a shape
   // value as a scalar operand 2, unsqueeze 1, squeeze 1, flatten 1, split 1, gather 1, shape
-  // output 1, nonzero 1, compress 1, tile 1, view chain 1, n-ary concat 1, runtime-1 broadcast 1.
+  // output 1, nonzero 1, compress 1, tile 1, view chain 1, n-ary concat 1, runtime-1 broadcast 1,
+  // MatMulNBits 1, RotaryEmbedding 1, GroupQueryAttention 1 (shapegen-7).
   static const char* kOps[] = {
-      "Reshape",  "Reshape", "Reshape",     "Reshape",     "Slice",     "Slice",      "Slice",     "Slice",  "Slice",
-      "Binary",   "Binary",  "Binary",      "Transpose",   "Transpose", "Expand",     "Expand",    "Concat", "Concat",
-      "Pad",      "Pad",     "ShapeScalar", "ShapeScalar", "Unsqueeze", "Squeeze",    "Flatten",   "Split",  "Gather",
-      "ShapeOut", "NonZero", "Compress",    "Tile",        "ViewChain", "ConcatMany", "RuntimeOne"};
+      "Reshape",    "Reshape",    "Reshape",     "Reshape",  "Slice",       "Slice",       "Slice",     "Slice",
+      "Slice",      "Binary",     "Binary",      "Binary",   "Transpose",   "Transpose",   "Expand",    "Expand",
+      "Concat",     "Concat",     "Pad",         "Pad",      "ShapeScalar", "ShapeScalar", "Unsqueeze", "Squeeze",
+      "Flatten",    "Split",      "Gather",      "ShapeOut", "NonZero",     "Compress",    "Tile",      "ViewChain",
+      "ConcatMany", "RuntimeOne", "MatMulNBits", "Rotary",   "GQA"};
   std::string op = kOps[rng_.range(0, sizeof(kOps) / sizeof(kOps[0]) - 1)];
   size_t i = pickIndex();
   if (op == "Reshape")
@@ -275,6 +277,12 @@ bool Gen::step() {
     return concatMany(i);
   if (op == "RuntimeOne")
     return runtimeOneBroadcast(i);
+  if (op == "MatMulNBits")
+    return matMulNBits(i);
+  if (op == "Rotary")
+    return rotaryEmbedding(i);
+  if (op == "GQA")
+    return groupQueryAttention(i);
   return shapeOutput(i);
 }
 

@@ -1,7 +1,7 @@
 // The generator's state and its op emitters, shared by the files that implement them:
 // Generator.cpp (inputs, the step loop, outputs), GenReshapeOps.cpp, GenIndexingOps.cpp,
 // GenBroadcastOps.cpp, GenDataDependentOps.cpp, GenShapeValueOps.cpp, GenViewChains.cpp,
-// GenConcatOps.cpp. Internal to fuzz/lib.
+// GenConcatOps.cpp, GenContribOps.cpp. Internal to fuzz/lib.
 #pragma once
 
 #include "dynqual/fuzz/Generator.h"
@@ -197,6 +197,32 @@ private:
   /// of the time), ending in an op that needs a contiguous operand (Concat, Gather or Transpose).
   bool viewChain(size_t i);
 
+  // ---- com.microsoft contrib ops (GenContribOps.cpp) ----------------------------------------
+  /// A node of domain com.microsoft (its opset import, version 1, added once); returns its output.
+  std::vector<std::string> contribNode(const std::string& op, const std::vector<std::string>& inputs,
+                                       const std::vector<onnx::AttributeProto>& attrs, int outputs = 1);
+  /// `n` values uniform in [-amplitude, amplitude).
+  std::vector<double> randomFloats(int64_t n, double amplitude = 1.0);
+  /// cos/sin cache initializers [positions, rotaryDim / 2] of the angles p * 10000^(-2k/rotaryDim).
+  void rotaryCaches(int64_t positions, int64_t rotaryDim, std::string& cosName, std::string& sinName);
+  /// A float initializer of `dims` holding `values`; returns its name.
+  std::string floatInit(const std::vector<int64_t>& dims, const std::vector<double>& values);
+  /// A float value of rank `rank` ending in the constant `width`, its other dims x's: x itself,
+  /// or ReduceSum(x, [-1], keepdims) / Unsqueeze(x, [rank - 1]) times a constant [width];
+  /// nullopt when x's rank allows neither or the result could pass the element cap.
+  std::optional<Val> widened(const Val& x, int64_t width, size_t rank);
+  /// MatMulNBits, int4, block 16 or 32, odd K (a padded last block), N 2..8, zero points none,
+  /// packed uint8 or float; B, scales and zero points are initializers.
+  bool matMulNBits(size_t i);
+  /// RotaryEmbedding of a [batch, seq, heads * head] value, interleaved or half-split, with or
+  /// without num_heads, sometimes a partial rotary dim; position_ids a constant [1].
+  bool rotaryEmbedding(size_t i);
+  /// GroupQueryAttention of a [B, a] value: prompt (S = total = a), decode (S = 1 after a past of
+  /// length a) or a shared past/present buffer of length a (S = 1, total = a); kv_num_heads 1 or
+  /// 2, packed or separate QKV, with or without rotary; total_sequence_length from Shape and
+  /// seqlens_k from data (some rows padded), valid on every binding.
+  bool groupQueryAttention(size_t i);
+
   void forceTranspose();
 
   void declareOutput(const std::string& name, int elemType, const std::vector<Poly>& dims);
@@ -217,6 +243,7 @@ private:
   int consts_ = 0;
   int conds_ = 0;
   int dataOps_ = 0;
+  bool contribOpset_ = false;
 };
 
 } // namespace gen_detail

@@ -29,7 +29,8 @@ int64_t lengthOf(const std::map<std::string, onnx::TypeProto>& types, const std:
 
 /// Gives a rank (every dim unknown) to the values ONNX shape inference leaves without a shape
 /// although their rank follows from their operands' ranks: a Slice, Pad or Tile whose bounds are
-/// computed (ONNX then infers nothing at all) and everything downstream of one. Without a rank a
+/// computed (ONNX then infers nothing at all), the com.microsoft contrib ops, and everything
+/// downstream of one. Without a rank a
 /// value cannot be promoted to a graph input, and the minimizer would stop above it.
 void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypeProto>& types) {
   static const std::set<std::string> kSameRank = {"Slice", "Pad",    "Tile",     "Relu", "Cast", "Transpose",
@@ -45,6 +46,28 @@ void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypePr
     bool hasAxis = false;
     for (const auto& a : n.attribute())
       hasAxis |= a.name() == "axis";
+    // The contrib ops have no ONNX schema (shape inference skips them): RotaryEmbedding keeps its
+    // input's shape, MatMulNBits its input's with the last dim N; GroupQueryAttention's output is
+    // [B, S, hidden], present_key and present_value [B, kv_heads, T, head].
+    if ((op == "RotaryEmbedding" || op == "MatMulNBits") && n.domain() == "com.microsoft" && r0 >= 1) {
+      onnx::TypeProto t = types[n.input(0)];
+      for (const auto& a : n.attribute())
+        if (op == "MatMulNBits" && a.name() == "N")
+          t.mutable_tensor_type()->mutable_shape()->mutable_dim(r0 - 1)->set_dim_value(a.i());
+      types[n.output(0)] = t;
+      continue;
+    }
+    if (op == "GroupQueryAttention" && n.domain() == "com.microsoft") {
+      for (int o = 0; o < n.output_size() && o < 3; ++o) {
+        onnx::TypeProto t;
+        t.mutable_tensor_type()->set_elem_type(types[n.input(0)].tensor_type().elem_type());
+        for (int d = 0; d < (o == 0 ? 3 : 4); ++d)
+          t.mutable_tensor_type()->mutable_shape()->add_dim();
+        if (t.tensor_type().elem_type() != 0 && !n.output(o).empty())
+          types[n.output(o)] = t;
+      }
+      continue;
+    }
     if (kSameRank.count(op) || (op == "Compress" && hasAxis)) {
       rank = r0;
     } else if (op == "Compress" || op == "Shape") {
@@ -84,6 +107,18 @@ void completeRanks(const onnx::ModelProto& m, std::map<std::string, onnx::TypePr
 std::map<std::string, onnx::TypeProto> valueTypes(const onnx::ModelProto& model) {
   onnx::ModelProto copy = model;
   std::map<std::string, onnx::TypeProto> types;
+  // ONNX has no schema for the contrib ops and leaves their outputs without any type; with data
+  // propagation libonnx then crashes (SIGSEGV) in the Shape of such a value (generated seed
+  // 13877614986023876344: Shape(Slice(GroupQueryAttention))). Their outputs are declared float
+  // (the generator's only element type) without a shape; completeRanks gives them a rank.
+  for (const auto& n : model.graph().node())
+    if (n.domain() == "com.microsoft")
+      for (const auto& o : n.output())
+        if (!o.empty()) {
+          auto* v = copy.mutable_graph()->add_value_info();
+          v->set_name(o);
+          v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        }
   try {
     // Data propagation follows Shape->Gather->Concat chains, so computed reshapes get a rank.
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);

@@ -144,6 +144,36 @@ TEST(Coverage, TheTableListsTrackedFeaturesFirstWithTheirShare) {
   EXPECT_NE(coverageMarkdown(rows).find("| copy | strided | 3 | 25.0 |"), std::string::npos);
 }
 
+// MatMulNBits, 4 bits, block 16, N 2: K 20 (2 blocks, one byte of zero points per row) is padded
+// but ends its zero-point row on a byte; K 40 (3 blocks, 12 bits, 2 bytes per row) ends mid-byte.
+TEST(Coverage, MatMulNBitsPaddedBlockAndMidByteZeroPoints) {
+  for (int64_t K : {20, 32, 40}) {
+    Model t;
+    const int64_t blocks = (K + 15) / 16, zpBytes = 2 * ((blocks * 4 + 7) / 8);
+    t.input("X", {"N", ""}, {0, K});
+    std::string b =
+        t.g.initializer("B", Tensor::fromInts(DType::Uint8, {2, blocks, 8},
+                                              std::vector<int64_t>(static_cast<size_t>(16 * blocks), 0x21)));
+    std::string sc =
+        t.g.initializer("S", Tensor::fromDoubles(DType::Float, {2 * blocks},
+                                                 std::vector<double>(static_cast<size_t>(2 * blocks), 0.5)));
+    std::string zp = t.g.initializer(
+        "Z", Tensor::fromInts(DType::Uint8, {zpBytes}, std::vector<int64_t>(static_cast<size_t>(zpBytes), 0x77)));
+    auto* ms = t.m.add_opset_import();
+    ms->set_domain("com.microsoft");
+    ms->set_version(1);
+    std::string y = t.g.node("MatMulNBits", {"X", b, sc, zp},
+                             {modelgen::intAttr("K", K), modelgen::intAttr("N", 2), modelgen::intAttr("bits", 4),
+                              modelgen::intAttr("block_size", 16)});
+    t.m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+    t.output(y, 2);
+    auto f = t.on({{"N", 3}});
+    EXPECT_TRUE(f.count("MatMulNBits|present")) << K;
+    EXPECT_EQ(f.count("MatMulNBits|K not a multiple of block_size (padded last block)"), K % 16 != 0 ? 1u : 0u) << K;
+    EXPECT_EQ(f.count("MatMulNBits|packed zero points, a row ending mid-byte"), K == 40 ? 1u : 0u) << K;
+  }
+}
+
 TEST(Coverage, TheGeneratorReachesEveryGraphFeatureInOnePercentOfValidCases) {
   // The features the graph and the bindings decide (copies need a compiled run: the campaign's).
   const int n = 200;
@@ -168,7 +198,11 @@ TEST(Coverage, TheGeneratorReachesEveryGraphFeatureInOnePercentOfValidCases) {
        {"Slice|view: subview (positive constant steps)", "Transpose|view: permuted strides (strided consumers only)",
         "view chain|Slice + 2 or more of Transpose/Unsqueeze/Squeeze/Reshape, into Concat/Gather/Transpose",
         "Concat|3+ data inputs on a dynamic axis, extents differ at run time", "any|rank-0 value",
-        "Slice|negative steps", "output|computed from Shape alone"})
+        "Slice|negative steps", "output|computed from Shape alone",
+        "MatMulNBits|K not a multiple of block_size (padded last block)",
+        "MatMulNBits|packed zero points, a row ending mid-byte", "RotaryEmbedding|interleaved",
+        "RotaryEmbedding|half-split", "GroupQueryAttention|a past (decode)",
+        "GroupQueryAttention|a padded row (seqlens_k below total - 1) on some binding"})
     EXPECT_GE(count[f] * 100, valid) << f << ": " << count[f] << " of " << valid;
   for (const auto& [f, m] : count)
     std::cout << m << " / " << valid << "  " << f << "\n";

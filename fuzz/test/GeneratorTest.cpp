@@ -5,6 +5,7 @@
 #include "dynqual/modelgen/GraphBuilder.h"
 #include "dynqual/onnx/ModelLoader.h"
 #include "dynqual/onnx/TensorProtoIO.h"
+#include "dynqual/reference/Interpreter.h"
 
 #include <gtest/gtest.h>
 
@@ -119,8 +120,28 @@ TEST(Generator, AtLeast95PercentValidWithMedianOf8OpsAndEveryOpKind) {
   EXPECT_GE(valid * 100, 95 * n) << valid << " of " << n << " valid";
   std::sort(sizes.begin(), sizes.end());
   EXPECT_GE(sizes[sizes.size() / 2], 8) << "median graph size";
-  for (const char* op : {"Reshape", "Slice", "Expand", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Transpose",
-                         "Split", "Gather", "Shape", "Add", "Sub", "Mul", "Cast", "NonZero", "Compress", "Tile", "Pad"})
+  for (const char* op : {"Reshape",
+                         "Slice",
+                         "Expand",
+                         "Unsqueeze",
+                         "Squeeze",
+                         "Flatten",
+                         "Concat",
+                         "Transpose",
+                         "Split",
+                         "Gather",
+                         "Shape",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Cast",
+                         "NonZero",
+                         "Compress",
+                         "Tile",
+                         "Pad",
+                         "MatMulNBits",
+                         "RotaryEmbedding",
+                         "GroupQueryAttention"})
     EXPECT_GT(ops[op], 0) << op << " never generated";
   EXPECT_TRUE(sawRank0Output);
   EXPECT_TRUE(sawShapeOutput);
@@ -190,6 +211,143 @@ TEST(Generator, DataDependentTilingAndPaddingOpsInEveryForm) {
         "Pad constant_value", "Tile repeats constant", "Tile repeats computed", "Compress axis", "Compress flattened",
         "NonZero", "Slice bound from data arithmetic"})
     EXPECT_GE(forms[form], 5) << form << " (300 cases)";
+}
+
+int64_t intAttrOr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name)
+      return a.i();
+  return dflt;
+}
+
+// The contrib ops (shapegen-7): every form at least 5 times in 2000 cases, their cases valid (the
+// reference runs them on all K bindings), and their inputs' runtime dims vary across bindings.
+// The values are the reference's: each node output becomes an extra graph output.
+TEST(Generator, ContribOpsInEveryFormWithDynamicDims) {
+  std::map<std::string, int> forms;
+  int withContrib = 0, valid = 0;
+  for (int k = 0; k < 2000; ++k) {
+    GeneratedCase c = generate(caseSeed(42, static_cast<uint64_t>(k)));
+    if (!c.opCounts.count("MatMulNBits") && !c.opCounts.count("RotaryEmbedding") &&
+        !c.opCounts.count("GroupQueryAttention"))
+      continue;
+    ++withContrib;
+    std::map<std::string, onnx::TensorProto> inits;
+    for (const auto& t : c.model.graph().initializer())
+      inits[t.name()] = t;
+    for (const auto& n : c.model.graph().node()) {
+      EXPECT_TRUE(n.op_type() != "MatMulNBits" && n.op_type() != "RotaryEmbedding" || n.domain() == "com.microsoft");
+      if (n.op_type() == "MatMulNBits") {
+        int64_t K = intAttrOr(n, "K", 0), block = intAttrOr(n, "block_size", 0), blocks = (K + block - 1) / block;
+        EXPECT_NE(K % block, 0) << "seed " << c.seed << ": K " << K << " fills its last block";
+        EXPECT_EQ(intAttrOr(n, "bits", 0), 4);
+        if (n.input_size() < 4)
+          ++forms["MatMulNBits no zero points"];
+        else if (inits.at(n.input(3)).data_type() == onnx::TensorProto::UINT8)
+          ++forms[blocks % 2 ? "MatMulNBits packed zero points, a row ending mid-byte"
+                             : "MatMulNBits packed zero points"];
+        else
+          ++forms["MatMulNBits float zero points"];
+      } else if (n.op_type() == "GroupQueryAttention") {
+        ++forms[n.input(3).empty() ? "GroupQueryAttention prompt" : "GroupQueryAttention decode after a past"];
+        ++forms[n.input(1).empty() ? "GroupQueryAttention packed QKV" : "GroupQueryAttention separate QKV"];
+        if (intAttrOr(n, "kv_num_heads", 0) == 2)
+          ++forms["GroupQueryAttention kv_num_heads 2"];
+        if (intAttrOr(n, "do_rotary", 0))
+          ++forms[intAttrOr(n, "rotary_interleaved", 0) ? "GroupQueryAttention rotary interleaved"
+                                                        : "GroupQueryAttention rotary half-split"];
+      } else if (n.op_type() == "RotaryEmbedding") {
+        ++forms[intAttrOr(n, "interleaved", 0) ? "RotaryEmbedding interleaved" : "RotaryEmbedding half-split"];
+        if (hasAttr(n, "rotary_embedding_dim"))
+          ++forms["RotaryEmbedding partial rotary dim"];
+        if (!hasAttr(n, "num_heads"))
+          ++forms["RotaryEmbedding heads from the cache"];
+      }
+    }
+    PreparedCase pc;
+    try {
+      pc = prepareCase(c.model, 4, c.seed);
+    } catch (const InvalidCase& e) {
+      std::cout << "seed " << c.seed << " invalid: " << e.what() << "\n";
+      continue;
+    }
+    ++valid;
+    onnx::ModelProto every = c.model;
+    std::vector<std::string> names;
+    for (const auto& o : c.model.graph().output())
+      names.push_back(o.name());
+    std::set<std::string> declared(names.begin(), names.end());
+    for (const auto& n : c.model.graph().node())
+      for (const auto& o : n.output())
+        if (declared.insert(o).second) {
+          every.mutable_graph()->add_output()->set_name(o);
+          names.push_back(o);
+        }
+    // Dims of each contrib node's first input, per binding.
+    std::map<std::string, std::set<std::vector<int64_t>>> seen;
+    std::map<std::string, std::string> opOf;
+    for (size_t b = 0; b < pc.inputs.size(); ++b) {
+      std::vector<Tensor> all = reference::evaluate(every, pc.inputs[b]);
+      std::map<std::string, const Tensor*> value;
+      for (size_t v = 0; v < names.size(); ++v)
+        value[names[v]] = &all[v];
+      for (int i = 0; i < c.model.graph().input_size(); ++i)
+        value[c.model.graph().input(i).name()] = &pc.inputs[b][static_cast<size_t>(i)];
+      for (const auto& n : c.model.graph().node())
+        if (n.domain() == "com.microsoft" && value.count(n.input(0))) {
+          seen[n.output(0)].insert(value.at(n.input(0))->dims());
+          opOf[n.output(0)] = n.op_type();
+          const auto& d = value.at(n.input(0))->dims();
+          if (n.op_type() == "RotaryEmbedding" && d.size() == 3 && d[1] >= 2)
+            ++forms["RotaryEmbedding a binding with 2+ tokens (positions >= 1)"];
+          if (n.op_type() == "GroupQueryAttention" && value.count(n.input(5)) && value.count(n.input(6))) {
+            // A padded row: seqlens_k below total - 1 (the reference checked it is in [0, total)).
+            const Tensor& sl = *value.at(n.input(5));
+            const int64_t total = value.at(n.input(6))->getInt(0);
+            for (int64_t r = 0; r < sl.numel(); ++r)
+              if (sl.getInt(r) < total - 1) {
+                ++forms["GroupQueryAttention a padded row"];
+                break;
+              }
+            if (!n.input(3).empty() && value.count(n.input(3)) && value.at(n.input(3))->dims()[2] == 0)
+              ++forms["GroupQueryAttention decode with past 0"];
+            // The shared buffer: as long as total, so the valid tokens end before it does.
+            if (!n.input(3).empty() && value.count(n.input(3)) && total >= 2 &&
+                value.at(n.input(3))->dims()[2] == total)
+              ++forms["GroupQueryAttention shared past/present buffer"];
+          }
+        }
+    }
+    for (const auto& [out, dims] : seen)
+      if (dims.size() >= 2)
+        ++forms[opOf.at(out) + " input dims differ across bindings"];
+  }
+  EXPECT_GE(valid * 100, 95 * withContrib) << valid << " of " << withContrib << " cases with a contrib op valid";
+  for (const char* form : {"MatMulNBits no zero points",
+                           "MatMulNBits packed zero points",
+                           "MatMulNBits packed zero points, a row ending mid-byte",
+                           "MatMulNBits float zero points",
+                           "MatMulNBits input dims differ across bindings",
+                           "RotaryEmbedding interleaved",
+                           "RotaryEmbedding half-split",
+                           "RotaryEmbedding partial rotary dim",
+                           "RotaryEmbedding heads from the cache",
+                           "RotaryEmbedding input dims differ across bindings",
+                           "RotaryEmbedding a binding with 2+ tokens (positions >= 1)",
+                           "GroupQueryAttention prompt",
+                           "GroupQueryAttention decode after a past",
+                           "GroupQueryAttention packed QKV",
+                           "GroupQueryAttention separate QKV",
+                           "GroupQueryAttention rotary interleaved",
+                           "GroupQueryAttention rotary half-split",
+                           "GroupQueryAttention a padded row",
+                           "GroupQueryAttention decode with past 0",
+                           "GroupQueryAttention kv_num_heads 2",
+                           "GroupQueryAttention shared past/present buffer",
+                           "GroupQueryAttention input dims differ across bindings"})
+    EXPECT_GE(forms[form], 5) << form << " (2000 cases)";
+  for (const auto& [form, m] : forms)
+    std::cout << form << ": " << m << "\n";
 }
 
 // Reflect pads must stay below the padded extent on every binding (the spec's rule; the CPU

@@ -93,6 +93,41 @@ TEST(Minimizer, PromotesAnyInputNotOnlyTheFirst) {
   EXPECT_TRUE(conditionIsInput);
 }
 
+// ONNX has no schema for the contrib ops: their outputs get a rank from completeRanks, and a
+// Shape of a value downstream of one does not crash data propagation (libonnx segfaulted on
+// Shape(Slice(GroupQueryAttention)) while the outputs had no type at all).
+TEST(Minimizer, ContribOutputsGetARankAndTheirShapeDoesNotCrashInference) {
+  onnx::ModelProto m = modelgen::newModel("test", 17);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  modelgen::GraphBuilder g(*m.mutable_graph());
+  modelgen::declare(m.mutable_graph()->add_input(), "q", onnx::TensorProto::FLOAT, {"B", "S", ""}, {0, 0, 24});
+  modelgen::declare(m.mutable_graph()->add_input(), "sl", onnx::TensorProto::INT32, {"B"}, {0});
+  modelgen::declare(m.mutable_graph()->add_input(), "tot", onnx::TensorProto::INT32, {}, {});
+  auto gqa = g.nodeN("GroupQueryAttention", {"q", "", "", "", "", "sl", "tot"}, 3,
+                     {modelgen::intAttr("num_heads", 2), modelgen::intAttr("kv_num_heads", 1)});
+  m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  std::string mm = g.node("MatMulNBits", {gqa[0], g.ints("b", {0}), g.ints("s", {0})},
+                          {modelgen::intAttr("K", 12), modelgen::intAttr("N", 5)});
+  m.mutable_graph()->mutable_node(1)->set_domain("com.microsoft");
+  std::string sliced = g.node("Slice", {gqa[1], g.ints("st", {0}), g.ints("en", {1}), g.ints("ax", {0})});
+  std::string shape = g.node("Shape", {sliced});
+  modelgen::declare(m.mutable_graph()->add_output(), shape, onnx::TensorProto::INT64, {""}, {4});
+  modelgen::declare(m.mutable_graph()->add_output(), g.node("Shape", {mm}), onnx::TensorProto::INT64, {""}, {3});
+  auto types = inferredTypes(m);
+  auto rank = [&](const std::string& v) {
+    return types.count(v) && types.at(v).tensor_type().has_shape() ? types.at(v).tensor_type().shape().dim_size() : -1;
+  };
+  EXPECT_EQ(rank(gqa[0]), 3);
+  EXPECT_EQ(rank(gqa[1]), 4);
+  EXPECT_EQ(rank(gqa[2]), 4);
+  EXPECT_EQ(rank(sliced), 4);
+  ASSERT_EQ(rank(mm), 3);
+  // MatMulNBits: its input's dims with N last.
+  EXPECT_EQ(types.at(mm).tensor_type().shape().dim(2).dim_value(), 5);
+}
+
 TEST(Minimizer, ReturnsTheInputWhenNothingSmallerFails) {
   GeneratedCase c = generate(caseSeed(9, 1));
   int calls = 0;

@@ -14,7 +14,7 @@ namespace dynqual::fuzz {
 
 /// Version of the generator. A case is regenerated from (kGeneratorVersion, seed); any change to
 /// what a seed produces must bump it.
-inline constexpr const char* kGeneratorVersion = "shapegen-6";
+inline constexpr const char* kGeneratorVersion = "shapegen-7";
 
 /// Most elements a generated value may have on a binding whose symbols are at most
 /// kSymbolBound (SymbolicDim.h): Tile, Expand and Concat are not emitted past it, so that
