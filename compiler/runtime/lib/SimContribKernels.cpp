@@ -72,20 +72,9 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
     for (int64_t r = 0; r < m.rows; ++r) {
       const double *ar = av.data() + r * m.K;
       double acc = 0;
-      if (f32)
-        for (int64_t kk = 0; kk < m.K; ++kk)
-          acc = step(true, acc + ar[kk] * w[static_cast<size_t>(kk)]);
-      else {
-        // Four partial sums, so the multiply-adds do not wait on one another.
-        double part[4] = {0, 0, 0, 0};
-        int64_t kk = 0;
-        for (; kk + 4 <= m.K; kk += 4)
-          for (int j = 0; j < 4; ++j)
-            part[j] += ar[kk + j] * w[static_cast<size_t>(kk + j)];
-        for (; kk < m.K; ++kk)
-          part[0] += ar[kk] * w[static_cast<size_t>(kk)];
-        acc = (part[0] + part[1]) + (part[2] + part[3]);
-      }
+      // One running sum in k order, as the reference sums: the fuzz oracle compares bit for bit.
+      for (int64_t kk = 0; kk < m.K; ++kk)
+        acc = step(f32, acc + ar[kk] * w[static_cast<size_t>(kk)]);
       storeF(out, rowAt(out, r, n), acc + bn);
     }
   }

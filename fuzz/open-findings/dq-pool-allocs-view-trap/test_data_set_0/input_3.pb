@@ -1,0 +1,1 @@
+BTranspose_3_outJà?¾
