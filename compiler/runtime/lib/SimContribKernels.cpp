@@ -40,15 +40,14 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
   Operand &out = outs[0];
   const int64_t mask = (int64_t{1} << m.bits) - 1, zpRow = m.zeroPointPitch;
   const bool f32 = fp32Steps(a.dtype);
-  // One dequantized row of B at a time: codes are read from the packed bytes, never expanded in
-  // device memory.
-  std::vector<double> w(static_cast<size_t>(m.K));
   // A read once into double rows: the offset arithmetic of rowAt per multiply would dominate.
   std::vector<double> av(static_cast<size_t>(m.rows * m.K));
   for (int64_t r = 0; r < m.rows; ++r)
     for (int64_t kk = 0; kk < m.K; ++kk)
       av[static_cast<size_t>(r * m.K + kk)] = loadF(a, rowAt(a, r, kk));
-  for (int64_t n = 0; n < m.N; ++n) {
+  // Row n of B dequantized into dst[0, K): codes are read from the packed bytes, never expanded in
+  // device memory.
+  auto dequantizeRow = [&](int64_t n, double *dst) {
     for (int64_t kb = 0; kb < m.kBlocks; ++kb) {
       const double scale = loadF(scales, linearAt(scales, n * m.kBlocks + kb));
       double zero = static_cast<double>(int64_t{1} << (m.bits - 1));
@@ -65,17 +64,40 @@ void kMatMulNBits(std::vector<Operand> &ins, std::vector<Operand> &outs, const K
         const int64_t bitPos = i * m.bits;
         const int64_t byte = loadI(b, at(b, {n, kb, bitPos / 8}));
         const int64_t code = (byte >> (bitPos % 8)) & mask;
-        w[static_cast<size_t>(kk)] = step(f32, (static_cast<double>(code) - zero) * scale);
+        dst[kk] = step(f32, (static_cast<double>(code) - zero) * scale);
       }
     }
-    const double bn = bias ? loadF(*bias, linearAt(*bias, n)) : 0.0;
+  };
+  // Four output columns at a time, each one running sum in k order as the reference sums (the
+  // fuzz oracle compares bit for bit); four independent sums keep the adds from waiting on one
+  // another. Rows of w past N stay zero and are never stored.
+  constexpr int64_t kCols = 4;
+  std::vector<double> w(static_cast<size_t>(kCols * m.K));
+  for (int64_t n0 = 0; n0 < m.N; n0 += kCols) {
+    const int64_t cols = std::min(kCols, m.N - n0);
+    std::fill(w.begin(), w.end(), 0.0);
+    for (int64_t j = 0; j < cols; ++j)
+      dequantizeRow(n0 + j, w.data() + j * m.K);
     for (int64_t r = 0; r < m.rows; ++r) {
       const double *ar = av.data() + r * m.K;
-      double acc = 0;
-      // One running sum in k order, as the reference sums: the fuzz oracle compares bit for bit.
-      for (int64_t kk = 0; kk < m.K; ++kk)
-        acc = step(f32, acc + ar[kk] * w[static_cast<size_t>(kk)]);
-      storeF(out, rowAt(out, r, n), acc + bn);
+      double acc[kCols] = {0, 0, 0, 0};
+      const double *w0 = w.data(), *w1 = w0 + m.K, *w2 = w1 + m.K, *w3 = w2 + m.K;
+      if (f32)
+        for (int64_t kk = 0; kk < m.K; ++kk)
+          for (int64_t j = 0; j < kCols; ++j)
+            acc[j] = step(true, acc[j] + ar[kk] * w[static_cast<size_t>(j * m.K + kk)]);
+      else
+        for (int64_t kk = 0; kk < m.K; ++kk) {
+          const double x = ar[kk];
+          acc[0] += x * w0[kk];
+          acc[1] += x * w1[kk];
+          acc[2] += x * w2[kk];
+          acc[3] += x * w3[kk];
+        }
+      for (int64_t j = 0; j < cols; ++j) {
+        const double bn = bias ? loadF(*bias, linearAt(*bias, n0 + j)) : 0.0;
+        storeF(out, rowAt(out, r, n0 + j), acc[j] + bn);
+      }
     }
   }
 }
