@@ -1,0 +1,1 @@
+BRotaryEmbedding_38_outJGØ>ÍO¾¥Ë±>OYí¾
