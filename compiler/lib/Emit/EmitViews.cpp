@@ -30,7 +30,9 @@ std::optional<LogicalResult> Emitter::emitViewOp(Operation *op) {
         in.imm.push_back(ShapedType::isDynamic(d) ? -1 : d);
     }
     bregs[cast] = *src;
-    views[cast] = views[cast.getSource()];
+    // Copied out first: inserting `cast` may grow the map and move the source's entry.
+    ViewDesc desc = views[cast.getSource()];
+    views[cast] = std::move(desc);
     return success();
   }
   if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
