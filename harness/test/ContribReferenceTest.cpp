@@ -10,6 +10,7 @@
 #include <optional>
 
 using namespace dynqual;
+using dynqual::test::setFloatAttr;
 using dynqual::test::setIntAttr;
 
 namespace {
@@ -25,13 +26,6 @@ Tensor i32(std::vector<int64_t> dims, std::vector<int64_t> v) {
 }
 Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
   return Tensor::fromInts(DType::Int64, dims, v);
-}
-
-void setFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
 }
 
 using Attrs = std::function<void(onnx::NodeProto*)>;

@@ -10,6 +10,7 @@
 
 using namespace dynqual;
 using dynqual::test::addNode;
+using dynqual::test::setFloatAttr;
 using dynqual::test::setIntAttr;
 using dynqual::test::setIntsAttr;
 using dynqual::test::singleNodeModel;
@@ -24,13 +25,6 @@ Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
 }
 Tensor boolean(std::vector<int64_t> dims, std::vector<int64_t> v) {
   return Tensor::fromInts(DType::Bool, dims, v);
-}
-
-void setFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
 }
 
 // Runs a one-node model of `op` on `inputs`, with `configure` adding attributes.

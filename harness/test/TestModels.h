@@ -64,6 +64,13 @@ inline void setIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
+inline void setFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
 inline void setIntsAttr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
   auto* a = n->add_attribute();
   a->set_name(name);

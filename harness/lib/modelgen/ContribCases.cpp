@@ -20,14 +20,6 @@ constexpr int kF16 = onnx::TensorProto::FLOAT16;
 constexpr int kI32 = onnx::TensorProto::INT32;
 constexpr int kI64 = onnx::TensorProto::INT64;
 
-onnx::AttributeProto floatAttr(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return a;
-}
-
 /// A model with opsets {"": 21, com.microsoft: 1}, as ORT GenAI's builder writes them.
 onnx::ModelProto contribModel() {
   onnx::ModelProto m = newModel("dynqual make-model contrib-cases", 21);

@@ -16,14 +16,6 @@ namespace {
 constexpr int kI64 = onnx::TensorProto::INT64;
 constexpr int kI32 = onnx::TensorProto::INT32;
 
-onnx::AttributeProto floatAttr(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return a;
-}
-
 /// Appends a node named like the builder's ("/model/layers.0/attn/qkv_proj/MatMul") whose
 /// outputs are "<name>/output_<i>" unless given; returns the output names.
 struct Graph {

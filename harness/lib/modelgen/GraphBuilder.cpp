@@ -80,6 +80,14 @@ onnx::AttributeProto intAttr(const std::string& name, int64_t v) {
   return a;
 }
 
+onnx::AttributeProto floatAttr(const std::string& name, float v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(v);
+  return a;
+}
+
 onnx::AttributeProto intsAttr(const std::string& name, const std::vector<int64_t>& v) {
   onnx::AttributeProto a;
   a.set_name(name);

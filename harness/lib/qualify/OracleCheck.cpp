@@ -5,6 +5,7 @@
 #include "dynqual/onnx/ModelLoader.h"
 #include "dynqual/onnx/TensorProtoIO.h"
 #include "dynqual/onnx/TestDataSets.h"
+#include "dynqual/reference/OpRegistry.h"
 
 #include <cmath>
 #include <fstream>
@@ -14,10 +15,6 @@ namespace fs = std::filesystem;
 
 namespace dynqual::qualify {
 namespace {
-
-std::string opKey(const onnx::NodeProto& n) {
-  return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
-}
 
 /// A copy of `model` with every MatMulNBits accuracy_level set to 0; false when none needed it.
 bool rewriteAccuracyLevel(onnx::ModelProto& model) {
@@ -151,7 +148,7 @@ std::vector<OracleCase> checkModelAgainstOracles(const fs::path& modelDir, const
     outNames.push_back(s.name);
   std::set<std::string> opSet;
   for (const auto& n : model.graph().node())
-    opSet.insert(opKey(n));
+    opSet.insert(reference::opKey(n));
   std::string ops;
   for (const auto& o : opSet)
     ops += (ops.empty() ? "" : ",") + o;

@@ -1,5 +1,6 @@
 #include "dynqual/scope/OpScope.h"
 
+#include "dynqual/reference/OpRegistry.h"
 #include "dynqual/tensor/DType.h"
 
 namespace dynqual::scope {
@@ -61,12 +62,7 @@ const std::set<std::string>& supportedOps() {
 
 namespace {
 
-/// The node's key in an op set: the op type in the default domain, else "domain.OpType".
-std::string opKey(const onnx::NodeProto& node) {
-  if (node.domain().empty() || node.domain() == "ai.onnx")
-    return node.op_type();
-  return node.domain() + "." + node.op_type();
-}
+using reference::opKey;
 
 constexpr int32_t kStringCode = onnx::TensorProto::STRING;
 

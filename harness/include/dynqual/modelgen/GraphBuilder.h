@@ -60,6 +60,8 @@ private:
 
 /// An INT attribute.
 onnx::AttributeProto intAttr(const std::string& name, int64_t v);
+/// A FLOAT attribute.
+onnx::AttributeProto floatAttr(const std::string& name, float v);
 /// An INTS attribute.
 onnx::AttributeProto intsAttr(const std::string& name, const std::vector<int64_t>& v);
 /// A TENSOR attribute.
