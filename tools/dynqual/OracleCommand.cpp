@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "dynqual/qualify/OracleCheck.h"
+#include "dynqual/run/ModelRun.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,22 +17,6 @@ namespace fs = std::filesystem;
 
 namespace dynqual::cli {
 namespace {
-
-/// The model folders under `dir`: itself when it holds model.onnx, else its subfolders that do.
-std::vector<fs::path> modelFolders(const fs::path& dir) {
-  if (fs::exists(dir / "model.onnx"))
-    return {dir};
-  if (!fs::is_directory(dir))
-    throw UsageError(dir.string() + ": not a folder");
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && fs::exists(e.path() / "model.onnx"))
-      out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  if (out.empty())
-    throw UsageError(dir.string() + ": no model.onnx in it or in its subfolders");
-  return out;
-}
 
 std::string pairText(const qualify::PairCheck& p) {
   if (!p.error.empty())
@@ -96,10 +81,7 @@ void addOracleCommand(CLI::App& app) {
   cmd->add_option("--work-dir", o->workDir, "keep artifacts and outputs here (default: a temp folder, removed)");
   cmd->callback([o] {
     try {
-      std::vector<fs::path> models;
-      for (const auto& d : o->dirs)
-        for (auto& m : modelFolders(d))
-          models.push_back(m);
+      const std::vector<fs::path> models = run::expandModelDirs({o->dirs.begin(), o->dirs.end()});
       qualify::OracleConfig config;
       config.device = o->device;
       config.pipeline = o->pipeline;
